@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Compiles every *.bpf.c beside this script into OUT_DIR/<name>.bpf.o (called by the Maven build).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: build.sh OUT_DIR}
+mkdir -p "$out"
+command -v clang >/dev/null || { echo "build.sh: clang not found; run ./xaf (as root it installs clang) or apt-get install clang llvm libbpf-dev" >&2; exit 1; }
+arch_inc=/usr/include/$(uname -m)-linux-gnu
+for src in "$here"/*.bpf.c; do
+  [ -e "$src" ] || continue
+  obj="$out/$(basename "${src%.c}").o"
+  clang -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I"$here" -I"$arch_inc" -c "$src" -o "$obj"
+done
