@@ -1,0 +1,30 @@
+package io.xaforward.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** Entry point of the {@code xaf} command line; each subcommand lives in its own class. */
+@Command(name = "xaf",
+        mixinStandardHelpOptions = true,
+        version = "xaf 0.1.0",
+        description = "XAForward: XDP gateways for data-parallel training across heterogeneous data centers.",
+        subcommands = {
+                CommandLine.HelpCommand.class,
+        })
+public final class Main {
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The configured command tree; tests run it in-process. */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            // Users get one clear line; XAF_DEBUG=1 shows the stack trace.
+            cmd.getErr().println("xaf: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+            if (System.getenv("XAF_DEBUG") != null) ex.printStackTrace(cmd.getErr());
+            return 1;
+        });
+        return cl;
+    }
+}
