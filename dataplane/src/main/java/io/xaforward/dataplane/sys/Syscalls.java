@@ -1,0 +1,171 @@
+package io.xaforward.dataplane.sys;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The few libc calls the data plane needs beyond libbpf (sockets, namespaces), called through the FFM API.
+ * Every call captures errno at the call site, because anything the JVM does afterwards may overwrite it.
+ * Calls return the raw result; {@link #check} turns a negative one into a {@link SyscallException}.
+ */
+public final class Syscalls {
+    public static final int AF_PACKET = 17;
+    public static final int SOCK_RAW = 3;
+    public static final int SOCK_NONBLOCK = 0x800;
+    public static final int SOCK_CLOEXEC = 0x80000;
+    public static final int SOL_SOCKET = 1;
+    public static final int SO_RCVBUF = 8;
+    public static final int SO_SNDBUF = 7;
+    public static final int SO_RCVBUFFORCE = 33;
+    public static final int SO_SNDBUFFORCE = 32;
+    public static final int MSG_DONTWAIT = 0x40;
+    public static final int O_RDONLY = 0;
+    public static final int O_CLOEXEC = 0x80000;
+    public static final int CLONE_NEWNET = 0x40000000;
+    public static final short POLLIN = 0x1;
+    public static final int EAGAIN = 11;
+    public static final int EINTR = 4;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
+
+    private static final MethodHandle SOCKET = errnoCall("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle BIND = errnoCall("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SENDTO = errnoCall("sendto",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RECV = errnoCall("recv", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle SETSOCKOPT = errnoCall("setsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle CLOSE = errnoCall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = errnoCall("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle SETNS = errnoCall("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle OPEN = LINKER.downcallHandle(LIBC.find("open").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle IF_NAMETOINDEX = errnoCall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
+            FunctionDescriptor.of(ADDRESS, JAVA_INT));
+
+    /** errno of the last call made on this thread through this class. */
+    private static final ThreadLocal<MemorySegment> STATE = ThreadLocal.withInitial(() -> Arena.global().allocate(CAPTURE));
+
+    private Syscalls() {}
+
+    private static MethodHandle errnoCall(String name, FunctionDescriptor fd) {
+        // captureCallState prepends the capture segment as the first argument of the handle.
+        MemorySegment sym = LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
+        return LINKER.downcallHandle(sym, fd, CAPTURE_ERRNO);
+    }
+
+    /** errno captured by the most recent call on this thread. */
+    public static int errno() {
+        return (int) ERRNO.get(STATE.get(), 0L);
+    }
+
+    public static String strerror(int errno) {
+        try {
+            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+            return s.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            return "errno " + errno;
+        }
+    }
+
+    /** Returns {@code result} when it is not negative; otherwise throws naming {@code what} and errno. */
+    public static long check(long result, String what) {
+        if (result < 0) {
+            int e = errno();
+            throw new SyscallException(what, e);
+        }
+        return result;
+    }
+
+    public static int socket(int domain, int type, int protocol) {
+        try {
+            return (int) SOCKET.invokeExact(STATE.get(), domain, type, protocol);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static int bind(int fd, MemorySegment addr, int len) {
+        try {
+            return (int) BIND.invokeExact(STATE.get(), fd, addr, len);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static long sendto(int fd, MemorySegment buf, long len, int flags, MemorySegment addr, int addrLen) {
+        try {
+            return (long) SENDTO.invokeExact(STATE.get(), fd, buf, len, flags, addr, addrLen);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static long recv(int fd, MemorySegment buf, long len, int flags) {
+        try {
+            return (long) RECV.invokeExact(STATE.get(), fd, buf, len, flags);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static int setsockopt(int fd, int level, int name, MemorySegment value, int len) {
+        try {
+            return (int) SETSOCKOPT.invokeExact(STATE.get(), fd, level, name, value, len);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static int close(int fd) {
+        try {
+            return (int) CLOSE.invokeExact(STATE.get(), fd);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** poll(2) on an array of {@code struct pollfd {int fd; short events; short revents;}}. */
+    public static int poll(MemorySegment fds, long nfds, int timeoutMs) {
+        try {
+            return (int) POLL.invokeExact(STATE.get(), fds, nfds, timeoutMs);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static int setns(int fd, int nstype) {
+        try {
+            return (int) SETNS.invokeExact(STATE.get(), fd, nstype);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static int open(String path, int flags) {
+        try (Arena a = Arena.ofConfined()) {
+            return (int) OPEN.invokeExact(STATE.get(), a.allocateFrom(path), flags, 0);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** The interface's index in the calling thread's network namespace; a clear error when it does not exist. */
+    public static int ifNameToIndex(String ifname) {
+        int idx;
+        try (Arena a = Arena.ofConfined()) {
+            idx = (int) IF_NAMETOINDEX.invokeExact(STATE.get(), a.allocateFrom(ifname));
+        } catch (Throwable t) { throw rethrow(t); }
+        if (idx == 0) {
+            throw new SyscallException("interface '" + ifname + "' not found (if_nametoindex)", errno());
+        }
+        return idx;
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) return r;
+        if (t instanceof Error e) throw e;
+        return new IllegalStateException(t);
+    }
+
+    /** Size of {@code struct pollfd}. */
+    public static final long POLLFD_SIZE = 8;
+}
