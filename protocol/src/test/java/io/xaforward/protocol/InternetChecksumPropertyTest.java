@@ -10,7 +10,7 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
-class InternetChecksumProperties {
+class InternetChecksumPropertyTest {
     @Property(tries = 500)
     void sumEqualsNaiveByteByByteForAnyOffsetAndLength(@ForAll @Size(max = 600) byte[] data,
             @ForAll @IntRange(max = 600) int from, @ForAll @IntRange(max = 600) int len) {
