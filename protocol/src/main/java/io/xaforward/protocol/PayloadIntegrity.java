@@ -13,7 +13,8 @@ import java.util.zip.CRC32C;
  * an instance keeps one ByteBuffer view of the last segment it saw and reuses it while the same segment object
  * comes back (a UMEM area, a preallocated frame buffer): steady-state sealing and verifying allocate nothing. Each
  * time a <em>different</em> segment object is passed, one small view object is allocated; segments over 2 GiB get
- * a per-call slice view. Instances are not thread-safe: use one per thread.
+ * a per-call slice view. Heap segments must be backed by a byte[] (a ByteBuffer cannot view other arrays).
+ * Instances are not thread-safe: use one per thread.
  */
 public final class PayloadIntegrity {
     private final CRC32C crc = new CRC32C();
