@@ -91,7 +91,9 @@ public final class XafHeader {
 
     /** Writes magic, version, header length and the default hop limit; zeroes every other field. */
     public XafHeader init() {
-        segment.asSlice(base, LENGTH).fill((byte) 0);
+        for (int i = 0; i < LENGTH; i += Long.BYTES) { // not asSlice().fill(): no slice object per packet
+            segment.set(ValueLayout.JAVA_LONG_UNALIGNED, base + i, 0L);
+        }
         segment.set(BE_SHORT, base + MAGIC_OFFSET, MAGIC);
         segment.set(ValueLayout.JAVA_BYTE, base + VERSION_OFFSET, (byte) VERSION);
         segment.set(ValueLayout.JAVA_BYTE, base + HDR_LEN_OFFSET, (byte) LENGTH);
