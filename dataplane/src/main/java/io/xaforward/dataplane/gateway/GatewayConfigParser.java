@@ -98,10 +98,10 @@ public final class GatewayConfigParser {
     }
 
     private GatewayConfig.RouteConfig parseRoute(Map<?, ?> r, String entry, List<GatewayConfig.PortConfig> ports) {
-        checkKeys(r, entry, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
-                "src-ip", "dst-ip", "src-port", "dst-port", "src-id", "drop-one-in"));
         int id = (int) unsigned32(r, "id", null, entry);
         String where = entry + " (id " + hex(id) + ")";
+        checkKeys(r, where, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
+                "src-ip", "dst-ip", "src-port", "dst-port", "src-id", "drop-one-in"));
         int job = (int) unsigned32(r, "job", null, where);
         int token = (int) unsigned32(r, "token", null, where);
         GatewayConfig.Action action = switch (str(r, "action", "forward", where)) {
