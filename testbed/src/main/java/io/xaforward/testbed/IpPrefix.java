@@ -82,6 +82,33 @@ public record IpPrefix(InetAddress network, int length) {
 
     @Override
     public String toString() {
-        return network.getHostAddress() + "/" + length;
+        return format(network) + "/" + length;
+    }
+
+    /** Address text as {@code ip} prints it: IPv6 in the RFC 5952 short form (longest zero run as "::"). */
+    public static String format(InetAddress address) {
+        if (!(address instanceof Inet6Address)) return address.getHostAddress();
+        byte[] b = address.getAddress();
+        int[] groups = new int[8];
+        for (int i = 0; i < 8; i++) groups[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
+        int bestStart = -1, bestLen = 1;
+        for (int i = 0; i < 8; ) {
+            if (groups[i] != 0) { i++; continue; }
+            int j = i;
+            while (j < 8 && groups[j] == 0) j++;
+            if (j - i > bestLen) { bestStart = i; bestLen = j - i; }
+            i = j;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            if (i == bestStart) {
+                sb.append("::");
+                i += bestLen - 1;
+                continue;
+            }
+            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') sb.append(':');
+            sb.append(Integer.toHexString(groups[i]));
+        }
+        return sb.toString();
     }
 }

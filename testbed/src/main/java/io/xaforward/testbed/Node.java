@@ -33,9 +33,9 @@ public record Node(Kind kind, String name, String datacenter, Form form, String 
         return ip instanceof Inet6Address a ? Optional.of(a) : Optional.empty();
     }
 
-    /** The IP address as text without scope, or "-" for the ID form. */
+    /** The IP address as text (IPv6 in short form), or "-" for the ID form. */
     public String ipText() {
-        return ip == null ? "-" : ip.getHostAddress();
+        return ip == null ? "-" : IpPrefix.format(ip);
     }
 
     /** The 6 bytes of the MAC address. */
