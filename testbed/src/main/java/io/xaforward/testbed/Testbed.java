@@ -168,13 +168,21 @@ public final class Testbed {
         long burst = Math.max(limit.bitsPerSecond() / 8 / 250, 2L * (mtu + 14));
         switch (limit.qdisc()) {
             case HTB -> {
-                Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1");
+                // HTB cannot "change" itself: replace only when the root is not already our HTB (keeps up idempotent).
+                if (!rootQdisc(ns, dev).equals("htb 1:"))
+                    Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1");
                 Netns.exec(null, "tc", "-n", ns, "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1",
                         "htb", "rate", rate, "ceil", rate, "burst", Long.toString(burst), "cburst", Long.toString(burst));
             }
             case TBF -> Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
                     "burst", Long.toString(burst), "latency", "50ms");
         }
+    }
+
+    /** "KIND HANDLE" of the root qdisc of a device, e.g. "htb 1:" or "noqueue 0:". */
+    private static String rootQdisc(String ns, String dev) {
+        String out = Netns.exec(null, "tc", "-n", ns, "-j", "qdisc", "show", "dev", dev, "root").stdout();
+        return Json.readArray(out).stream().findFirst().map(q -> q.get("kind") + " " + q.get("handle")).orElse("none");
     }
 
     private static void sysctl(String ns, String... settings) {

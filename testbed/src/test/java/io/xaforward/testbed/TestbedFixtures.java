@@ -28,6 +28,15 @@ final class TestbedFixtures {
         }
     }
 
+    static void deleteTree(Path dir) {
+        if (dir == null || !Files.exists(dir)) return;
+        try (var files = Files.walk(dir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     static List<String> namespacesWithPrefix(String prefix) {
         return Netns.list().stream().filter(n -> n.startsWith(prefix + "-")).toList();
     }

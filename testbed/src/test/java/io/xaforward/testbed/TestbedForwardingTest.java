@@ -21,8 +21,17 @@ class TestbedForwardingTest {
 
     @AfterAll
     static void cleanUp() {
-        for (String p : PREFIXES) TESTBED.down(p);
+        RuntimeException first = null;
+        for (String p : PREFIXES) {
+            try {
+                TESTBED.down(p);
+            } catch (RuntimeException e) {
+                if (first == null) first = e;
+            }
+        }
+        if (first != null) throw first;
         for (String p : PREFIXES) assertEquals(List.of(), namespacesWithPrefix(p));
+        deleteTree(STATE_DIR);
     }
 
     private static Topology load(Path file) {
@@ -35,6 +44,7 @@ class TestbedForwardingTest {
     void kernelForwardsBetweenTwoIpv4DatacentersAndBridgeConnectsHosts() throws Exception {
         Topology t = load(Path.of(getClass().getResource("/two-ipv4.yaml").toURI()));
         TestbedState s = TESTBED.up(t);
+        assertEquals(s, TESTBED.up(t), "up twice with TBF and bridges: no error, same interfaces");
         Node a0 = s.host("a", "h0"), a1 = s.host("a", "h1"), b0 = s.host("b", 0);
         assertEquals("10.78.5.1", b0.ipText());
         assertEquals(1400, b0.mtu());
@@ -59,6 +69,7 @@ class TestbedForwardingTest {
     void htbRateLimitAppliesBothWaysAndDownSurvivesALostStateFile() throws Exception {
         Topology t = load(TopologyParserTest.TOPOLOGIES.resolve("two-dc-ratelimited.yaml"));
         TestbedState s = TESTBED.up(t);
+        assertEquals(s, TESTBED.up(t), "up twice with rate limits: no error, same interfaces");
         for (String dc : List.of("a", "b")) {
             Node port = s.gatewayPort("gw", dc);
             for (String[] end : List.of(new String[]{port.namespace(), port.iface()}, new String[]{port.peerNamespace(), port.peerIface()})) {

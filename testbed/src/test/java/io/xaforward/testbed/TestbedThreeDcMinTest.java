@@ -39,6 +39,7 @@ class TestbedThreeDcMinTest {
     static void down() {
         if (testbed != null) testbed.down(prefix);
         assertEquals(List.of(), namespacesWithPrefix(prefix));
+        deleteTree(stateDir);
     }
 
     @Test
