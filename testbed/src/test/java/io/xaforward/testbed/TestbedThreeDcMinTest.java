@@ -92,8 +92,9 @@ class TestbedThreeDcMinTest {
         Node h = state.host("a", 0), g = state.gatewayPort("gw", "a");
         String neigh = run(h.namespace(), "ip", "neigh", "show", "dev", h.iface());
         assertTrue(neigh.contains(g.ipText() + " lladdr " + g.mac() + " PERMANENT"), neigh);
+        Node b = state.host("b", 0);
         String back = run(g.namespace(), "ip", "-6", "neigh", "show", "dev", state.gatewayPort("gw", "b").iface());
-        assertTrue(back.contains(state.host("b", 0).ipText().replace("0:0:0:0:0:", ":").replace("fd77:0:1:", "fd77:0:1:")) || back.contains("PERMANENT"), back);
+        assertTrue(back.contains(b.ipText() + " lladdr " + b.mac() + " PERMANENT"), back);
         String k = run(g.namespace(), "ethtool", "-k", g.iface());
         assertTrue(k.contains("tx-checksumming: off"), k);
         assertTrue(k.contains("tcp-segmentation-offload: off"), k);
@@ -122,7 +123,14 @@ class TestbedThreeDcMinTest {
             assertTrue(link.get("xdp") instanceof Map<?, ?> x && ((Number) x.get("mode")).intValue() == 1,
                     "native XDP expected on " + port.peerIface() + ": " + link);
         }
-        assertTrue(Files.readString(testbed.stateFile(prefix)).contains(state.gatewayPort("gw", "c").peerIface()));
+        assertEquals(3, xdpEntries().size());
+        assertTrue(xdpEntries().contains(Map.of("ns", state.gatewayPort("gw", "c").peerNamespace(),
+                "dev", state.gatewayPort("gw", "c").peerIface())));
+        Node c = state.gatewayPort("gw", "c");
+        testbed.detachXdp(prefix, c.peerNamespace(), c.peerIface());
+        assertNull(Testbed.ipJson(c.peerNamespace(), "link", "show", "dev", c.peerIface()).getFirst().get("xdp"));
+        assertEquals(2, xdpEntries().size(), "detach must drop the state file's record");
+        testbed.attachXdpPass(prefix, c.peerNamespace(), c.peerIface());
     }
 
     @Test
@@ -143,6 +151,12 @@ class TestbedThreeDcMinTest {
         assertFalse(Files.exists(testbed.stateFile(prefix)));
         assertTrue(testbed.show(topology).contains("0 of 4 namespaces present"));
         testbed.down(topology); // a second down is harmless
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> xdpEntries() throws java.io.IOException {
+        Map<String, Object> json = (Map<String, Object>) Json.read(Files.readString(testbed.stateFile(prefix)));
+        return (List<Object>) json.get("xdp");
     }
 
     private static List<Node> concat() {
