@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
         description = "XAForward: XDP gateways for data-parallel training across heterogeneous data centers.",
         subcommands = {
                 CommandLine.HelpCommand.class,
+                TopoCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {

@@ -1,0 +1,267 @@
+package io.xaforward.testbed;
+
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.YAMLException;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.zip.CRC32;
+
+/** Turns topology YAML into a {@link Topology}, rejecting anything ambiguous with the file and field named. */
+final class TopologyParser {
+    static final int MAX_PREFIX = 6;
+    static final int MAX_NAME = 8;
+    private static final Pattern PREFIX = Pattern.compile("[a-z][a-z0-9]{0,5}");
+    private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9]*");
+
+    private final String source;
+
+    private TopologyParser(String source) {
+        this.source = source;
+    }
+
+    static Topology parse(String yaml, String source) {
+        return new TopologyParser(source).parse(yaml);
+    }
+
+    static void checkPrefix(String prefix, String source, String field) {
+        if (prefix == null || !PREFIX.matcher(prefix).matches())
+            throw new TopologyException(source, field, "'" + prefix + "' must be 1-" + MAX_PREFIX
+                    + " characters of [a-z0-9] starting with a letter (it starts every namespace and interface name, "
+                    + "which Linux limits to 15 characters)");
+    }
+
+    /** Default prefix: up to 3 letters/digits of the name plus 3 hex digits of its CRC32, so similar names differ. */
+    static String defaultPrefix(String name) {
+        String alnum = name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "");
+        if (alnum.isEmpty() || !Character.isLetter(alnum.charAt(0))) alnum = "x" + alnum;
+        CRC32 crc = new CRC32();
+        crc.update(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String hash = String.format("%08x", crc.getValue()).substring(0, 3);
+        return alnum.substring(0, Math.min(3, alnum.length())) + hash;
+    }
+
+    private Topology parse(String yaml) {
+        Object root;
+        try {
+            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+        } catch (YAMLException e) {
+            throw new TopologyException(source, "(yaml)", "not valid YAML: " + e.getMessage().replace('\n', ' '));
+        }
+        Map<String, Object> top = map(root, "(top level)");
+        allowOnly(top, "(top level)", "name", "prefix", "datacenters", "gateways", "links");
+        String name = string(top, "name", "name", true);
+        String prefix = top.containsKey("prefix") ? string(top, "prefix", "prefix", true) : defaultPrefix(name);
+        checkPrefix(prefix, source, "prefix");
+
+        List<Object> dcList = list(top.get("datacenters"), "datacenters", true);
+        if (dcList.isEmpty()) throw new TopologyException(source, "datacenters", "at least one datacenter is required");
+        List<Datacenter> dcs = new ArrayList<>();
+        for (int i = 0; i < dcList.size(); i++) dcs.add(datacenter(dcList.get(i), i, "datacenters[" + i + "]"));
+        checkUnique(dcs.stream().map(Datacenter::name).toList(), "datacenters", "datacenter name");
+        checkSubnetsDisjoint(dcs);
+
+        List<Object> gwList = list(top.get("gateways"), "gateways", false);
+        List<GatewaySpec> gws = new ArrayList<>();
+        Set<String> dcNames = new HashSet<>(dcs.stream().map(Datacenter::name).toList());
+        for (int i = 0; i < gwList.size(); i++) gws.add(gateway(gwList.get(i), i, "gateways[" + i + "]", dcNames));
+        checkUnique(gws.stream().map(GatewaySpec::name).toList(), "gateways", "gateway name");
+
+        List<Object> linkList = list(top.get("links"), "links", false);
+        List<LinkLimit> links = new ArrayList<>();
+        Set<String> seenLinks = new HashSet<>();
+        for (int i = 0; i < linkList.size(); i++) {
+            String f = "links[" + i + "]";
+            LinkLimit l = link(linkList.get(i), f, gws);
+            if (!seenLinks.add(l.gateway() + "/" + l.datacenter()))
+                throw new TopologyException(source, f, "duplicate limit for gateway '" + l.gateway() + "' and dc '" + l.datacenter() + "'");
+            links.add(l);
+        }
+        Topology t = new Topology(name, prefix, dcs, gws, links, source);
+        for (Datacenter dc : dcs) checkCapacity(dc, t.gatewaysOf(dc.name()).size());
+        Layout.of(t); // checks generated interface names against the 15-character limit
+        return t;
+    }
+
+    private Datacenter datacenter(Object node, int index, String f) {
+        Map<String, Object> m = map(node, f);
+        allowOnly(m, f, "name", "form", "mtu", "hosts", "subnet");
+        String name = checkName(string(m, "name", f + ".name", true), f + ".name");
+        String formText = string(m, "form", f + ".form", true);
+        Form form;
+        try {
+            form = Form.parse(formText);
+        } catch (IllegalArgumentException e) {
+            throw new TopologyException(source, f + ".form", e.getMessage());
+        }
+        int mtu = 1500;
+        if (m.containsKey("mtu")) {
+            if (!(m.get("mtu") instanceof Integer v)) throw new TopologyException(source, f + ".mtu", "must be an integer");
+            int min = form == Form.IPV6 ? 1280 : 576;
+            if (v < min || v > 9000) throw new TopologyException(source, f + ".mtu", v + " outside " + min + "..9000");
+            mtu = v;
+        }
+        List<String> hosts = hosts(m.get("hosts"), f + ".hosts");
+        IpPrefix subnet = null;
+        if (m.containsKey("subnet")) {
+            if (form == Form.ID) throw new TopologyException(source, f + ".subnet", "an id-form datacenter has no IP subnet");
+            String text = string(m, "subnet", f + ".subnet", true);
+            try {
+                subnet = IpPrefix.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new TopologyException(source, f + ".subnet", e.getMessage());
+            }
+            if (form == Form.IPV4 && (!subnet.isIpv4() || subnet.length() > 30))
+                throw new TopologyException(source, f + ".subnet", "'" + text + "' must be an IPv4 prefix of length <= 30");
+            if (form == Form.IPV6 && (!subnet.isIpv6() || subnet.length() > 120))
+                throw new TopologyException(source, f + ".subnet", "'" + text + "' must be an IPv6 prefix of length <= 120");
+        } else if (form == Form.IPV4) {
+            subnet = Datacenter.defaultIpv4(index);
+        } else if (form == Form.IPV6) {
+            subnet = Datacenter.defaultIpv6(index);
+        }
+        return new Datacenter(name, index, form, mtu, hosts, subnet);
+    }
+
+    private List<String> hosts(Object node, String f) {
+        if (node == null) throw new TopologyException(source, f, "missing (a count or a list of host names)");
+        List<String> names = new ArrayList<>();
+        if (node instanceof Integer count) {
+            if (count < 1 || count > 250) throw new TopologyException(source, f, count + " outside 1..250");
+            for (int i = 0; i < count; i++) names.add("h" + i);
+        } else if (node instanceof List<?> l) {
+            if (l.isEmpty()) throw new TopologyException(source, f, "needs at least one host");
+            for (int i = 0; i < l.size(); i++) {
+                if (!(l.get(i) instanceof String s)) throw new TopologyException(source, f + "[" + i + "]", "must be a name");
+                names.add(checkName(s, f + "[" + i + "]"));
+            }
+            checkUnique(names, f, "host name");
+        } else {
+            throw new TopologyException(source, f, "must be a count or a list of host names");
+        }
+        return names;
+    }
+
+    private GatewaySpec gateway(Object node, int index, String f, Set<String> dcNames) {
+        Map<String, Object> m = map(node, f);
+        allowOnly(m, f, "name", "joins");
+        String name = checkName(string(m, "name", f + ".name", true), f + ".name");
+        if (dcNames.contains(name))
+            throw new TopologyException(source, f + ".name", "'" + name + "' is also a datacenter name; use distinct names");
+        List<Object> joins = list(m.get("joins"), f + ".joins", true);
+        if (joins.isEmpty()) throw new TopologyException(source, f + ".joins", "a gateway must join at least one datacenter");
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < joins.size(); i++) {
+            String jf = f + ".joins[" + i + "]";
+            if (!(joins.get(i) instanceof String s)) throw new TopologyException(source, jf, "must be a datacenter name");
+            if (!dcNames.contains(s))
+                throw new TopologyException(source, jf, "unknown datacenter '" + s + "' (known: " + String.join(", ", dcNames.stream().sorted().toList()) + ")");
+            names.add(s);
+        }
+        checkUnique(names, f + ".joins", "datacenter");
+        return new GatewaySpec(name, index, names);
+    }
+
+    private LinkLimit link(Object node, String f, List<GatewaySpec> gws) {
+        Map<String, Object> m = map(node, f);
+        allowOnly(m, f, "gateway", "dc", "rate", "qdisc");
+        String gw = string(m, "gateway", f + ".gateway", true);
+        String dc = string(m, "dc", f + ".dc", true);
+        GatewaySpec spec = gws.stream().filter(g -> g.name().equals(gw)).findFirst()
+                .orElseThrow(() -> new TopologyException(source, f + ".gateway", "unknown gateway '" + gw + "'"));
+        if (!spec.joins().contains(dc))
+            throw new TopologyException(source, f + ".dc", "gateway '" + gw + "' does not join datacenter '" + dc + "'");
+        String rate = string(m, "rate", f + ".rate", true);
+        long bits;
+        try {
+            bits = LinkLimit.parseRate(rate);
+        } catch (IllegalArgumentException e) {
+            throw new TopologyException(source, f + ".rate", e.getMessage());
+        }
+        LinkLimit.Qdisc qdisc = LinkLimit.Qdisc.HTB;
+        if (m.containsKey("qdisc")) {
+            String q = string(m, "qdisc", f + ".qdisc", true);
+            qdisc = switch (q) {
+                case "htb" -> LinkLimit.Qdisc.HTB;
+                case "tbf" -> LinkLimit.Qdisc.TBF;
+                default -> throw new TopologyException(source, f + ".qdisc", "unknown qdisc '" + q + "' (expected htb or tbf)");
+            };
+        }
+        return new LinkLimit(gw, dc, rate, bits, qdisc);
+    }
+
+    private void checkSubnetsDisjoint(List<Datacenter> dcs) {
+        for (int i = 0; i < dcs.size(); i++)
+            for (int j = 0; j < i; j++) {
+                IpPrefix a = dcs.get(i).subnet(), b = dcs.get(j).subnet();
+                if (a != null && b != null && a.overlaps(b))
+                    throw new TopologyException(source, "datacenters[" + i + "].subnet",
+                            a + " overlaps " + b + " of datacenter '" + dcs.get(j).name() + "'");
+            }
+    }
+
+    private void checkCapacity(Datacenter dc, int gatewayCount) {
+        if (dc.subnet() == null) return;
+        long room = dc.form() == Form.IPV4 ? (1L << dc.subnet().hostBits()) - 2 : 0xfe;
+        if (dc.hosts().size() + gatewayCount > room)
+            throw new TopologyException(source, "datacenters[" + dc.index() + "].hosts", dc.hosts().size() + " hosts and "
+                    + gatewayCount + " gateway ports do not fit into " + dc.subnet());
+    }
+
+    private String checkName(String name, String f) {
+        if (!NAME.matcher(name).matches())
+            throw new TopologyException(source, f, "'" + name + "' must be [a-z][a-z0-9]* (no dashes: they separate name parts)");
+        if (name.length() > MAX_NAME)
+            throw new TopologyException(source, f, "name too long: '" + name + "' has " + name.length() + " characters, at most " + MAX_NAME);
+        return name;
+    }
+
+    private void checkUnique(List<String> names, String f, String what) {
+        Set<String> seen = new HashSet<>();
+        for (String n : names)
+            if (!seen.add(n)) throw new TopologyException(source, f, "duplicate " + what + " '" + n + "'");
+    }
+
+    private void allowOnly(Map<String, Object> m, String f, String... keys) {
+        Set<String> allowed = Set.of(keys);
+        for (String k : m.keySet())
+            if (!allowed.contains(k))
+                throw new TopologyException(source, f.equals("(top level)") ? k : f + "." + k,
+                        "unknown field (allowed: " + String.join(", ", keys) + ")");
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> map(Object node, String f) {
+        if (!(node instanceof Map<?, ?> m)) throw new TopologyException(source, f, "must be a mapping of field: value");
+        for (Object k : m.keySet())
+            if (!(k instanceof String)) throw new TopologyException(source, f, "field name " + k + " is not a string");
+        return (Map<String, Object>) m;
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Object> list(Object node, String f, boolean required) {
+        if (node == null) {
+            if (required) throw new TopologyException(source, f, "missing (a list is required)");
+            return List.of();
+        }
+        if (!(node instanceof List<?> l)) throw new TopologyException(source, f, "must be a list");
+        return (List<Object>) l;
+    }
+
+    private String string(Map<String, Object> m, String key, String f, boolean required) {
+        Object v = m.get(key);
+        if (v == null) {
+            if (required) throw new TopologyException(source, f, "missing");
+            return null;
+        }
+        if (!(v instanceof String s) || s.isBlank()) throw new TopologyException(source, f, "must be a non-empty string");
+        return s;
+    }
+}
