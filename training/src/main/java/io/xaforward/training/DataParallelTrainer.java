@@ -201,6 +201,7 @@ public final class DataParallelTrainer implements AutoCloseable {
             NDArray inputs = stepManager.create(batch.inputs(), shape).duplicate();
             NDArray targets = stepManager.create(batch.targets(), shape).duplicate();
             float loss;
+            boolean previousGradMode = JniUtils.isGradMode();
             JniUtils.setGradMode(true);
             try {
                 NDArray logits = network.forward(store, new NDList(inputs), true).singletonOrThrow();
@@ -209,7 +210,7 @@ public final class DataParallelTrainer implements AutoCloseable {
                 JniUtils.backward((PtNDArray) lossArray, (PtNDArray) seed, false, false);
                 loss = lossArray.getFloat();
             } finally {
-                JniUtils.setGradMode(false);
+                JniUtils.setGradMode(previousGradMode);
             }
             long offset = 0;
             for (Parameter parameter : parameters) {
@@ -254,15 +255,21 @@ public final class DataParallelTrainer implements AutoCloseable {
             throw new IllegalStateException("trainer has no validation dataset");
         }
         double sum = 0;
-        for (int i = 0; i < config.evalBatches(); i++) {
-            Batch batch = validationSampler.batch(i);
-            try (NDManager evalManager = manager.newSubManager()) {
-                Shape shape = new Shape(batch.batchSize(), batch.contextLength());
-                NDArray inputs = evalManager.create(batch.inputs(), shape);
-                NDArray targets = evalManager.create(batch.targets(), shape);
-                NDArray logits = network.forward(store, new NDList(inputs), false).singletonOrThrow();
-                sum += GptModel.crossEntropy(logits, targets).getFloat();
+        boolean previousGradMode = JniUtils.isGradMode();
+        JniUtils.setGradMode(false); // torch enables autograd per thread by default: no graph for evaluation
+        try {
+            for (int i = 0; i < config.evalBatches(); i++) {
+                Batch batch = validationSampler.batch(i);
+                try (NDManager evalManager = manager.newSubManager()) {
+                    Shape shape = new Shape(batch.batchSize(), batch.contextLength());
+                    NDArray inputs = evalManager.create(batch.inputs(), shape);
+                    NDArray targets = evalManager.create(batch.targets(), shape);
+                    NDArray logits = network.forward(store, new NDList(inputs), false).singletonOrThrow();
+                    sum += GptModel.crossEntropy(logits, targets).getFloat();
+                }
             }
+        } finally {
+            JniUtils.setGradMode(previousGradMode);
         }
         return sum / config.evalBatches();
     }
