@@ -1,0 +1,140 @@
+package io.xaforward.training;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+import java.util.zip.CheckedInputStream;
+import java.util.zip.CheckedOutputStream;
+
+/**
+ * Checkpoint container: a header (magic, preset, seed, step, optimizer update count, parameter names and sizes),
+ * then the raw bytes of each memory segment in order, then a CRC32C of everything before it. The CRC is checked in
+ * a first pass before anything is copied into live memory, so a torn or corrupted file leaves the trainer untouched.
+ */
+final class CheckpointFile {
+
+    private static final int CHUNK = 1 << 20;
+
+    private CheckpointFile() {
+    }
+
+    record Header(long magic, String preset, long seed, long step, long optimizerUpdates, List<String> names,
+                  long[] sizes) {
+    }
+
+    /** Checks a header read from disk before any payload is copied. */
+    interface Validator {
+        void check(Header header) throws IOException;
+    }
+
+    static void write(Path file, Header header, List<List<MemorySegment>> sections) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        Files.createDirectories(parent);
+        Path tmp = Files.createTempFile(parent, file.getFileName().toString(), ".tmp");
+        try {
+            CRC32C crc = new CRC32C();
+            try (BufferedOutputStream raw = new BufferedOutputStream(Files.newOutputStream(tmp), CHUNK)) {
+                DataOutputStream out = new DataOutputStream(new CheckedOutputStream(raw, crc));
+                out.writeLong(header.magic());
+                out.writeBoolean(ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN);
+                out.writeUTF(header.preset());
+                out.writeLong(header.seed());
+                out.writeLong(header.step());
+                out.writeLong(header.optimizerUpdates());
+                out.writeInt(header.names().size());
+                for (int i = 0; i < header.names().size(); i++) {
+                    out.writeUTF(header.names().get(i));
+                    out.writeLong(header.sizes()[i]);
+                }
+                byte[] chunk = new byte[CHUNK];
+                for (List<MemorySegment> section : sections) {
+                    for (MemorySegment segment : section) {
+                        for (long pos = 0; pos < segment.byteSize(); pos += CHUNK) {
+                            int n = (int) Math.min(CHUNK, segment.byteSize() - pos);
+                            MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, pos, chunk, 0, n);
+                            out.write(chunk, 0, n);
+                        }
+                    }
+                }
+                out.flush();
+                // The trailer goes to the raw stream so that it does not cover itself.
+                new DataOutputStream(raw).writeLong(crc.getValue());
+            }
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    static Header read(Path file, long expectedMagic, List<List<MemorySegment>> sections, Validator validator)
+            throws IOException {
+        long payload = Files.size(file) - Long.BYTES;
+        if (payload <= 0) {
+            throw new IOException("checkpoint " + file + " is truncated");
+        }
+        CRC32C crc = new CRC32C();
+        try (InputStream in = new CheckedInputStream(new BufferedInputStream(Files.newInputStream(file), CHUNK), crc)) {
+            byte[] chunk = new byte[CHUNK];
+            long left = payload;
+            while (left > 0) {
+                int n = in.read(chunk, 0, (int) Math.min(CHUNK, left));
+                if (n < 0) {
+                    throw new EOFException("checkpoint " + file + " is truncated");
+                }
+                left -= n;
+            }
+            long computed = crc.getValue();
+            long stored = new DataInputStream(in).readLong();
+            if (stored != computed) {
+                throw new IOException("checkpoint " + file + " is corrupted (CRC32C mismatch)");
+            }
+        }
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), CHUNK))) {
+            long magic = in.readLong();
+            if (magic != expectedMagic) {
+                throw new IOException(file + " is not a checkpoint of this format");
+            }
+            boolean littleEndian = in.readBoolean();
+            if (littleEndian != (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN)) {
+                throw new IOException("checkpoint " + file + " was written on a machine of another byte order");
+            }
+            String preset = in.readUTF();
+            long seed = in.readLong();
+            long step = in.readLong();
+            long updates = in.readLong();
+            int count = in.readInt();
+            List<String> names = new ArrayList<>(count);
+            long[] sizes = new long[count];
+            for (int i = 0; i < count; i++) {
+                names.add(in.readUTF());
+                sizes[i] = in.readLong();
+            }
+            Header header = new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
+            validator.check(header);
+            byte[] chunk = new byte[CHUNK];
+            for (List<MemorySegment> section : sections) {
+                for (MemorySegment segment : section) {
+                    for (long pos = 0; pos < segment.byteSize(); pos += CHUNK) {
+                        int n = (int) Math.min(CHUNK, segment.byteSize() - pos);
+                        in.readFully(chunk, 0, n);
+                        MemorySegment.copy(chunk, 0, segment, ValueLayout.JAVA_BYTE, pos, n);
+                    }
+                }
+            }
+            return header;
+        }
+    }
+}

@@ -1,0 +1,373 @@
+package io.xaforward.training;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Parameter;
+import ai.djl.pytorch.engine.PtNDArray;
+import ai.djl.pytorch.jni.JniUtils;
+import ai.djl.training.ParameterStore;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.zip.CRC32C;
+
+/**
+ * One rank of synchronous data-parallel training of a {@link GptModel}. Each step: forward and backward on this
+ * rank's micro-batch, gather every parameter gradient into ONE flat native-order buffer in the model's fixed
+ * parameter order, all-reduce it to the mean through the {@link GradientReducer}, copy the mean back into each
+ * gradient tensor's own memory, clip by the global norm of the mean (so every rank clips identically), then AdamW.
+ * Ranks start from the same seeded weights and apply identical updates, so their weights stay identical; compare
+ * {@link #weightChecksum()} to check.
+ *
+ * <p>Autograd is driven through JniUtils rather than DJL's GradientCollector, which allows only one collector per
+ * JVM and would serialise the ranks of an in-process test. Not thread-safe: one thread per trainer.
+ */
+public final class DataParallelTrainer implements AutoCloseable {
+
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
+    private static final long CHECKPOINT_MAGIC = 0x5841_4643_4B50_5431L; // "XAFCKPT1"
+
+    private final TrainerConfig config;
+    private final ModelConfig model;
+    private final int rank;
+    private final int worldSize;
+    private final GradientReducer reducer;
+    private final BatchSampler sampler;
+    private final BatchSampler validationSampler;
+    private final LearningRateSchedule schedule;
+
+    private final NDManager manager;
+    private final GptModel network;
+    private final ParameterStore store;
+    private final List<Parameter> parameters;
+    private final List<String> parameterNames;
+    private final List<ByteBuffer> parameterBuffers = new ArrayList<>();
+    private final List<MemorySegment> parameterMemory = new ArrayList<>();
+    private final boolean[] decay;
+    private final long parameterFloats;
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment flat;
+    private final AdamW optimizer;
+    private long completedSteps;
+
+    /**
+     * @param train      training tokens (every rank passes the same dataset)
+     * @param validation validation tokens, or null for no validation
+     */
+    public DataParallelTrainer(TrainerConfig config, TokenDataset train, TokenDataset validation, int rank,
+                               int worldSize, GradientReducer reducer) {
+        this.config = Objects.requireNonNull(config);
+        this.model = config.model();
+        this.rank = rank;
+        this.worldSize = worldSize;
+        this.reducer = Objects.requireNonNull(reducer);
+        if (train.vocabSize() > model.vocabSize()) {
+            throw new IllegalArgumentException("dataset vocabulary " + train.vocabSize() + " exceeds model vocabulary "
+                    + model.vocabSize() + " of preset " + model.name());
+        }
+        this.sampler = new BatchSampler(train, model.contextLength(), config.globalBatch(), worldSize, rank,
+                config.seed());
+        this.validationSampler = validation == null ? null
+                : new BatchSampler(validation, model.contextLength(), sampler.localBatch(), 1, 0, config.seed() + 1);
+        this.schedule = config.schedule();
+
+        DjlRuntime.load(Path.of(".cache", "djl"), config.threads());
+        this.manager = NDManager.newBaseManager();
+        this.network = new GptModel(model);
+        network.initialize(manager);
+        this.store = new ParameterStore(manager, false);
+        this.parameters = network.orderedParameters();
+        this.parameterNames = network.orderedParameterNames();
+        this.decay = new boolean[parameters.size()];
+        long floats = 0;
+        for (int i = 0; i < parameters.size(); i++) {
+            NDArray array = parameters.get(i).getArray();
+            ByteBuffer buffer = array.toByteBuffer(true);
+            if (!buffer.isDirect() || buffer.capacity() != array.size() * Float.BYTES) {
+                throw new IllegalStateException("parameter " + parameterNames.get(i) + " is not in native memory");
+            }
+            parameterBuffers.add(buffer);
+            parameterMemory.add(MemorySegment.ofBuffer(buffer));
+            decay[i] = array.getShape().dimension() >= 2;
+            floats += array.size();
+        }
+        this.parameterFloats = floats;
+        if (floats != model.parameterCount()) {
+            throw new IllegalStateException("model has " + floats + " parameters, config predicts "
+                    + model.parameterCount());
+        }
+        this.flat = arena.allocate((floats + 1) * Float.BYTES, 64);
+        this.optimizer = new AdamW(floats, 0.9f, 0.95f, 1e-8f);
+        initializeWeights(config.seed());
+    }
+
+    /** GPT-2 initialisation from a seeded Java RNG, independent of the engine's global generator and of threads. */
+    private void initializeWeights(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        double residualScale = 1.0 / Math.sqrt(2.0 * model.layers());
+        for (int p = 0; p < parameters.size(); p++) {
+            String name = parameterNames.get(p);
+            MemorySegment w = parameterMemory.get(p);
+            long n = w.byteSize() / Float.BYTES;
+            boolean matrix = decay[p];
+            float constant = name.endsWith("gamma") ? 1f : 0f;
+            double std = name.endsWith("proj_weight") ? 0.02 * residualScale : 0.02;
+            for (long i = 0; i < n; i++) {
+                w.setAtIndex(F32, i, matrix ? (float) (random.nextGaussian() * std) : constant);
+            }
+        }
+    }
+
+    /** Runs steps until {@link TrainerConfig#steps()}, evaluating and checkpointing as configured. */
+    public List<StepStats> train(StepListener listener) throws IOException {
+        List<StepStats> all = new ArrayList<>();
+        while (completedSteps < config.steps()) {
+            StepStats stats = trainStep();
+            all.add(stats);
+            if (listener != null) {
+                listener.onStep(stats);
+            }
+            if (config.checkpointEvery() > 0 && completedSteps % config.checkpointEvery() == 0) {
+                Path file = config.checkpointDir().resolve(String.format("ckpt-rank%d-step%06d.bin", rank,
+                        completedSteps));
+                saveCheckpoint(file);
+                if (listener != null) {
+                    listener.onCheckpoint(completedSteps, file);
+                }
+            }
+        }
+        return all;
+    }
+
+    /** One synchronous data-parallel step (every rank must call it the same number of times). */
+    public StepStats trainStep() {
+        long step = completedSteps;
+        long start = System.nanoTime();
+        float localLoss = forwardBackwardAndGather(sampler.batch(step));
+        flat.setAtIndex(F32, parameterFloats, localLoss);
+        long computed = System.nanoTime();
+
+        reducer.allReduceMean(flat, Math.toIntExact(parameterFloats + 1));
+        long reduced = System.nanoTime();
+
+        float meanLoss = flat.getAtIndex(F32, parameterFloats);
+        double norm = clipGlobalNorm();
+        List<NDArray> gradHandles = new ArrayList<>(parameters.size());
+        List<MemorySegment> grads = new ArrayList<>(parameters.size());
+        try {
+            long offset = 0;
+            for (Parameter parameter : parameters) {
+                NDArray grad = parameter.getArray().getGradient();
+                gradHandles.add(grad);
+                MemorySegment gradMemory = gradientMemory(grad);
+                // Copy into the gradient's own memory; NDArray.set(directBuffer) would alias our buffer instead.
+                MemorySegment.copy(flat, offset * Float.BYTES, gradMemory, 0, gradMemory.byteSize());
+                offset += gradMemory.byteSize() / Float.BYTES;
+                grads.add(gradMemory);
+            }
+            double lr = schedule.at(step);
+            optimizer.step(parameterMemory, grads, decay, lr, config.weightDecay());
+            for (MemorySegment g : grads) {
+                g.fill((byte) 0); // gradients accumulate across backward calls
+            }
+            completedSteps++;
+            long end = System.nanoTime();
+            double validationLoss = config.evalEvery() > 0 && completedSteps % config.evalEvery() == 0
+                    && validationSampler != null ? validationLoss() : Double.NaN;
+            double tokens = (double) config.globalBatch() * model.contextLength();
+            return new StepStats(step, meanLoss, localLoss, lr, norm, millis(computed - start),
+                    millis(reduced - computed), millis(end - reduced), tokens / ((end - start) / 1e9), validationLoss);
+        } finally {
+            gradHandles.forEach(NDArray::close);
+        }
+    }
+
+    private float forwardBackwardAndGather(Batch batch) {
+        try (NDManager stepManager = manager.newSubManager()) {
+            Shape shape = new Shape(batch.batchSize(), batch.contextLength());
+            NDArray inputs = stepManager.create(batch.inputs(), shape).duplicate();
+            NDArray targets = stepManager.create(batch.targets(), shape).duplicate();
+            float loss;
+            boolean previousGradMode = JniUtils.isGradMode();
+            JniUtils.setGradMode(true);
+            try {
+                NDArray logits = network.forward(store, new NDList(inputs), true).singletonOrThrow();
+                NDArray lossArray = GptModel.crossEntropy(logits, targets);
+                NDArray seed = stepManager.ones(new Shape(), DataType.FLOAT32);
+                JniUtils.backward((PtNDArray) lossArray, (PtNDArray) seed, false, false);
+                loss = lossArray.getFloat();
+            } finally {
+                JniUtils.setGradMode(previousGradMode);
+            }
+            long offset = 0;
+            for (Parameter parameter : parameters) {
+                try (NDArray grad = parameter.getArray().getGradient()) {
+                    MemorySegment gradMemory = gradientMemory(grad);
+                    MemorySegment.copy(gradMemory, 0, flat, offset * Float.BYTES, gradMemory.byteSize());
+                    offset += gradMemory.byteSize() / Float.BYTES;
+                }
+            }
+            return loss;
+        }
+    }
+
+    private static MemorySegment gradientMemory(NDArray grad) {
+        ByteBuffer buffer = grad.toByteBuffer(true);
+        if (!buffer.isDirect() || buffer.capacity() != grad.size() * Float.BYTES) {
+            throw new IllegalStateException("gradient is not a dense float32 tensor in native memory");
+        }
+        return MemorySegment.ofBuffer(buffer);
+    }
+
+    /** Scales the averaged gradient in the flat buffer to the clip norm; returns the norm before clipping. */
+    private double clipGlobalNorm() {
+        double sumSquares = 0;
+        for (long i = 0; i < parameterFloats; i++) {
+            double g = flat.getAtIndex(F32, i);
+            sumSquares += g * g;
+        }
+        double norm = Math.sqrt(sumSquares);
+        if (config.gradClipNorm() > 0 && norm > config.gradClipNorm()) {
+            float scale = (float) (config.gradClipNorm() / (norm + 1e-6));
+            for (long i = 0; i < parameterFloats; i++) {
+                flat.setAtIndex(F32, i, flat.getAtIndex(F32, i) * scale);
+            }
+        }
+        return norm;
+    }
+
+    /** Mean loss over the configured number of fixed validation batches (same batches every time). */
+    public double validationLoss() {
+        if (validationSampler == null) {
+            throw new IllegalStateException("trainer has no validation dataset");
+        }
+        double sum = 0;
+        boolean previousGradMode = JniUtils.isGradMode();
+        JniUtils.setGradMode(false); // torch enables autograd per thread by default: no graph for evaluation
+        try {
+            for (int i = 0; i < config.evalBatches(); i++) {
+                Batch batch = validationSampler.batch(i);
+                try (NDManager evalManager = manager.newSubManager()) {
+                    Shape shape = new Shape(batch.batchSize(), batch.contextLength());
+                    NDArray inputs = evalManager.create(batch.inputs(), shape);
+                    NDArray targets = evalManager.create(batch.targets(), shape);
+                    NDArray logits = network.forward(store, new NDList(inputs), false).singletonOrThrow();
+                    sum += GptModel.crossEntropy(logits, targets).getFloat();
+                }
+            }
+        } finally {
+            JniUtils.setGradMode(previousGradMode);
+        }
+        return sum / config.evalBatches();
+    }
+
+    /** CRC32C over all parameter bytes in the fixed order: equal on every rank iff the weights are bitwise equal. */
+    public long weightChecksum() {
+        CRC32C crc = new CRC32C();
+        for (ByteBuffer buffer : parameterBuffers) {
+            crc.update(buffer.duplicate().clear());
+        }
+        return crc.getValue();
+    }
+
+    /** Copy of all parameters in flat order. */
+    public float[] parameterSnapshot() {
+        float[] out = new float[Math.toIntExact(parameterFloats)];
+        int offset = 0;
+        for (MemorySegment w : parameterMemory) {
+            int n = (int) (w.byteSize() / Float.BYTES);
+            MemorySegment.copy(w, F32, 0, out, offset, n);
+            offset += n;
+        }
+        return out;
+    }
+
+    public long completedSteps() {
+        return completedSteps;
+    }
+
+    public long parameterCount() {
+        return parameterFloats;
+    }
+
+    public List<String> parameterNames() {
+        return List.copyOf(parameterNames);
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int worldSize() {
+        return worldSize;
+    }
+
+    public GptModel model() {
+        return network;
+    }
+
+    public BatchSampler sampler() {
+        return sampler;
+    }
+
+    /**
+     * Writes parameters, AdamW moments and update count, and the step. The sampler is a pure function of
+     * (seed, step), so seed and step are the whole RNG state. Written to a temporary file and moved into place.
+     */
+    public void saveCheckpoint(Path file) throws IOException {
+        CheckpointFile.Header header = new CheckpointFile.Header(CHECKPOINT_MAGIC, model.name(), config.seed(),
+                completedSteps, optimizer.updates(), parameterNames, sizes());
+        CheckpointFile.write(file, header, List.of(parameterMemory, List.of(optimizer.firstMoment()),
+                List.of(optimizer.secondMoment())));
+    }
+
+    /** Restores a checkpoint written by a trainer of the same preset, seed and parameter layout. */
+    public void loadCheckpoint(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IOException("no checkpoint at " + file);
+        }
+        CheckpointFile.Header header = CheckpointFile.read(file, CHECKPOINT_MAGIC, List.of(parameterMemory,
+                List.of(optimizer.firstMoment()), List.of(optimizer.secondMoment())), h -> {
+                    if (!h.preset().equals(model.name()) || h.seed() != config.seed()
+                            || !h.names().equals(parameterNames) || !java.util.Arrays.equals(h.sizes(), sizes())) {
+                        throw new IOException("checkpoint " + file + " (preset " + h.preset() + ", seed " + h.seed()
+                                + ") does not match this trainer (preset " + model.name() + ", seed " + config.seed()
+                                + ")");
+                    }
+                });
+        completedSteps = header.step();
+        optimizer.restoreUpdates(header.optimizerUpdates());
+    }
+
+    private long[] sizes() {
+        long[] sizes = new long[parameterMemory.size()];
+        for (int i = 0; i < sizes.length; i++) {
+            sizes[i] = parameterMemory.get(i).byteSize() / Float.BYTES;
+        }
+        return sizes;
+    }
+
+    private static double millis(long nanos) {
+        return nanos / 1e6;
+    }
+
+    @Override
+    public void close() {
+        optimizer.close();
+        manager.close();
+        arena.close();
+    }
+}

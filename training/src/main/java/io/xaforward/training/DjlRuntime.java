@@ -1,0 +1,41 @@
+package io.xaforward.training;
+
+import java.nio.file.Path;
+
+import ai.djl.engine.Engine;
+
+/**
+ * One place that puts DJL into the mode this project needs before the engine loads: offline (the libtorch native
+ * jar is on the class path, nothing may be downloaded), a cache directory inside the project instead of the home
+ * directory, and a fixed intra-op thread count (bitwise determinism depends on it).
+ */
+public final class DjlRuntime {
+
+    private DjlRuntime() {
+    }
+
+    /**
+     * Configures and loads the PyTorch engine. Settings already given as system properties (e.g. by surefire) win.
+     *
+     * @param defaultCacheDir where libtorch is extracted when DJL_CACHE_DIR is not set
+     * @param threads         intra-op threads; used when ai.djl.pytorch.num_threads is not set
+     */
+    public static synchronized Engine load(Path defaultCacheDir, int threads) {
+        System.setProperty("ai.djl.offline", "true");
+        if (System.getenv("DJL_CACHE_DIR") == null && System.getProperty("DJL_CACHE_DIR") == null) {
+            System.setProperty("DJL_CACHE_DIR", defaultCacheDir.toAbsolutePath().toString());
+        }
+        if (System.getProperty("ai.djl.pytorch.num_threads") == null) {
+            System.setProperty("ai.djl.pytorch.num_threads", Integer.toString(threads));
+        }
+        if (System.getProperty("ai.djl.pytorch.num_interop_threads") == null) {
+            System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
+        }
+        return Engine.getEngine("PyTorch");
+    }
+
+    /** Loads with the cache under ./.cache/djl and one thread unless configured otherwise. */
+    public static Engine load() {
+        return load(Path.of(".cache", "djl"), 1);
+    }
+}

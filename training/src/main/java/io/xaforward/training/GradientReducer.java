@@ -1,0 +1,28 @@
+package io.xaforward.training;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The one collective a data-parallel step needs: replace the local buffer, in place, by the element-wise mean of
+ * the buffers of all ranks. Every rank calls it once per step with a buffer of the same length, after backward and
+ * before clipping and the optimizer. The collective module implements it over the network; {@link InProcessReducer}
+ * implements it across threads for tests.
+ *
+ * <p>The buffer holds float32 values in native byte order: all parameter gradients in the trainer's fixed parameter
+ * order, followed by one extra float carrying the rank's local loss (so the mean loss comes back for free).
+ * Implementations must not keep the segment after returning.
+ */
+@FunctionalInterface
+public interface GradientReducer {
+
+    /**
+     * @param flatGradients float32 values, native order, at least floatCount * 4 bytes
+     * @param floatCount    number of floats to average
+     */
+    void allReduceMean(MemorySegment flatGradients, int floatCount);
+
+    /** The reducer of a world of one: the mean of one buffer is itself. */
+    static GradientReducer single() {
+        return (segment, count) -> { };
+    }
+}

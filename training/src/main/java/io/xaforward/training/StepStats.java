@@ -1,0 +1,24 @@
+package io.xaforward.training;
+
+/**
+ * What one training step did and cost.
+ *
+ * @param step                0-based index of the step just completed
+ * @param loss                mean training loss over the global batch (all ranks)
+ * @param localLoss           this rank's micro-batch loss
+ * @param learningRate        rate used by the optimizer
+ * @param gradNorm            global L2 norm of the averaged gradient before clipping
+ * @param computeMillis       forward, backward and gathering gradients into the flat buffer
+ * @param communicationMillis time spent inside {@link GradientReducer#allReduceMean}
+ * @param optimizerMillis     copy back, clipping and the AdamW update
+ * @param tokensPerSecond     global-batch tokens divided by the step's wall time
+ * @param validationLoss      validation loss after this step, or NaN when not evaluated
+ */
+public record StepStats(long step, float loss, float localLoss, double learningRate, double gradNorm,
+                        double computeMillis, double communicationMillis, double optimizerMillis,
+                        double tokensPerSecond, double validationLoss) {
+
+    public boolean hasValidationLoss() {
+        return !Double.isNaN(validationLoss);
+    }
+}

@@ -1,0 +1,112 @@
+package io.xaforward.training;
+
+import java.nio.file.Path;
+
+/**
+ * Hyper-parameters and bookkeeping of a training run; identical on every rank of a data-parallel job.
+ *
+ * @param preset          model preset name ({@link ModelConfig#preset})
+ * @param steps           optimizer steps to run in total
+ * @param globalBatch     sequences per step summed over all ranks (must divide by the world size)
+ * @param learningRate    peak learning rate
+ * @param minLearningRate rate at the end of the cosine decay
+ * @param warmupSteps     linear warmup steps
+ * @param weightDecay     decoupled AdamW weight decay, applied to matrices (not to biases and LayerNorm)
+ * @param gradClipNorm    global L2 clip norm on the averaged gradient; 0 disables clipping
+ * @param seed            seeds weight init and batch sampling
+ * @param evalEvery       validation loss every N steps (0 = never)
+ * @param evalBatches     validation micro-batches per evaluation
+ * @param checkpointEvery write a checkpoint every N steps (0 = never)
+ * @param checkpointDir   where checkpoints go (required when checkpointEvery > 0)
+ * @param threads         intra-op threads of the engine (only effective before the engine loads)
+ */
+public record TrainerConfig(String preset, long steps, int globalBatch, double learningRate, double minLearningRate,
+                            long warmupSteps, double weightDecay, double gradClipNorm, long seed, long evalEvery,
+                            int evalBatches, long checkpointEvery, Path checkpointDir, int threads) {
+
+    public TrainerConfig {
+        ModelConfig.preset(preset);
+        if (steps < 0 || globalBatch <= 0 || evalBatches <= 0 || threads <= 0 || evalEvery < 0 || checkpointEvery < 0) {
+            throw new IllegalArgumentException("bad trainer config: steps " + steps + ", global batch " + globalBatch
+                    + ", eval batches " + evalBatches + ", threads " + threads);
+        }
+        if (checkpointEvery > 0 && checkpointDir == null) {
+            throw new IllegalArgumentException("checkpointEvery " + checkpointEvery + " needs a checkpointDir");
+        }
+        if (gradClipNorm < 0 || weightDecay < 0) {
+            throw new IllegalArgumentException("gradClipNorm and weightDecay must be >= 0");
+        }
+    }
+
+    public ModelConfig model() {
+        return ModelConfig.preset(preset);
+    }
+
+    public LearningRateSchedule schedule() {
+        return new LearningRateSchedule(learningRate, minLearningRate, warmupSteps, steps);
+    }
+
+    /** nanoGPT-like defaults for a preset; adjust with {@link #toBuilder()}. */
+    public static Builder builder(String preset) {
+        return new Builder(preset);
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder(preset);
+        b.steps = steps;
+        b.globalBatch = globalBatch;
+        b.learningRate = learningRate;
+        b.minLearningRate = minLearningRate;
+        b.warmupSteps = warmupSteps;
+        b.weightDecay = weightDecay;
+        b.gradClipNorm = gradClipNorm;
+        b.seed = seed;
+        b.evalEvery = evalEvery;
+        b.evalBatches = evalBatches;
+        b.checkpointEvery = checkpointEvery;
+        b.checkpointDir = checkpointDir;
+        b.threads = threads;
+        return b;
+    }
+
+    /** Mutable builder with defaults. */
+    public static final class Builder {
+        private final String preset;
+        private long steps = 100;
+        private int globalBatch = 8;
+        private double learningRate = 1e-3;
+        private double minLearningRate = 1e-4;
+        private long warmupSteps = 10;
+        private double weightDecay = 0.1;
+        private double gradClipNorm = 1.0;
+        private long seed = 1337;
+        private long evalEvery = 0;
+        private int evalBatches = 4;
+        private long checkpointEvery = 0;
+        private Path checkpointDir;
+        private int threads = 1;
+
+        private Builder(String preset) {
+            this.preset = preset;
+        }
+
+        public Builder steps(long v) { steps = v; return this; }
+        public Builder globalBatch(int v) { globalBatch = v; return this; }
+        public Builder learningRate(double v) { learningRate = v; return this; }
+        public Builder minLearningRate(double v) { minLearningRate = v; return this; }
+        public Builder warmupSteps(long v) { warmupSteps = v; return this; }
+        public Builder weightDecay(double v) { weightDecay = v; return this; }
+        public Builder gradClipNorm(double v) { gradClipNorm = v; return this; }
+        public Builder seed(long v) { seed = v; return this; }
+        public Builder evalEvery(long v) { evalEvery = v; return this; }
+        public Builder evalBatches(int v) { evalBatches = v; return this; }
+        public Builder checkpointEvery(long v) { checkpointEvery = v; return this; }
+        public Builder checkpointDir(Path v) { checkpointDir = v; return this; }
+        public Builder threads(int v) { threads = v; return this; }
+
+        public TrainerConfig build() {
+            return new TrainerConfig(preset, steps, globalBatch, learningRate, minLearningRate, warmupSteps,
+                    weightDecay, gradClipNorm, seed, evalEvery, evalBatches, checkpointEvery, checkpointDir, threads);
+        }
+    }
+}
