@@ -1,15 +1,17 @@
 package io.xaforward.testbed;
 
+import io.xaforward.protocol.NetworkForm;
+
 import java.util.List;
 
 /**
- * One emulated data center: an L2 segment whose hosts all speak the same {@link Form}.
+ * One emulated data center: an L2 segment whose hosts all speak the same {@link NetworkForm}.
  *
  * @param index  position in the topology file, 0-based; drives default subnets, MACs and identities
  * @param hosts  host names, unique within the DC
  * @param subnet the IP prefix of the segment, or {@code null} for the ID form
  */
-public record Datacenter(String name, int index, Form form, int mtu, List<String> hosts, IpPrefix subnet) {
+public record Datacenter(String name, int index, NetworkForm form, int mtu, List<String> hosts, IpPrefix subnet) {
     public Datacenter {
         hosts = List.copyOf(hosts);
     }

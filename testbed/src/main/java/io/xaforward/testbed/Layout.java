@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.protocol.NetworkForm;
+
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -23,7 +25,7 @@ public final class Layout {
     public static final int MAX_IFNAME = 15;
 
     /** A veth pair to create; end A lives in {@code nsA}, end B in {@code nsB}. */
-    public record VethPair(String nsA, String devA, String macA, String nsB, String devB, String macB, int mtu, Form form) {}
+    public record VethPair(String nsA, String devA, String macA, String nsB, String devB, String macB, int mtu, NetworkForm form) {}
 
     /** A Linux bridge in a DC's switch namespace. */
     public record Bridge(String datacenter, String namespace, String name, List<String> ports) {}
@@ -112,7 +114,7 @@ public final class Layout {
     /** Gateway port k (k-th gateway joining the DC): IPv4 top of the subnet (.254 in a /24), IPv6 ::fe, minus k. */
     static InetAddress gatewayPortAddress(Datacenter dc, int k) {
         if (dc.subnet() == null) return null;
-        long offset = dc.form() == Form.IPV4 ? (1L << dc.subnet().hostBits()) - 2 - k : 0xfe - k;
+        long offset = dc.form() == NetworkForm.IPV4 ? (1L << dc.subnet().hostBits()) - 2 - k : 0xfe - k;
         return dc.subnet().offset(offset);
     }
 

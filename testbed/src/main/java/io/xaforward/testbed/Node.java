@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.protocol.NetworkForm;
+
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -18,7 +20,7 @@ import java.util.Optional;
  * @param peerNamespace namespace of the veth peer (the bridge namespace, or the other end of a direct link)
  * @param peerIface     the veth peer's interface name
  */
-public record Node(Kind kind, String name, String datacenter, Form form, String namespace, String iface, int ifindex,
+public record Node(Kind kind, String name, String datacenter, NetworkForm form, String namespace, String iface, int ifindex,
                    String mac, InetAddress ip, int prefixLength, int identity, int mtu,
                    String peerNamespace, String peerIface) {
 

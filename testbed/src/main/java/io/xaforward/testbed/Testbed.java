@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.protocol.NetworkForm;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -54,7 +56,7 @@ public final class Testbed {
         writeState(l, false, readXdp(t.prefix())); // written first: a crash mid-up still leaves a record
 
         Set<String> idNamespaces = new LinkedHashSet<>();
-        for (Node h : l.hosts()) if (h.form() == Form.ID) idNamespaces.add(h.namespace());
+        for (Node h : l.hosts()) if (h.form() == NetworkForm.ID) idNamespaces.add(h.namespace());
         Set<String> switchNamespaces = new LinkedHashSet<>();
         for (Layout.Bridge b : l.bridges()) switchNamespaces.add(b.namespace());
         for (String ns : l.namespaces()) {
@@ -96,7 +98,7 @@ public final class Testbed {
         for (GatewaySpec g : t.gateways()) {
             List<String> settings = new ArrayList<>(List.of("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"));
             for (Node p : l.gatewayPorts())
-                if (p.name().equals(g.name()) && p.form() == Form.ID)
+                if (p.name().equals(g.name()) && p.form() == NetworkForm.ID)
                     settings.add("net.ipv6.conf." + p.iface() + ".disable_ipv6=1");
             sysctl(l.gatewayNamespace(g.name()), settings.toArray(String[]::new));
         }

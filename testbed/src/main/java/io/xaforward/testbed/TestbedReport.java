@@ -24,7 +24,7 @@ final class TestbedReport {
         dcs.add(List.of("DC", "FORM", "MTU", "SUBNET", "HOSTS", "GATEWAYS", "SEGMENT"));
         for (Datacenter dc : topology.datacenters()) {
             boolean bridged = layout.bridges().stream().anyMatch(b -> b.datacenter().equals(dc.name()));
-            dcs.add(List.of(dc.name(), dc.form().yamlName(), Integer.toString(dc.mtu()),
+            dcs.add(List.of(dc.name(), dc.form().configName(), Integer.toString(dc.mtu()),
                     dc.subnet() == null ? "-" : dc.subnet().toString(), String.join(",", dc.hosts()),
                     String.join(",", topology.gatewaysOf(dc.name()).stream().map(GatewaySpec::name).toList()),
                     bridged ? "bridge " + dc.name() : "direct veth"));

@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.protocol.NetworkForm;
+
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -95,36 +97,36 @@ final class TopologyParser {
         allowOnly(m, f, "name", "form", "mtu", "hosts", "subnet");
         String name = checkName(string(m, "name", f + ".name", true), f + ".name");
         String formText = string(m, "form", f + ".form", true);
-        Form form;
+        NetworkForm form;
         try {
-            form = Form.parse(formText);
+            form = NetworkForm.fromName(formText);
         } catch (IllegalArgumentException e) {
             throw new TopologyException(source, f + ".form", e.getMessage());
         }
         int mtu = 1500;
         if (m.containsKey("mtu")) {
             if (!(m.get("mtu") instanceof Integer v)) throw new TopologyException(source, f + ".mtu", "must be an integer");
-            int min = form == Form.IPV6 ? 1280 : 576;
+            int min = form == NetworkForm.IPV6 ? 1280 : 576;
             if (v < min || v > 9000) throw new TopologyException(source, f + ".mtu", v + " outside " + min + "..9000");
             mtu = v;
         }
         List<String> hosts = hosts(m.get("hosts"), f + ".hosts");
         IpPrefix subnet = null;
         if (m.containsKey("subnet")) {
-            if (form == Form.ID) throw new TopologyException(source, f + ".subnet", "an id-form datacenter has no IP subnet");
+            if (form == NetworkForm.ID) throw new TopologyException(source, f + ".subnet", "an id-form datacenter has no IP subnet");
             String text = string(m, "subnet", f + ".subnet", true);
             try {
                 subnet = IpPrefix.parse(text);
             } catch (IllegalArgumentException e) {
                 throw new TopologyException(source, f + ".subnet", e.getMessage());
             }
-            if (form == Form.IPV4 && (!subnet.isIpv4() || subnet.length() > 30))
+            if (form == NetworkForm.IPV4 && (!subnet.isIpv4() || subnet.length() > 30))
                 throw new TopologyException(source, f + ".subnet", "'" + text + "' must be an IPv4 prefix of length <= 30");
-            if (form == Form.IPV6 && (!subnet.isIpv6() || subnet.length() > 120))
+            if (form == NetworkForm.IPV6 && (!subnet.isIpv6() || subnet.length() > 120))
                 throw new TopologyException(source, f + ".subnet", "'" + text + "' must be an IPv6 prefix of length <= 120");
-        } else if (form == Form.IPV4) {
+        } else if (form == NetworkForm.IPV4) {
             subnet = Datacenter.defaultIpv4(index);
-        } else if (form == Form.IPV6) {
+        } else if (form == NetworkForm.IPV6) {
             subnet = Datacenter.defaultIpv6(index);
         }
         return new Datacenter(name, index, form, mtu, hosts, subnet);
@@ -209,7 +211,7 @@ final class TopologyParser {
 
     private void checkCapacity(Datacenter dc, int gatewayCount) {
         if (dc.subnet() == null) return;
-        long room = dc.form() == Form.IPV4 ? (1L << dc.subnet().hostBits()) - 2 : 0xfe;
+        long room = dc.form() == NetworkForm.IPV4 ? (1L << dc.subnet().hostBits()) - 2 : 0xfe;
         if (dc.hosts().size() + gatewayCount > room)
             throw new TopologyException(source, "datacenters[" + dc.index() + "].hosts", dc.hosts().size() + " hosts and "
                     + gatewayCount + " gateway ports do not fit into " + dc.subnet());

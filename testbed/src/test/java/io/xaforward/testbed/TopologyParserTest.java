@@ -107,7 +107,7 @@ class TopologyParserTest {
     /** Each bad config: the YAML, the field the error must name, and a fragment of the message. */
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', textBlock = """
-            unknown form          | datacenters[0].form     | unknown form 'ipv5'  | name: t\\ndatacenters:\\n  - {name: a, form: ipv5, hosts: 1}
+            unknown form          | datacenters[0].form     | unknown network form 'ipv5' | name: t\\ndatacenters:\\n  - {name: a, form: ipv5, hosts: 1}
             duplicate dc          | datacenters             | duplicate datacenter name 'a' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\n  - {name: a, form: ipv6, hosts: 1}
             duplicate gateway     | gateways                | duplicate gateway name 'g' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\n  - {name: g, joins: [a]}
             unknown joined dc     | gateways[0].joins[1]    | unknown datacenter 'z' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a, z]}
