@@ -52,7 +52,8 @@ public final class SharedLayouts {
             sequenceLayout(16, JAVA_BYTE).withName("dst_ip"),
             BE16.withName("src_port"),
             BE16.withName("dst_port"),
-            JAVA_INT.withName("reserved1")).withName("xaf_route");
+            JAVA_INT.withName("reserved1"),
+            MemoryLayout.paddingLayout(4) /* C tail padding: the struct is 8-aligned by ingress_mask */).withName("xaf_route");
 
     /** struct xaf_port, 8 bytes. */
     public static final StructLayout PORT = structLayout(
