@@ -22,7 +22,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * return NULL and set errno, so those downcalls capture errno ({@link Linker.Option#captureCallState}).
  *
  * <p>libbpf's print callback is routed into Java: every line goes to the {@code io.xaforward.dataplane.libbpf}
- * System.Logger, and while {@link #captureLog} is active on a thread the lines are also collected, so a failed
+ * System.Logger, and between {@link #startCapture} and {@link #stopCapture} on a thread the lines are also collected, so a failed
  * load can carry the verifier log in its {@link BpfException}. The upcall catches everything: an exception
  * escaping an upcall would kill the JVM.
  *
@@ -129,7 +129,7 @@ public final class LibBpf {
     public static String strerror(int errno) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(256);
-            int rc = (int) STRERROR.invokeExact(Math.abs(errno), buf, 256L);
+            int ignored = (int) STRERROR.invokeExact(Math.abs(errno), buf, 256L);
             String s = buf.getString(0);
             return s.isEmpty() ? "error " + errno : s;
         } catch (Throwable t) {
