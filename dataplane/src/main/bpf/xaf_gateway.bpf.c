@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xaf_gateway.bpf.c - the XAForward XDP gateway.
+ *
+ * A gateway port receives XAF frames in one network form (IPv4/UDP, IPv6/UDP or the identifier-native ID form),
+ * looks the 32-bit network index identifier up in `routes`, checks the job token, decrements the hop limit and
+ * either rebuilds the outer headers for the egress form and redirects the frame to another port (FORWARD) or hands
+ * it to a local AF_XDP socket (LOCAL). The payload is never read or copied: the UDP checksum of the rebuilt frame is
+ * assembled from the pseudo-header, the UDP header, the 48 XAF header bytes and the payload_sum the sender put into
+ * the XAF header.
+ *
+ * Layout of this file (Katran style): constants, maps, cursor + parse helpers, checksum helpers, header writers,
+ * the program. Every frame ends at a single exit that records one outcome counter (plus RX_XAF for XAF frames).
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xaf_shared.h"
+
+/* ---- Constants ----------------------------------------------------------------------------- */
+
+#define IPV4_HDR_LEN   20
+#define IPV6_HDR_LEN   40
+#define UDP_HDR_LEN    8
+#define IP_DF          0x4000
+#define IP_MF          0x2000
+#define IP_OFFSET_MASK 0x1FFF
+#define EGRESS_TTL     64
+
+/* Outer header length (everything before the XAF header) of each form. */
+#define OUTER_IPV4 (ETH_HLEN + IPV4_HDR_LEN + UDP_HDR_LEN) /* 42 */
+#define OUTER_IPV6 (ETH_HLEN + IPV6_HDR_LEN + UDP_HDR_LEN) /* 62 */
+#define OUTER_ID   (ETH_HLEN + XAF_ID_HDR_LEN)             /* 26 */
+#define OUTER_MAX  OUTER_IPV6
+
+/* ---- Maps ---------------------------------------------------------------------------------- */
+
+/* network index identifier (host order) -> what to do with frames that carry it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XAF_MAX_ROUTES);
+	__type(key, __u32);
+	__type(value, struct xaf_route);
+} routes SEC(".maps");
+
+/* ingress ifindex -> gateway port (slot and form); frames on other interfaces pass */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XAF_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct xaf_port);
+} ports SEC(".maps");
+
+/* route tx_slot -> egress ifindex */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, XAF_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_ports SEC(".maps");
+
+/* rx queue index -> local AF_XDP socket */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XAF_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+/* enum xaf_counter -> packets, per CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XAF_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* enum xaf_counter -> bytes (ingress frame length), per CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XAF_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counter_bytes SEC(".maps");
+
+/* ---- Parsing ------------------------------------------------------------------------------- */
+
+/* Cursor over the frame: where the next header starts. */
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+/* What parsing learnt about an XAF frame. */
+struct xaf_frame {
+	__u32 outer_len;   /* bytes before the XAF header: OUTER_IPV4, OUTER_IPV6 or OUTER_ID */
+	__u32 l3_len;      /* bytes from the end of Ethernet to the end of the payload, as the headers claim */
+	__u32 xaf_len;     /* XAF header + payload as the UDP/ID length field claims */
+	__u16 udp_check;   /* ingress UDP checksum (raw), 0 when none/ID form */
+	__u8  form;        /* enum xaf_form */
+};
+
+/* Outcome of one frame, recorded at the single exit. */
+struct verdict {
+	__u32 action;
+	__u32 counter;
+};
+
+static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
+{
+	struct ethhdr *h = c->pos;
+
+	/* bounds: the whole 14-byte Ethernet header must be in the frame */
+	if ((void *)(h + 1) > c->end)
+		return -1;
+	c->pos = h + 1;
+	*eth = h;
+	return h->h_proto; /* network order */
+}
+
+/* Returns 1 for an XAF-over-UDP/IPv4 frame, 0 for anything else, -1 for an XAF frame that is malformed. */
+static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
+{
+	struct iphdr *iph = c->pos;
+	struct udphdr *udp;
+	__u32 ihl_bytes;
+
+	/* bounds: the fixed 20-byte IPv4 header */
+	if ((void *)(iph + 1) > c->end)
+		return 0;
+	if (iph->version != 4 || iph->protocol != IPPROTO_UDP)
+		return 0;
+	/* a non-first fragment has no UDP header: it cannot be recognised, leave it to the kernel */
+	if (bpf_ntohs(iph->frag_off) & IP_OFFSET_MASK)
+		return 0;
+	ihl_bytes = iph->ihl * 4;
+	if (ihl_bytes < IPV4_HDR_LEN)
+		return 0;
+	udp = (void *)iph + ihl_bytes; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
+	/* bounds: the 8-byte UDP header after the (possibly optioned) IPv4 header */
+	if ((void *)(udp + 1) > c->end)
+		return 0;
+	if (udp->dest != bpf_htons(XAF_UDP_PORT))
+		return 0;
+	/* From here on it is XAF traffic: anything unexpected is a malformed XAF frame. */
+	if (ihl_bytes != IPV4_HDR_LEN || (bpf_ntohs(iph->frag_off) & IP_MF))
+		return -1;
+	f->outer_len = OUTER_IPV4;
+	f->l3_len = bpf_ntohs(iph->tot_len);
+	f->xaf_len = bpf_ntohs(udp->len);
+	if (f->xaf_len < UDP_HDR_LEN || f->l3_len != IPV4_HDR_LEN + f->xaf_len)
+		return -1;
+	f->xaf_len -= UDP_HDR_LEN;
+	f->udp_check = udp->check;
+	f->form = XAF_FORM_IPV4;
+	c->pos = udp + 1;
+	return 1;
+}
+
+static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
+{
+	struct ipv6hdr *ip6 = c->pos;
+	struct udphdr *udp;
+
+	/* bounds: the fixed 40-byte IPv6 header */
+	if ((void *)(ip6 + 1) > c->end)
+		return 0;
+	/* XAF is carried directly in UDP: no extension headers */
+	if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
+		return 0;
+	udp = (void *)(ip6 + 1);
+	/* bounds: the 8-byte UDP header */
+	if ((void *)(udp + 1) > c->end)
+		return 0;
+	if (udp->dest != bpf_htons(XAF_UDP_PORT))
+		return 0;
+	f->outer_len = OUTER_IPV6;
+	f->l3_len = IPV6_HDR_LEN + bpf_ntohs(ip6->payload_len);
+	f->xaf_len = bpf_ntohs(udp->len);
+	if (f->xaf_len < UDP_HDR_LEN || bpf_ntohs(ip6->payload_len) != f->xaf_len)
+		return -1;
+	f->xaf_len -= UDP_HDR_LEN;
+	f->udp_check = udp->check;
+	f->form = XAF_FORM_IPV6;
+	c->pos = udp + 1;
+	return 1;
+}
+
+static __always_inline int parse_id(struct cursor *c, struct xaf_frame *f)
+{
+	struct xaf_id_hdr *id = c->pos;
+
+	/* bounds: the 12-byte ID header */
+	if ((void *)(id + 1) > c->end)
+		return 0;
+	if (id->next_hdr != XAF_ID_NEXT_XAF)
+		return 0;
+	f->outer_len = OUTER_ID;
+	f->xaf_len = bpf_ntohs(id->length);
+	f->l3_len = XAF_ID_HDR_LEN + f->xaf_len;
+	f->udp_check = 0;
+	f->form = XAF_FORM_ID;
+	c->pos = id + 1;
+	return 1;
+}
+
+/* ---- Checksums ----------------------------------------------------------------------------- */
+
+static __always_inline __u16 csum_fold(__u64 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+/* Sum of 16 bytes read as four 32-bit words (memory order: the result is stored back as-is). */
+static __always_inline __u64 sum16bytes(const __u8 *p)
+{
+	const __u32 *w = (const __u32 *)p;
+
+	return (__u64)w[0] + w[1] + w[2] + w[3];
+}
+
+/* RFC 1624 update of a UDP checksum after one 16-bit word changed from old_w to new_w (raw values). */
+static __always_inline __u16 csum_replace16(__u16 check, __u16 old_w, __u16 new_w)
+{
+	__u64 sum = (__u16)~check + (__u64)(__u16)~old_w + new_w;
+
+	return ~csum_fold(sum);
+}
+
+/* ---- Header writers (after bpf_xdp_adjust_head; all offsets constant) ---------------------- */
+
+static __always_inline void write_eth(struct ethhdr *eth, const struct xaf_route *r, __u16 proto)
+{
+	__builtin_memcpy(eth->h_dest, r->dst_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, r->src_mac, ETH_ALEN);
+	eth->h_proto = bpf_htons(proto);
+}
+
+/* UDP checksum over pseudo-header sum + UDP header + XAF header + payload_sum; never touches the payload. */
+static __always_inline __u16 udp_check(__u64 pseudo, struct udphdr *udp, struct xaf_hdr *xaf)
+{
+	__u64 sum = pseudo;
+	__s64 xsum;
+	__u16 check;
+
+	sum += (__u64)udp->source + udp->dest + udp->len; /* check field counted as 0 */
+	xsum = bpf_csum_diff(0, 0, (__be32 *)xaf, XAF_HDR_LEN, 0);
+	if (xsum < 0)
+		return 0xffff;
+	sum += (__u32)xsum;
+	sum += xaf->payload_sum;
+	check = ~csum_fold(sum);
+	return check ? check : 0xffff; /* 0 means "no checksum": transmit all ones instead */
+}
+
+static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(iph + 1);
+	struct xaf_hdr *xaf = (void *)(udp + 1);
+	__u32 udp_len = UDP_HDR_LEN + xaf_len;
+	__u64 sum;
+	__s64 isum;
+
+	/* bounds: Ethernet + IPv4 + UDP + the whole XAF header (read for the checksum) */
+	if ((void *)(xaf + 1) > data_end)
+		return -1;
+	if (IPV4_HDR_LEN + udp_len > 0xffff)
+		return -1;
+	write_eth(eth, r, ETH_P_IP);
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tos = 0;
+	iph->tot_len = bpf_htons(IPV4_HDR_LEN + udp_len);
+	iph->id = 0;
+	iph->frag_off = bpf_htons(IP_DF);
+	iph->ttl = EGRESS_TTL;
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	__builtin_memcpy(&iph->saddr, r->src_ip, 4);
+	__builtin_memcpy(&iph->daddr, r->dst_ip, 4);
+	isum = bpf_csum_diff(0, 0, (__be32 *)iph, IPV4_HDR_LEN, 0);
+	if (isum < 0)
+		return -1;
+	iph->check = ~csum_fold((__u32)isum);
+
+	udp->source = r->src_port;
+	udp->dest = r->dst_port;
+	udp->len = bpf_htons(udp_len);
+	sum = (__u64)iph->saddr + iph->daddr + bpf_htons(IPPROTO_UDP) + udp->len;
+	udp->check = udp_check(sum, udp, xaf);
+	return 0;
+}
+
+static __always_inline int write_ipv6(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(ip6 + 1);
+	struct xaf_hdr *xaf = (void *)(udp + 1);
+	__u32 udp_len = UDP_HDR_LEN + xaf_len;
+	__u64 sum;
+
+	/* bounds: Ethernet + IPv6 + UDP + the whole XAF header (read for the checksum) */
+	if ((void *)(xaf + 1) > data_end)
+		return -1;
+	write_eth(eth, r, ETH_P_IPV6);
+	*(__be32 *)ip6 = bpf_htonl(0x60000000); /* version 6, traffic class 0, flow label 0 */
+	ip6->payload_len = bpf_htons(udp_len);
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = EGRESS_TTL;
+	__builtin_memcpy(&ip6->saddr, r->src_ip, 16);
+	__builtin_memcpy(&ip6->daddr, r->dst_ip, 16);
+
+	udp->source = r->src_port;
+	udp->dest = r->dst_port;
+	udp->len = bpf_htons(udp_len);
+	sum = sum16bytes(r->src_ip) + sum16bytes(r->dst_ip) + bpf_htons(IPPROTO_UDP) + udp->len;
+	udp->check = udp_check(sum, udp, xaf);
+	return 0;
+}
+
+static __always_inline int write_id(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len,
+				    __be32 network_id)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct xaf_id_hdr *id = (void *)(eth + 1);
+
+	/* bounds: Ethernet + ID header */
+	if ((void *)(id + 1) > data_end)
+		return -1;
+	write_eth(eth, r, XAF_ETH_P_ID);
+	id->src_id = bpf_htonl(r->src_id);
+	id->dst_id = network_id;
+	id->next_hdr = XAF_ID_NEXT_XAF;
+	id->reserved = 0;
+	id->length = bpf_htons(xaf_len);
+	return 0;
+}
+
+static __always_inline __u32 outer_len_of(__u8 form)
+{
+	switch (form) {
+	case XAF_FORM_IPV4: return OUTER_IPV4;
+	case XAF_FORM_IPV6: return OUTER_IPV6;
+	case XAF_FORM_ID:   return OUTER_ID;
+	default:            return 0;
+	}
+}
+
+/* ---- The program --------------------------------------------------------------------------- */
+
+static __always_inline struct verdict drop(__u32 counter)
+{
+	struct verdict v = { .action = XDP_DROP, .counter = counter };
+	return v;
+}
+
+static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
+{
+	struct verdict pass = { .action = XDP_PASS, .counter = XAF_C_PASS_NON_XAF };
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct cursor c = { .pos = data, .end = data_end };
+	struct xaf_frame f = {};
+	struct ethhdr *eth;
+	struct xaf_hdr *xaf;
+	struct xaf_port *port;
+	struct xaf_route *r;
+	__u32 ifindex = ctx->ingress_ifindex;
+	__u32 frame_len, l2_len, key, out_len;
+	__be32 network_id;
+	__u16 payload_len, old_w, new_w;
+	__u8 hop;
+	int proto, rc;
+	long ret;
+
+	port = bpf_map_lookup_elem(&ports, &ifindex);
+	if (!port)
+		return pass;
+
+	proto = parse_ethhdr(&c, &eth);
+	if (proto == bpf_htons(ETH_P_IP))
+		rc = parse_ipv4(&c, &f);
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		rc = parse_ipv6(&c, &f);
+	else if (proto == bpf_htons(XAF_ETH_P_ID))
+		rc = parse_id(&c, &f);
+	else
+		rc = 0;
+	if (rc == 0)
+		return pass;
+	*is_xaf = 1;
+	if (rc < 0)
+		return drop(XAF_C_DROP_MALFORMED);
+
+	xaf = c.pos;
+	/* bounds: the whole 48-byte XAF header */
+	if ((void *)(xaf + 1) > data_end)
+		return drop(XAF_C_DROP_MALFORMED);
+	if (xaf->magic != bpf_htons(XAF_MAGIC) || xaf->version != XAF_VERSION || xaf->hdr_len != XAF_HDR_LEN)
+		return drop(XAF_C_DROP_MALFORMED);
+	payload_len = bpf_ntohs(xaf->payload_len);
+	if (f.xaf_len != XAF_HDR_LEN + (__u32)payload_len)
+		return drop(XAF_C_DROP_MALFORMED);
+
+	/* The frame must hold everything the headers claim; bytes beyond that are padding to trim. */
+	frame_len = data_end - data;
+	l2_len = ETH_HLEN + f.l3_len;
+	if (frame_len < l2_len)
+		return drop(XAF_C_DROP_MALFORMED);
+
+	key = bpf_ntohl(xaf->network_id);
+	r = bpf_map_lookup_elem(&routes, &key);
+	if (!r)
+		return drop(XAF_C_DROP_NO_ROUTE);
+	if (r->ingress_mask && (port->slot >= 64 || !(r->ingress_mask & (1ULL << port->slot))))
+		return drop(XAF_C_DROP_INGRESS);
+	if (xaf->job_id != bpf_htonl(r->job_id) || xaf->job_token != bpf_htonl(r->job_token))
+		return drop(XAF_C_DROP_BAD_TOKEN);
+	hop = xaf->hop_limit;
+	if (hop <= 1)
+		return drop(XAF_C_DROP_HOP_LIMIT);
+
+	/* Decrement the hop limit; keep an ingress UDP checksum valid for frames delivered as they are. */
+	old_w = *(__u16 *)&xaf->flags; /* the 16-bit word {flags, hop_limit} */
+	xaf->hop_limit = hop - 1;
+	new_w = *(__u16 *)&xaf->flags;
+	network_id = xaf->network_id;
+
+	if (r->drop_one_in && bpf_get_prandom_u32() % r->drop_one_in == 0)
+		return drop(XAF_C_DROP_INJECTED);
+
+	if (r->action == XAF_ACT_LOCAL) {
+		if (f.udp_check && f.form != XAF_FORM_ID) {
+			struct udphdr *udp;
+
+			if (f.outer_len > OUTER_MAX || f.outer_len < UDP_HDR_LEN)
+				return drop(XAF_C_DROP_MALFORMED);
+			udp = data + (f.outer_len - UDP_HDR_LEN);
+			/* bounds: the UDP header just before the XAF header */
+			if ((void *)(udp + 1) > data_end)
+				return drop(XAF_C_DROP_MALFORMED);
+			udp->check = csum_replace16(f.udp_check, old_w, new_w) ?: 0xffff;
+		}
+		if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
+			return drop(XAF_C_DROP_MALFORMED);
+		ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
+		if (ret != XDP_REDIRECT)
+			return drop(XAF_C_DROP_REDIRECT);
+		struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_TO_LOCAL };
+		return v;
+	}
+	if (r->action != XAF_ACT_FORWARD)
+		return drop(XAF_C_DROP_BAD_FORM);
+
+	out_len = outer_len_of(r->egress_form);
+	if (!out_len)
+		return drop(XAF_C_DROP_BAD_FORM);
+
+	/* Trim trailing padding, then move the start of the frame so the new outer headers fit exactly. */
+	if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
+		return drop(XAF_C_DROP_MALFORMED);
+	if (bpf_xdp_adjust_head(ctx, (int)f.outer_len - (int)out_len))
+		return drop(XAF_C_DROP_REDIRECT);
+
+	switch (r->egress_form) {
+	case XAF_FORM_IPV4:
+		rc = write_ipv4(ctx, r, f.xaf_len);
+		break;
+	case XAF_FORM_IPV6:
+		rc = write_ipv6(ctx, r, f.xaf_len);
+		break;
+	default:
+		rc = write_id(ctx, r, f.xaf_len, network_id);
+		break;
+	}
+	if (rc)
+		return drop(XAF_C_DROP_MALFORMED);
+
+	ret = bpf_redirect_map(&tx_ports, r->tx_slot, XDP_DROP);
+	if (ret != XDP_REDIRECT)
+		return drop(XAF_C_DROP_REDIRECT);
+	struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_FORWARDED };
+	return v;
+}
+
+static __always_inline void count(__u32 counter, __u64 bytes)
+{
+	__u64 *packets = bpf_map_lookup_elem(&counters, &counter);
+	__u64 *octets = bpf_map_lookup_elem(&counter_bytes, &counter);
+
+	/* per-CPU values: no atomics needed */
+	if (packets)
+		*packets += 1;
+	if (octets)
+		*octets += bytes;
+}
+
+SEC("xdp")
+int xaf_gateway(struct xdp_md *ctx)
+{
+	__u64 bytes = ctx->data_end - ctx->data; /* ingress frame length, before any rewrite */
+	int is_xaf = 0;
+	struct verdict v = process(ctx, &is_xaf);
+
+	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF */
+	if (is_xaf)
+		count(XAF_C_RX_XAF, bytes);
+	count(v.counter, bytes);
+	return v.action;
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,14 @@
+package io.xaforward.dataplane;
+
+/**
+ * Outcome counters of the XDP gateway; the ordinal is the C value of enum xaf_counter (the key of the
+ * {@code counters} and {@code counter_bytes} maps). Every XAF frame counts once as {@link #RX_XAF} and once as its
+ * outcome; every other frame counts once as {@link #PASS_NON_XAF}. Bytes are ingress frame lengths.
+ */
+public enum Counter {
+    RX_XAF, PASS_NON_XAF, FORWARDED, TO_LOCAL, DROP_MALFORMED, DROP_NO_ROUTE, DROP_HOP_LIMIT, DROP_BAD_TOKEN,
+    DROP_INGRESS, DROP_INJECTED, DROP_REDIRECT, DROP_BAD_FORM;
+
+    /** The map key (C enum value). */
+    public int code() { return ordinal(); }
+}

@@ -1,0 +1,89 @@
+package io.xaforward.dataplane;
+
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * One entry of the gateway's {@code routes} map: what to do with frames that carry a given network index identifier.
+ * Mirrors struct xaf_route; {@link RouteCodec} writes it in the C layout. IP addresses are 4 bytes (IPv4) or 16 bytes
+ * (IPv6) in network order; MACs are 6 bytes. Ports are unsigned 16-bit values.
+ *
+ * @param txSlot     key into the tx_ports devmap (0..63)
+ * @param action     {@link SharedLayouts#ACTION_FORWARD} or {@link SharedLayouts#ACTION_LOCAL}
+ * @param egressForm {@link SharedLayouts#FORM_IPV4}, {@code FORM_IPV6} or {@code FORM_ID}
+ * @param ingressMask bit i: frames may arrive on the port with slot i; 0 = any port
+ * @param dropOneIn  fault injection: drop 1 in N frames; 0 = never
+ * @param srcId      ID form: src_id written into the ID header
+ */
+public record Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken, int dropOneIn,
+                    int srcId, byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort) {
+
+    public Route {
+        if (txSlot < 0 || txSlot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("txSlot " + txSlot + " not in 0..63");
+        if (action != SharedLayouts.ACTION_FORWARD && action != SharedLayouts.ACTION_LOCAL) throw new IllegalArgumentException("unknown action " + action);
+        if (egressForm < 0 || egressForm > 255) throw new IllegalArgumentException("egressForm " + egressForm);
+        if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn " + dropOneIn + " < 0");
+        srcMac = copy(srcMac, 6, "srcMac");
+        dstMac = copy(dstMac, 6, "dstMac");
+        srcIp = ip(srcIp, "srcIp");
+        dstIp = ip(dstIp, "dstIp");
+        if ((srcPort & ~0xFFFF) != 0 || (dstPort & ~0xFFFF) != 0) throw new IllegalArgumentException("ports must be 0..65535");
+    }
+
+    private static byte[] copy(byte[] b, int len, String what) {
+        if (b == null) return new byte[len];
+        if (b.length != len) throw new IllegalArgumentException(what + " must be " + len + " bytes, got " + b.length);
+        return b.clone();
+    }
+
+    private static byte[] ip(byte[] b, String what) {
+        if (b == null) return new byte[16];
+        if (b.length != 4 && b.length != 16) throw new IllegalArgumentException(what + " must be 4 or 16 bytes, got " + b.length);
+        return Arrays.copyOf(b, 16); // IPv4 occupies the first 4 bytes, as in struct xaf_route
+    }
+
+    /** A route that forwards out of {@code txSlot} in {@code egressForm}, with the given outer header values. */
+    public static Route forward(int txSlot, int egressForm, long ingressMask, int jobId, int jobToken, int srcId,
+                                byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort) {
+        return new Route(txSlot, SharedLayouts.ACTION_FORWARD, egressForm, ingressMask, jobId, jobToken, 0, srcId,
+                srcMac, dstMac, srcIp, dstIp, srcPort, dstPort);
+    }
+
+    /** A route that delivers to the local AF_XDP socket bound to the frame's rx queue. */
+    public static Route local(long ingressMask, int jobId, int jobToken) {
+        return new Route(0, SharedLayouts.ACTION_LOCAL, SharedLayouts.FORM_NONE, ingressMask, jobId, jobToken, 0, 0,
+                null, null, null, null, 0, 0);
+    }
+
+    /** The same route with fault injection set to drop 1 in {@code n} frames (0 = never). */
+    public Route withDropOneIn(int n) {
+        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, n, srcId, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort);
+    }
+
+    @Override public byte[] srcMac() { return srcMac.clone(); }
+    @Override public byte[] dstMac() { return dstMac.clone(); }
+    @Override public byte[] srcIp() { return srcIp.clone(); }
+    @Override public byte[] dstIp() { return dstIp.clone(); }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Route r && txSlot == r.txSlot && action == r.action && egressForm == r.egressForm
+                && ingressMask == r.ingressMask && jobId == r.jobId && jobToken == r.jobToken && dropOneIn == r.dropOneIn
+                && srcId == r.srcId && Arrays.equals(srcMac, r.srcMac) && Arrays.equals(dstMac, r.dstMac)
+                && Arrays.equals(srcIp, r.srcIp) && Arrays.equals(dstIp, r.dstIp) && srcPort == r.srcPort && dstPort == r.dstPort;
+    }
+
+    @Override
+    public int hashCode() {
+        return ((Arrays.hashCode(dstIp) * 31 + txSlot) * 31 + jobId) * 31 + egressForm;
+    }
+
+    @Override
+    public String toString() {
+        HexFormat hex = HexFormat.ofDelimiter(":");
+        return "Route[txSlot=" + txSlot + ", action=" + action + ", egressForm=" + egressForm + ", ingressMask=0x"
+                + Long.toHexString(ingressMask) + ", job=" + jobId + ", dropOneIn=" + dropOneIn + ", srcId=" + srcId
+                + ", srcMac=" + hex.formatHex(srcMac) + ", dstMac=" + hex.formatHex(dstMac) + ", srcPort=" + srcPort
+                + ", dstPort=" + dstPort + "]";
+    }
+}

@@ -1,0 +1,224 @@
+package io.xaforward.dataplane;
+
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import static io.xaforward.dataplane.ProgTestRun.XDP_DROP;
+import static io.xaforward.dataplane.ProgTestRun.XDP_PASS;
+import static io.xaforward.dataplane.ProgTestRun.XDP_REDIRECT;
+import static io.xaforward.dataplane.SharedLayouts.FORM_ID;
+import static io.xaforward.dataplane.SharedLayouts.FORM_IPV4;
+import static io.xaforward.dataplane.SharedLayouts.FORM_IPV6;
+import static io.xaforward.dataplane.TestFrames.*;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Golden packets, Katran style: a table of fixtures (description, input frame, map setup, expected action, expected
+ * output frame, expected counter), each run through BPF_PROG_TEST_RUN against the real compiled xaf_gateway.bpf.o.
+ * Input and expected frames are built by {@link TestFrames}, independently of the BPF code; checksums in forwarded
+ * frames are additionally recomputed naively over the output bytes, payload included.
+ */
+class GoldenPacketTest {
+    static final int LO = 1;                 // exists in every namespace; lo has one rx queue
+    static final int NET = 0x0A0B0C0D;       // network index identifier under test
+    static final int JOB = 77, TOKEN = 0xC0FFEE11;
+    static final int IN_SLOT = 3, TX_SLOT = 5, SRC_ID = 0x11223344;
+    static final byte[] R_SMAC = mac(0xE1), R_DMAC = mac(0xE2);
+    static final byte[] R_SIP4 = ip4(10, 1, 0, 1), R_DIP4 = ip4(10, 2, 0, 1);
+    static final byte[] R_SIP6 = ip6(0x31), R_DIP6 = ip6(0x32);
+    static final int R_SPORT = 40001;
+
+    /** One golden packet. {@code expectedOutput == null}: do not compare (drops); pass cases compare to the input. */
+    record Fixture(String description, byte[] input, int ingressForm, Consumer<XafDataplane> setup, int expectedAction,
+                   byte[] expectedOutput, Counter counter, boolean isXaf, byte[] payload, int egressForm) {}
+
+    static String formName(int f) { return switch (f) { case FORM_IPV4 -> "ipv4"; case FORM_IPV6 -> "ipv6"; case FORM_ID -> "id"; default -> "form" + f; }; }
+
+    static Route route(int egressForm) {
+        boolean v6 = egressForm == FORM_IPV6;
+        return Route.forward(TX_SLOT, egressForm, (1L << IN_SLOT) | (1L << 9), JOB, TOKEN, SRC_ID, R_SMAC, R_DMAC,
+                v6 ? R_SIP6 : R_SIP4, v6 ? R_DIP6 : R_DIP4, R_SPORT, XAF_PORT);
+    }
+
+    /** Standard setup: lo is port IN_SLOT speaking {@code ingressForm}, tx slot TX_SLOT -> lo, route NET. */
+    static Consumer<XafDataplane> standard(int ingressForm, Route r) {
+        return dp -> {
+            dp.setPort(LO, IN_SLOT, ingressForm);
+            dp.setTxPort(TX_SLOT, LO);
+            dp.putRoute(NET, r);
+        };
+    }
+
+    /** An ingress frame of {@code form} carrying {@code xafAndPayload}. */
+    static byte[] ingress(int form, byte[] xafAndPayload) {
+        return switch (form) {
+            case FORM_IPV4 -> ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 0x1234, 0x4000, 50000, XAF_PORT, xafAndPayload);
+            case FORM_IPV6 -> ipv6Udp(mac(1), mac(2), ip6(1), ip6(2), 33, 50000, XAF_PORT, xafAndPayload);
+            case FORM_ID -> idFrame(mac(1), mac(2), 0x99, NET, 0xFD, xafAndPayload);
+            default -> throw new IllegalArgumentException();
+        };
+    }
+
+    /** What the gateway must emit for {@code egressForm}, built from the route's values. */
+    static byte[] expectedEgress(int egressForm, byte[] xafAndPayload) {
+        return switch (egressForm) {
+            case FORM_IPV4 -> ipv4Udp(R_DMAC, R_SMAC, R_SIP4, R_DIP4, 64, 0, 0x4000, R_SPORT, XAF_PORT, xafAndPayload);
+            case FORM_IPV6 -> ipv6Udp(R_DMAC, R_SMAC, R_SIP6, R_DIP6, 64, R_SPORT, XAF_PORT, xafAndPayload);
+            case FORM_ID -> idFrame(R_DMAC, R_SMAC, SRC_ID, NET, 0xFD, xafAndPayload);
+            default -> throw new IllegalArgumentException();
+        };
+    }
+
+    static List<Fixture> fixtures() {
+        List<Fixture> f = new ArrayList<>();
+        int[] forms = {FORM_IPV4, FORM_IPV6, FORM_ID};
+        int[][] lengths = {{1, 1000}, {333, 64}, {7, 1400}};
+        int seed = 0;
+        // ---- forwarding: all nine ingress x egress form pairs, odd and even payloads, plus padded frames ----
+        for (int in : forms) {
+            for (int out : forms) {
+                for (int len : lengths[(in + out) % 3]) {
+                    for (int padding : new int[] {0, 17}) {
+                        byte[] payload = payload(len, ++seed);
+                        Xaf x = Xaf.of(9, NET, JOB, TOKEN, payload);
+                        byte[] input = pad(ingress(in, x.bytes()), padding);
+                        f.add(new Fixture(formName(in) + " -> " + formName(out) + ", payload " + len + (padding > 0 ? ", padded +" + padding : ""),
+                                input, in, standard(in, route(out)), XDP_REDIRECT, expectedEgress(out, x.withHop(8).bytes()),
+                                Counter.FORWARDED, true, payload, out));
+                    }
+                }
+            }
+        }
+        // ---- drops: each with its own counter ----
+        byte[] p = payload(100, 42);
+        Xaf ok = Xaf.of(9, NET, JOB, TOKEN, p);
+        Consumer<XafDataplane> std4 = standard(FORM_IPV4, route(FORM_IPV6));
+        f.add(drop("bad magic", ingress(FORM_IPV4, ok.withMagic(0x5847).bytes()), std4, Counter.DROP_MALFORMED));
+        f.add(drop("bad version", ingress(FORM_IPV4, ok.withVersion(2).bytes()), std4, Counter.DROP_MALFORMED));
+        f.add(drop("bad hdr_len", ingress(FORM_IPV4, ok.withHdrLen(52).bytes()), std4, Counter.DROP_MALFORMED));
+        f.add(drop("payload_len one more than UDP carries", ingress(FORM_IPV4, ok.withPayloadLen(101).bytes()), std4, Counter.DROP_MALFORMED));
+        f.add(drop("payload_len one less than UDP carries (ipv6)", ingress(FORM_IPV6, ok.withPayloadLen(99).bytes()),
+                standard(FORM_IPV6, route(FORM_IPV4)), Counter.DROP_MALFORMED));
+        f.add(drop("ID length disagrees with payload_len", ingress(FORM_ID, ok.withPayloadLen(98).bytes()),
+                standard(FORM_ID, route(FORM_IPV4)), Counter.DROP_MALFORMED));
+        byte[] full = ingress(FORM_IPV4, ok.bytes());
+        f.add(drop("truncated inside the payload", Arrays.copyOf(full, full.length - 30), std4, Counter.DROP_MALFORMED));
+        f.add(drop("truncated inside the XAF header", Arrays.copyOf(full, 14 + 20 + 8 + 30), std4, Counter.DROP_MALFORMED));
+        f.add(drop("IPv4 fragment (MF) of an XAF datagram",
+                ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 1, 0x2000, 50000, XAF_PORT, ok.bytes()),
+                std4, Counter.DROP_MALFORMED));
+        f.add(drop("unknown identifier", ingress(FORM_IPV4, Xaf.of(9, NET + 1, JOB, TOKEN, p).bytes()), std4, Counter.DROP_NO_ROUTE));
+        f.add(drop("hop limit 1", ingress(FORM_IPV4, ok.withHop(1).bytes()), std4, Counter.DROP_HOP_LIMIT));
+        f.add(drop("hop limit 0", ingress(FORM_ID, ok.withHop(0).bytes()), standard(FORM_ID, route(FORM_ID)), Counter.DROP_HOP_LIMIT));
+        f.add(drop("wrong token", ingress(FORM_IPV4, ok.withJob(JOB, TOKEN ^ 1).bytes()), std4, Counter.DROP_BAD_TOKEN));
+        f.add(drop("wrong job", ingress(FORM_IPV4, ok.withJob(JOB + 1, TOKEN).bytes()), std4, Counter.DROP_BAD_TOKEN));
+        f.add(drop("ingress port slot not in the route's mask", ingress(FORM_IPV4, ok.bytes()), dp -> {
+            dp.setPort(LO, 4, FORM_IPV4);
+            dp.setTxPort(TX_SLOT, LO);
+            dp.putRoute(NET, route(FORM_IPV6));
+        }, Counter.DROP_INGRESS));
+        f.add(drop("drop_one_in = 1", ingress(FORM_IPV4, ok.bytes()), standard(FORM_IPV4, route(FORM_IPV6).withDropOneIn(1)), Counter.DROP_INJECTED));
+        f.add(drop("missing tx_port", ingress(FORM_IPV4, ok.bytes()), dp -> {
+            dp.setPort(LO, IN_SLOT, FORM_IPV4);
+            dp.putRoute(NET, route(FORM_IPV6));
+        }, Counter.DROP_REDIRECT));
+        f.add(drop("tx_port populated at another slot only", ingress(FORM_IPV4, ok.bytes()), dp -> {
+            dp.setPort(LO, IN_SLOT, FORM_IPV4);
+            dp.setTxPort(TX_SLOT + 1, LO);
+            dp.putRoute(NET, route(FORM_IPV6));
+        }, Counter.DROP_REDIRECT));
+        f.add(drop("unknown egress form", ingress(FORM_IPV4, ok.bytes()), standard(FORM_IPV4,
+                new Route(TX_SLOT, SharedLayouts.ACTION_FORWARD, 7, 0, JOB, TOKEN, 0, 0, null, null, null, null, 1, 2)), Counter.DROP_BAD_FORM));
+        f.add(drop("LOCAL route without an AF_XDP socket on the queue", ingress(FORM_IPV4, ok.bytes()),
+                standard(FORM_IPV4, Route.local(0, JOB, TOKEN)), Counter.DROP_REDIRECT));
+        // ---- LOCAL delivery (no AF_XDP socket in the test, so the redirect falls back to DROP): the frame handed
+        //      on must have its hop limit decremented, its UDP checksum still valid and its padding trimmed ----
+        for (int in : forms) {
+            byte[] pl = payload(in == FORM_IPV6 ? 77 : 100, 50 + in);
+            Xaf x = Xaf.of(9, NET, JOB, TOKEN, pl);
+            f.add(new Fixture("local: " + formName(in) + " without a socket on the queue, padded +5", pad(ingress(in, x.bytes()), 5), in,
+                    standard(in, Route.local(1L << IN_SLOT, JOB, TOKEN)), XDP_DROP, ingress(in, x.withHop(8).bytes()),
+                    Counter.DROP_REDIRECT, true, null, 0));
+        }
+        byte[] noCsum = ingress(FORM_IPV4, ok.bytes());
+        noCsum[40] = 0; noCsum[41] = 0;
+        byte[] noCsumOut = ingress(FORM_IPV4, ok.withHop(8).bytes());
+        noCsumOut[40] = 0; noCsumOut[41] = 0;
+        f.add(new Fixture("local: IPv4 UDP checksum 0 (none) stays 0", noCsum, FORM_IPV4,
+                standard(FORM_IPV4, Route.local(0, JOB, TOKEN)), XDP_DROP, noCsumOut, Counter.DROP_REDIRECT, true, null, 0));
+        // ---- pass-through: untouched ----
+        byte[] arp = eth(42, new byte[] {-1, -1, -1, -1, -1, -1}, mac(1), ETH_ARP).put(new byte[28]).array();
+        f.add(pass("ARP", arp, std4));
+        byte[] tcp = ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 9, 0x4000, 50000, XAF_PORT, ok.bytes());
+        tcp[14 + 9] = 6; // protocol TCP, same bytes otherwise
+        f.add(pass("TCP", tcp, std4));
+        f.add(pass("UDP to another port", ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 9, 0x4000, 50000, 53, ok.bytes()), std4));
+        f.add(pass("IPv4 non-first fragment", ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 9, 0x0010, 50000, XAF_PORT, ok.bytes()), std4));
+        byte[] v6tcp = ingress(FORM_IPV6, ok.bytes());
+        v6tcp[14 + 6] = 6; // next header TCP
+        f.add(pass("IPv6 non-UDP", v6tcp, standard(FORM_IPV6, route(FORM_IPV4))));
+        f.add(pass("ID frame whose next header is not XAF", idFrame(mac(1), mac(2), 1, NET, 0x11, ok.bytes()), standard(FORM_ID, route(FORM_ID))));
+        f.add(pass("XAF frame on an ifindex that is not a port", ingress(FORM_IPV4, ok.bytes()), dp -> {
+            dp.setTxPort(TX_SLOT, LO);
+            dp.putRoute(NET, route(FORM_IPV6));
+        }));
+        return f;
+    }
+
+    static Fixture drop(String d, byte[] in, Consumer<XafDataplane> setup, Counter c) {
+        return new Fixture("drop: " + d, in, 0, setup, XDP_DROP, null, c, true, null, 0);
+    }
+
+    static Fixture pass(String d, byte[] in, Consumer<XafDataplane> setup) {
+        return new Fixture("pass: " + d, in, 0, setup, XDP_PASS, in, Counter.PASS_NON_XAF, false, null, 0);
+    }
+
+    @TestFactory
+    Stream<DynamicTest> goldenPackets() {
+        return fixtures().stream().map(fx -> DynamicTest.dynamicTest(fx.description(), () -> runFixture(fx)));
+    }
+
+    static void runFixture(Fixture fx) {
+        try (XafDataplane dp = XafDataplane.load()) {
+            fx.setup().accept(dp);
+            CounterSnapshot before = dp.counters();
+            ProgTestRun.Result r = ProgTestRun.run(dp.programFd(), fx.input(), LO, 0);
+            CounterSnapshot delta = dp.counters().minus(before);
+
+            assertEquals(fx.expectedAction(), r.action(), () -> "action was " + r.actionName() + "; counters " + delta);
+            assertEquals(1, delta.packets(fx.counter()), () -> "counter " + fx.counter() + " in " + delta);
+            assertEquals(fx.input().length, delta.bytes(fx.counter()), "bytes counted = ingress frame length");
+            assertEquals(fx.isXaf() ? 1 : 0, delta.packets(Counter.RX_XAF), "RX_XAF");
+            assertEquals(1, delta.totalFrames(), () -> "exactly one outcome counted: " + delta);
+            if (fx.expectedOutput() != null) {
+                assertArrayEquals(fx.expectedOutput(), r.frame(), () -> "output frame\n expected " + HexFormat.of().formatHex(fx.expectedOutput())
+                        + "\n actual   " + HexFormat.of().formatHex(r.frame()));
+            }
+            if (fx.payload() != null) {
+                checkForwarded(fx, r.frame());
+            }
+        }
+    }
+
+    /** Independent checks of a forwarded frame: checksums recomputed over the output, payload, hop limit. */
+    static void checkForwarded(Fixture fx, byte[] out) {
+        int outer = switch (fx.egressForm()) { case FORM_IPV4 -> 42; case FORM_IPV6 -> 62; default -> 26; };
+        assertEquals(outer + 48 + fx.payload().length, out.length, "no padding, no lost bytes");
+        assertArrayEquals(fx.payload(), Arrays.copyOfRange(out, outer + 48, out.length), "payload byte-identical");
+        assertEquals(8, out[outer + 5], "hop limit decremented from 9");
+        if (fx.egressForm() == FORM_IPV4) {
+            assertEquals(ipv4HeaderChecksum(out, 14), getShort(out, 24), "IPv4 header checksum");
+            assertEquals(udpChecksum(out), getShort(out, 40), "UDP checksum (IPv4)");
+        } else if (fx.egressForm() == FORM_IPV6) {
+            assertEquals(udpChecksum(out), getShort(out, 60), "UDP checksum (IPv6)");
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.xaforward.dataplane;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Attaches the gateway to a veth pair in a namespace this test creates (native mode works on veth) and to that
+ * namespace's lo (no native XDP: only the explicit generic fallback works), checking {@code ip link} each time.
+ */
+class XdpAttachTest {
+    static NetNs ns;
+
+    @BeforeAll
+    static void makeNamespace() {
+        ns = new NetNs("xafdp-" + ProcessHandle.current().pid());
+        ns.ip("link", "add", "xa0", "type", "veth", "peer", "name", "xb0");
+        ns.ip("link", "set", "xa0", "up");
+        ns.ip("link", "set", "xb0", "up");
+        ns.ip("link", "set", "lo", "up");
+    }
+
+    @AfterAll
+    static void removeNamespace() {
+        if (ns != null) ns.close();
+        assertFalse(Sh.run("ip", "netns", "list").contains(ns.name), "namespace removed");
+    }
+
+    static String link(String dev) { return ns.ip("-d", "link", "show", "dev", dev).lines().findFirst().orElse(""); }
+
+    @Test
+    void nativeAttachShowsXdpAndDetachRemovesIt() throws Throwable {
+        try (AutoCloseable in = ns.enter(); XafDataplane dp = XafDataplane.load()) {
+            XdpAttachment a = dp.attach("xa0", false);
+            assertEquals(XdpAttachment.Mode.NATIVE, a.mode());
+            assertTrue(link("xa0").contains(" xdp "), () -> "ip link: " + link("xa0"));
+            assertTrue(XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE) > 0);
+
+            BpfException busy = assertThrows(BpfException.class, () -> dp.attach("xa0", false));
+            assertEquals(16, busy.errno());
+            assertEquals("bpf_xdp_attach(ifindex " + a.ifindex() + " 'xa0', native): Device or resource busy (errno 16)", busy.getMessage());
+
+            dp.detachAll();
+            assertFalse(link("xa0").contains("xdp"), () -> "after detach: " + link("xa0"));
+            assertEquals(0, XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE));
+        }
+    }
+
+    @Test
+    void closeDetachesEverything() throws Throwable {
+        try (AutoCloseable in = ns.enter()) {
+            try (XafDataplane dp = XafDataplane.load()) {
+                dp.attach("xa0", false);
+                dp.attach("xb0", false);
+                assertTrue(link("xb0").contains(" xdp "), () -> link("xb0"));
+            }
+            assertFalse(link("xa0").contains("xdp"), () -> link("xa0"));
+            assertFalse(link("xb0").contains("xdp"), () -> link("xb0"));
+        }
+    }
+
+    @Test
+    void genericOnlyWhenTheCallerAllowsIt() throws Throwable {
+        try (AutoCloseable in = ns.enter(); XafDataplane dp = XafDataplane.load()) {
+            BpfException e = assertThrows(BpfException.class, () -> dp.attach("lo", false));
+            assertTrue(e.getMessage().startsWith("bpf_xdp_attach(ifindex 1 'lo', native): "), e.getMessage());
+            assertFalse(link("lo").contains("xdp"));
+
+            XdpAttachment a = dp.attach("lo", true);
+            assertEquals(XdpAttachment.Mode.GENERIC, a.mode());
+            assertTrue(link("lo").contains("xdpgeneric"), () -> link("lo"));
+            a.detach();
+            assertFalse(link("lo").contains("xdp"), () -> link("lo"));
+        }
+    }
+
+    @Test
+    void missingInterfaceIsAClearError() throws Throwable {
+        try (AutoCloseable in = ns.enter(); XafDataplane dp = XafDataplane.load()) {
+            BpfException e = assertThrows(BpfException.class, () -> dp.attach("xafdp-none0", false));
+            assertEquals(19, e.errno());
+            assertTrue(e.getMessage().contains("'xafdp-none0'"), e.getMessage());
+            assertTrue(e.getMessage().contains("No such device"), e.getMessage());
+            assertTrue(dp.attachments().isEmpty());
+        }
+    }
+}
