@@ -42,6 +42,11 @@ public record Node(Kind kind, String name, String datacenter, NetworkForm form, 
 
     /** The 6 bytes of the MAC address. */
     public byte[] macBytes() {
+        return macBytesOf(mac);
+    }
+
+    /** The 6 bytes of a MAC address written aa:bb:cc:dd:ee:ff. */
+    public static byte[] macBytesOf(String mac) {
         return HexFormat.ofDelimiter(":").parseHex(mac);
     }
 
