@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
         description = "XAForward: XDP gateways for data-parallel training across heterogeneous data centers.",
         subcommands = {
                 CommandLine.HelpCommand.class,
+                GatewayCommand.class,
                 TopoCommand.class,
         })
 public final class Main {

@@ -41,28 +41,40 @@ public final class XafDataplane implements AutoCloseable {
         this.perCpu = arena.allocate(counters.valueBufferSize(), 8);
     }
 
-    /** Loads the gateway program shipped on the classpath. */
+    /** System property naming a BPF object file to load instead of the one shipped on the classpath. */
+    public static final String OBJECT_PROPERTY = "xaf.bpf.object";
+
+    /**
+     * Loads the gateway program shipped on the classpath, or the file named by the system property
+     * {@value #OBJECT_PROPERTY} when it is set.
+     */
     public static XafDataplane load() {
-        BpfObject obj = BpfObject.openResource(OBJECT_RESOURCE);
+        String override = System.getProperty(OBJECT_PROPERTY);
+        if (override != null && !override.isBlank()) return load(java.nio.file.Path.of(override));
+        return load(BpfObject.openResource(OBJECT_RESOURCE));
+    }
+
+    /** Loads a gateway program from a file (tests, custom builds). */
+    public static XafDataplane load(java.nio.file.Path objectFile) {
+        return load(BpfObject.open(objectFile));
+    }
+
+    private static XafDataplane load(BpfObject obj) {
         try {
             obj.load();
             return new XafDataplane(obj);
+        } catch (BpfException e) {
+            obj.close();
+            if (e.errno() == 1) { // EPERM
+                throw new BpfException("loading the XDP program needs root (CAP_BPF and CAP_NET_ADMIN); "
+                        + e.operation(), e.errno(), e.verifierLog());
+            }
+            throw e;
         } catch (RuntimeException e) {
             obj.close();
             throw e;
         }
     }
-
-    /** Loads a gateway program from a file (tests, custom builds). */
-    public static XafDataplane load(java.nio.file.Path objectFile) {
-        BpfObject obj = BpfObject.open(objectFile);
-        try {
-            obj.load();
-            return new XafDataplane(obj);
-        } catch (RuntimeException e) {
-            obj.close();
-            throw e;
-        }
     }
 
     public int programFd() { return progFd; }

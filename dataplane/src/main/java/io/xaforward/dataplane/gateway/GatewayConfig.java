@@ -16,8 +16,6 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
     public enum AttachMode {
         /** Native (driver) XDP only; fail if the interface cannot do it. */
         NATIVE,
-        /** Generic (skb) XDP only: slower, for interfaces without native support. */
-        GENERIC,
         /** Native, and generic as an explicit, logged fallback. */
         NATIVE_OR_GENERIC
     }

@@ -60,9 +60,8 @@ public final class GatewayConfigParser {
 
         GatewayConfig.AttachMode attach = switch (str(top, "attach", "native", "top level")) {
             case "native" -> GatewayConfig.AttachMode.NATIVE;
-            case "generic" -> GatewayConfig.AttachMode.GENERIC;
             case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
-            default -> throw fail("attach: expected native, generic or native-or-generic");
+            default -> throw fail("attach: expected native or native-or-generic");
         };
         Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
         boolean reload = bool(top, "reload", true, "top level");

@@ -1,0 +1,23 @@
+package io.xaforward.cli;
+
+import io.xaforward.dataplane.gateway.GatewayMain;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code xaf gateway --config FILE}: runs an XAForward XDP gateway until SIGTERM/SIGINT. */
+@Command(name = "gateway", mixinStandardHelpOptions = true,
+        description = {"Run an XAForward gateway: attach the XDP program to the configured interfaces, program the",
+                "routes, serve counters on a Prometheus endpoint, apply route changes to the file without",
+                "dropping traffic, and detach on SIGTERM/SIGINT. See docs/GATEWAY.md for the file format."})
+final class GatewayCommand implements Callable<Integer> {
+    @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "gateway YAML config")
+    Path config;
+
+    @Override
+    public Integer call() {
+        return GatewayMain.run(config);
+    }
+}
