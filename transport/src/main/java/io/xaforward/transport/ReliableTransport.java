@@ -105,7 +105,7 @@ public final class ReliableTransport implements AutoCloseable {
         long rate = config.pacingRateBytesPerSecond();
         pacingBytesPerNano = rate / 1e9;
         long burst = config.pacingBurstBytes() > 0 ? config.pacingBurstBytes()
-                : Math.max(4L * datagram, rate / 500);
+                : Math.max(4L * datagram, rate / 200); // 5 ms of traffic
         pacingBurst = burst;
         tokens = burst;
         lastRefillNanos = System.nanoTime();
@@ -187,7 +187,7 @@ public final class ReliableTransport implements AutoCloseable {
 
     // ---------------------------------------------------------------- event loop
 
-    /** Starts a daemon thread that runs {@link #doWork()} with a spin-yield-park idle strategy. */
+    /** Starts a daemon thread that runs {@link #doWork()}, spinning briefly and then parking when idle. */
     public synchronized ReliableTransport start() {
         if (thread != null) {
             throw new IllegalStateException("already started");
@@ -206,10 +206,9 @@ public final class ReliableTransport implements AutoCloseable {
                 idle = 0;
             } else if (++idle < 64) {
                 Thread.onSpinWait();
-            } else if (idle < 128) {
-                Thread.yield();
             } else {
-                LockSupport.parkNanos(50_000);
+                // No Thread.yield(): on a busy host it can cost a whole scheduler slice, starving the pacer.
+                LockSupport.parkNanos(idle < 256 ? 10_000 : 50_000);
             }
         }
     }

@@ -88,7 +88,7 @@ public final class TransportConfig {
         private long maxMessageBytes = 1L << 30;
         private int windowChunks = 256;
         private Duration initialRto = Duration.ofMillis(30);
-        private Duration minRto = Duration.ofMillis(2);
+        private Duration minRto = Duration.ofMillis(5);
         private Duration maxRto = Duration.ofMillis(500);
         private Duration ackTimeout = Duration.ofSeconds(10);
         private Duration receiveTimeout = Duration.ZERO;
@@ -157,7 +157,8 @@ public final class TransportConfig {
             return this;
         }
 
-        /** Paces all sends to {@code bytesPerSecond}; 0 turns pacing off. A burst of 0 picks ~2 ms worth. */
+        /** Paces all sends to {@code bytesPerSecond}; 0 turns pacing off. A burst of 0 picks 5 ms worth (at least 4 datagrams);
+         * a larger burst rides out scheduling stalls of the sending thread at the cost of a bigger initial burst. */
         public Builder pacing(long bytesPerSecond, long burstBytes) {
             if (bytesPerSecond < 0 || burstBytes < 0) {
                 throw new IllegalArgumentException("pacing rate and burst must not be negative");
