@@ -49,6 +49,8 @@ public final class ReliableTransport implements AutoCloseable {
     private final ByteBuffer txBuffer;
     private final MemorySegment txSegment;
     private final CRC32C crc = new CRC32C();
+    /** A freshly initialised header, copied over the send buffer instead of XafHeader.init() (which slices). */
+    private final MemorySegment headerTemplate;
     private final DatagramHandler receiveHandler = this::onDatagram;
     private MemorySegment rxCachedSegment;
     private ByteBuffer rxCachedBuffer;
@@ -90,6 +92,8 @@ public final class ReliableTransport implements AutoCloseable {
         }
         txBuffer = ByteBuffer.allocateDirect(Math.max(datagram, XafHeader.LENGTH + AckPayload.MAX_LENGTH));
         txSegment = MemorySegment.ofBuffer(txBuffer);
+        headerTemplate = MemorySegment.ofArray(new byte[XafHeader.LENGTH]);
+        new XafHeader().wrap(headerTemplate, 0).init();
         peers = new PeerState[addressBook.rankLimit()];
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
@@ -753,7 +757,8 @@ public final class ReliableTransport implements AutoCloseable {
 
     private void writeHeader(PeerState peer, int type, int flags, int elemType, int step, int bucket,
                              int chunkIndex, int chunkCount, int payloadLength) {
-        txHeader.wrap(txSegment, 0).init()
+        MemorySegment.copy(headerTemplate, 0, txSegment, 0, XafHeader.LENGTH);
+        txHeader.wrap(txSegment, 0)
                 .type(type).flags(flags).elemType(elemType)
                 .networkId(peer.networkId).jobId(config.jobId()).jobToken(config.jobToken())
                 .srcRank(config.localRank()).dstRank(peer.rank)
