@@ -20,8 +20,8 @@ public final class LossyDatagramPort implements DatagramPort {
     private final MemorySegment held;
     private int heldLength = -1;
     private Peer heldPeer;
-    private long dropped;
-    private long corrupted;
+    private volatile long dropped;   // written by the event loop only
+    private volatile long corrupted;
 
     public LossyDatagramPort(DatagramPort inner, LoopbackNetwork.Impairments impairments, long seed) {
         this.inner = inner;

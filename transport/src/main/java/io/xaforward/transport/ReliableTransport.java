@@ -723,11 +723,11 @@ public final class ReliableTransport implements AutoCloseable {
         for (int i = 0, size = peer.outbound.size(); i < size; i++) {
             OutboundMessage m = peer.outbound.get(i);
             if (m.nextNew < m.chunkCount) {
+                if (m.progressNanos == 0) {
+                    m.progressNanos = nowNanos; // the ack timeout runs from the first attempt, even a refused one
+                }
                 if (!sendChunk(m, m.nextNew, false)) {
                     return false;
-                }
-                if (m.progressNanos == 0) {
-                    m.progressNanos = nowNanos;
                 }
                 m.nextNew++;
                 return true;

@@ -132,7 +132,10 @@ class TransportBehaviourTest {
             assertEquals(-1L, a.mismatch(intoA));
             assertEquals(-1L, b.mismatch(intoB));
             assertTrue(port0.dropped() > 0 && t0.stats().retransmits() > 0);
-            assertEquals(port0.corrupted() + port1.corrupted(), t0.stats().crcFailures() + t1.stats().crcFailures());
+            // The kernel may drop a corrupted datagram before the transport sees it, never invent one.
+            long crcFailures = t0.stats().crcFailures() + t1.stats().crcFailures();
+            assertTrue(crcFailures > 0 && crcFailures <= port0.corrupted() + port1.corrupted(),
+                    crcFailures + " CRC failures for " + (port0.corrupted() + port1.corrupted()) + " corruptions");
         }
     }
 }
