@@ -45,8 +45,9 @@ public final class LossyDatagramPort implements DatagramPort {
             return true; // lost on the wire: the sender cannot tell
         }
         MemorySegment.copy(buffer, offset, scratch, 0, length);
-        if (length > HEADER_BYTES_UNTOUCHED && impairments.corruptRate() > 0
-                && random.nextDouble() < impairments.corruptRate()) {
+        boolean corrupt = length > HEADER_BYTES_UNTOUCHED && impairments.corruptRate() > 0
+                && random.nextDouble() < impairments.corruptRate();
+        if (corrupt) {
             long at = HEADER_BYTES_UNTOUCHED + random.nextInt(length - HEADER_BYTES_UNTOUCHED);
             scratch.set(ValueLayout.JAVA_BYTE, at,
                     (byte) (scratch.get(ValueLayout.JAVA_BYTE, at) ^ (1 << random.nextInt(8))));
@@ -61,6 +62,9 @@ public final class LossyDatagramPort implements DatagramPort {
         boolean sent = inner.send(scratch, 0, length, destination);
         if (impairments.duplicateRate() > 0 && random.nextDouble() < impairments.duplicateRate()) {
             inner.send(scratch, 0, length, destination);
+            if (corrupt) {
+                corrupted++; // the copy carries the same damage
+            }
         }
         if (heldLength >= 0) {
             inner.send(held, 0, heldLength, heldPeer);
@@ -85,7 +89,9 @@ public final class LossyDatagramPort implements DatagramPort {
         this.impairments = impairments;
     }
 
+    /** Datagrams dropped on purpose. */
     public long dropped() { return dropped; }
+    /** Corrupted datagrams handed to the inner port (a duplicated corrupted datagram counts twice). */
     public long corrupted() { return corrupted; }
 
     @Override
