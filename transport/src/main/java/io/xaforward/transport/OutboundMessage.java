@@ -1,0 +1,56 @@
+package io.xaforward.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Sender-side state of one message. Per-chunk state lives in one pooled bitmap array holding four bitmaps
+ * (acknowledged, in flight, queued for retransmission, ever retransmitted) and a pooled array of last send times.
+ */
+final class OutboundMessage {
+    final PeerState peer;
+    final MessageId id;
+    final MemorySegment data;
+    final int elemType;
+    final CompletableFuture<Void> future = new CompletableFuture<>();
+
+    int chunkCount;
+    int chunkSize;
+    int words;
+    long[] bits;
+    long[] lastSent;
+    int nextNew;
+    int lowestUnacked;
+    int ackedCount;
+    /** Time of the first transmission or of the last acknowledgement progress; 0 before the first transmission. */
+    long progressNanos;
+    boolean done;
+
+    OutboundMessage(PeerState peer, MessageId id, MemorySegment data, int elemType) {
+        this.peer = peer;
+        this.id = id;
+        this.data = data;
+        this.elemType = elemType;
+    }
+
+    int ackedBase() { return 0; }
+    int inFlightBase() { return words; }
+    int queuedBase() { return 2 * words; }
+    int retransmittedBase() { return 3 * words; }
+
+    boolean acked(int chunk) { return Bitmaps.get(bits, 0, chunk); }
+    boolean inFlight(int chunk) { return Bitmaps.get(bits, words, chunk); }
+    boolean queued(int chunk) { return Bitmaps.get(bits, 2 * words, chunk); }
+
+    boolean matches(int step, int bucketId) {
+        return id.step() == step && id.bucketId() == bucketId;
+    }
+
+    long chunkOffset(int chunk) {
+        return (long) chunk * chunkSize;
+    }
+
+    int chunkLength(int chunk) {
+        return (int) Math.min(chunkSize, data.byteSize() - chunkOffset(chunk));
+    }
+}

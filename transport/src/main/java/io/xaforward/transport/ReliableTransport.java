@@ -1,0 +1,834 @@
+package io.xaforward.transport;
+
+import io.xaforward.protocol.XafHeader;
+import io.xaforward.transport.TransportStats.Counter;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32C;
+
+/**
+ * Moves whole gradient messages reliably between ranks over an unreliable {@link DatagramPort}: one instance per rank.
+ *
+ * <p>A message is cut into chunks of at most {@link TransportConfig#maxPayload()} bytes, each sent as one XAF DATA
+ * datagram carrying the destination's network index identifier, the job id and token, a CRC32C and a ones'-complement
+ * sum of its payload. The receiver hands every chunk exactly once to a {@link ChunkSink}, keeps a bitmap of received
+ * chunks and answers with ACK datagrams (cumulative index + SACK bitmap). The sender keeps a window of chunks in flight
+ * per peer, retransmits on a timeout derived from the measured round trip with exponential backoff, and at once for
+ * gaps the SACK bitmap reveals; an optional token bucket paces everything it sends. docs/TRANSPORT.md has the details.
+ *
+ * <p>Threading: all protocol work happens in {@link #doWork()} on one thread: either the transport's own thread
+ * ({@link #start()}) or a caller that drives it. {@link #send} and {@link #expect} may be called from any thread; they
+ * only enqueue. Futures complete on the event-loop thread, so dependent stages should be light or use the
+ * {@code *Async} variants. Buffers passed to send/expect must stay valid and untouched until their future completes.
+ */
+public final class ReliableTransport implements AutoCloseable {
+    private static final int POLL_BATCH = 64;
+    private static final int SEND_BATCH = 64;
+    private static final int COMPLETED_MEMORY = 4096;
+    private static final long TIMER_CHECK_INTERVAL_NANOS = 1_000_000;
+
+    private final TransportConfig config;
+    private final AddressBook addressBook;
+    private final DatagramPort port;
+    private final TransportStats stats = new TransportStats();
+    private final PeerState[] peers;
+    private final ConcurrentLinkedQueue<Object> submissions = new ConcurrentLinkedQueue<>();
+    private final LongArrayPool pool = new LongArrayPool();
+    private final ArrayList<InboundMessage> ackPending = new ArrayList<>();
+
+    private final XafHeader txHeader = new XafHeader();
+    private final XafHeader rxHeader = new XafHeader();
+    private final ByteBuffer txBuffer;
+    private final MemorySegment txSegment;
+    private final CRC32C crc = new CRC32C();
+    /** A freshly initialised header, copied over the send buffer instead of XafHeader.init() (which slices). */
+    private final MemorySegment headerTemplate;
+    private final DatagramHandler receiveHandler = this::onDatagram;
+    private MemorySegment rxCachedSegment;
+    private ByteBuffer rxCachedBuffer;
+
+    // Recently completed inbound messages, so that a retransmission after a lost final ACK is answered.
+    private final int[] completedSrc = new int[COMPLETED_MEMORY];
+    private final int[] completedStep = new int[COMPLETED_MEMORY];
+    private final int[] completedBucket = new int[COMPLETED_MEMORY];
+    private final int[] completedCount = new int[COMPLETED_MEMORY];
+    private int completedNext;
+    private int completedSize;
+
+    private final long initialRtoNanos;
+    private final long minRtoNanos;
+    private final long maxRtoNanos;
+    private final long ackTimeoutNanos;
+    private final long receiveTimeoutNanos;
+    private final double pacingBytesPerNano;
+    private final double pacingBurst;
+    private double tokens;
+    private long lastRefillNanos;
+    private long nextTimerCheckNanos;
+    private int peerCursor;
+    private long nowNanos;
+
+    private volatile boolean closed;
+    private volatile Thread thread;
+
+    /** Takes ownership of {@code port} (closed with the transport). */
+    public ReliableTransport(TransportConfig config, AddressBook addressBook, DatagramPort port) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.addressBook = Objects.requireNonNull(addressBook, "addressBook");
+        this.port = Objects.requireNonNull(port, "port");
+        int datagram = XafHeader.LENGTH + config.maxPayload();
+        if (datagram > port.maxDatagramLength()) {
+            throw new IllegalArgumentException("chunk payload of " + config.maxPayload() + " bytes plus the "
+                    + XafHeader.LENGTH + "-byte XAF header exceeds the port's datagram limit of "
+                    + port.maxDatagramLength() + " bytes");
+        }
+        txBuffer = ByteBuffer.allocateDirect(Math.max(datagram, XafHeader.LENGTH + AckPayload.MAX_LENGTH));
+        txSegment = MemorySegment.ofBuffer(txBuffer);
+        headerTemplate = MemorySegment.ofArray(new byte[XafHeader.LENGTH]);
+        new XafHeader().wrap(headerTemplate, 0).init();
+        peers = new PeerState[addressBook.rankLimit()];
+        for (int rank = 0; rank < peers.length; rank++) {
+            if (addressBook.contains(rank) && rank != config.localRank()) {
+                peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
+                        config.windowChunks());
+            }
+        }
+        initialRtoNanos = config.initialRto().toNanos();
+        minRtoNanos = config.minRto().toNanos();
+        maxRtoNanos = config.maxRto().toNanos();
+        ackTimeoutNanos = config.ackTimeout().toNanos();
+        receiveTimeoutNanos = config.receiveTimeout().toNanos();
+        long rate = config.pacingRateBytesPerSecond();
+        pacingBytesPerNano = rate / 1e9;
+        long burst = config.pacingBurstBytes() > 0 ? config.pacingBurstBytes()
+                : Math.max(4L * datagram, rate / 200); // 5 ms of traffic
+        pacingBurst = burst;
+        tokens = burst;
+        lastRefillNanos = System.nanoTime();
+    }
+
+    public TransportConfig config() { return config; }
+    public TransportStats stats() { return stats; }
+
+    // ---------------------------------------------------------------- submission (any thread)
+
+    /** Sends {@code data} as message {@code id} to {@code dstRank}; the future completes when every chunk is acked. */
+    public CompletableFuture<Void> send(int dstRank, MessageId id, MemorySegment data) {
+        return send(dstRank, id, data, 0);
+    }
+
+    /** As {@link #send(int, MessageId, MemorySegment)}, stating the element type (xaf_elem_type) in the header. */
+    public CompletableFuture<Void> send(int dstRank, MessageId id, MemorySegment data, int elemType) {
+        Objects.requireNonNull(data, "data");
+        PeerState peer = remotePeer(dstRank, id);
+        checkSize(data.byteSize());
+        long chunks = data.byteSize() == 0 ? 1 : (data.byteSize() + config.maxPayload() - 1) / config.maxPayload();
+        if (chunks > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("message of " + data.byteSize() + " bytes needs more than 2^31 chunks");
+        }
+        OutboundMessage message = new OutboundMessage(peer, id, data, elemType);
+        message.chunkSize = config.maxPayload();
+        message.chunkCount = (int) chunks;
+        submit(message);
+        return message.future;
+    }
+
+    /** Expects message {@code id} from {@code srcRank} and copies it into {@code dest} (exactly its size). */
+    public CompletableFuture<Void> expect(int srcRank, MessageId id, MemorySegment dest) {
+        return expect(srcRank, id, dest, ChunkSink.COPY);
+    }
+
+    /**
+     * Expects message {@code id} from {@code srcRank}, {@code dest.byteSize()} bytes long, and calls {@code sink} once
+     * per chunk. Post it before the peer sends: chunks that arrive earlier are dropped and recovered by retransmission.
+     */
+    public CompletableFuture<Void> expect(int srcRank, MessageId id, MemorySegment dest, ChunkSink sink) {
+        Objects.requireNonNull(dest, "dest");
+        Objects.requireNonNull(sink, "sink");
+        PeerState peer = remotePeer(srcRank, id);
+        checkSize(dest.byteSize());
+        InboundMessage message = new InboundMessage(peer, id, dest, sink);
+        submit(message);
+        return message.future;
+    }
+
+    private PeerState remotePeer(int rank, MessageId id) {
+        Objects.requireNonNull(id, "id");
+        if (id.jobId() != config.jobId()) {
+            throw new IllegalArgumentException("message " + id + " belongs to job " + id.jobId()
+                    + " but this transport serves job " + config.jobId());
+        }
+        if (rank == config.localRank()) {
+            throw new IllegalArgumentException("rank " + rank + " is this transport's own rank");
+        }
+        if (rank < 0 || rank >= peers.length || peers[rank] == null) {
+            throw new IllegalArgumentException("rank " + rank + " is not in the address book");
+        }
+        return peers[rank];
+    }
+
+    private void checkSize(long bytes) {
+        if (bytes > config.maxMessageBytes()) {
+            throw new IllegalArgumentException("message of " + bytes + " bytes exceeds the configured limit of "
+                    + config.maxMessageBytes() + " bytes");
+        }
+    }
+
+    private void submit(Object message) {
+        if (closed) {
+            throw new IllegalStateException("transport of rank " + config.localRank() + " is closed");
+        }
+        submissions.add(message);
+    }
+
+    // ---------------------------------------------------------------- event loop
+
+    /** Starts a daemon thread that runs {@link #doWork()}, spinning briefly and then parking when idle. */
+    public synchronized ReliableTransport start() {
+        if (thread != null) {
+            throw new IllegalStateException("already started");
+        }
+        Thread t = new Thread(this::runLoop, "xaf-transport-rank-" + config.localRank());
+        t.setDaemon(true);
+        thread = t;
+        t.start();
+        return this;
+    }
+
+    private void runLoop() {
+        int idle = 0;
+        while (!closed) {
+            if (doWork() > 0) {
+                idle = 0;
+            } else if (++idle < 64) {
+                Thread.onSpinWait();
+            } else {
+                // No Thread.yield(): on a busy host it can cost a whole scheduler slice, starving the pacer.
+                LockSupport.parkNanos(idle < 256 ? 10_000 : 50_000);
+            }
+        }
+    }
+
+    /** One pass of the event loop; returns the amount of work done (0 = idle). Call from one thread only. */
+    public int doWork() {
+        nowNanos = System.nanoTime();
+        int work = drainSubmissions();
+        work += port.poll(receiveHandler, POLL_BATCH);
+        work += flushAcks();
+        work += checkRetransmitTimers();
+        if (nowNanos - nextTimerCheckNanos >= 0) {
+            nextTimerCheckNanos = nowNanos + TIMER_CHECK_INTERVAL_NANOS;
+            work += checkMessageTimeouts();
+        }
+        work += sendData();
+        return work;
+    }
+
+    private int drainSubmissions() {
+        int work = 0;
+        Object next;
+        while ((next = submissions.poll()) != null) {
+            work++;
+            if (next instanceof OutboundMessage out) {
+                admit(out);
+            } else if (next instanceof InboundMessage in) {
+                admit(in);
+            }
+        }
+        return work;
+    }
+
+    private void admit(OutboundMessage message) {
+        PeerState peer = message.peer;
+        for (OutboundMessage other : peer.outbound) {
+            if (other.matches(message.id.step(), message.id.bucketId())) {
+                message.future.completeExceptionally(new IllegalStateException("message " + message.id
+                        + " to rank " + peer.rank + " is already being sent"));
+                return;
+            }
+        }
+        message.words = Bitmaps.wordsFor(message.chunkCount);
+        message.bits = pool.acquire(4 * message.words);
+        message.lastSent = pool.acquire(message.chunkCount);
+        peer.outbound.add(message);
+    }
+
+    private void admit(InboundMessage message) {
+        PeerState peer = message.peer;
+        for (InboundMessage other : peer.inbound) {
+            if (other.matches(message.id.step(), message.id.bucketId())) {
+                message.future.completeExceptionally(new IllegalStateException("message " + message.id
+                        + " from rank " + peer.rank + " is already expected"));
+                return;
+            }
+        }
+        message.lastActivityNanos = nowNanos;
+        peer.inbound.add(message);
+    }
+
+    // ---------------------------------------------------------------- receive path
+
+    private void onDatagram(MemorySegment segment, long offset, int length) {
+        stats.increment(Counter.PACKETS_RECEIVED);
+        stats.add(Counter.BYTES_RECEIVED, length);
+        if (length < XafHeader.LENGTH) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        XafHeader h = rxHeader.wrap(segment, offset);
+        int payloadLength = h.payloadLength();
+        if (h.magic() != (XafHeader.MAGIC & 0xFFFF) || h.version() != XafHeader.VERSION
+                || h.hdrLen() != XafHeader.LENGTH || XafHeader.LENGTH + payloadLength > length) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        if (h.jobId() != config.jobId() || h.jobToken() != config.jobToken()) {
+            stats.increment(Counter.BAD_TOKEN_DROPS);
+            return;
+        }
+        if (h.dstRank() != config.localRank()) {
+            stats.increment(Counter.MISDIRECTED_DROPS);
+            return;
+        }
+        int src = h.srcRank();
+        PeerState peer = src < peers.length ? peers[src] : null;
+        if (peer == null) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        long payloadOffset = h.payloadOffset();
+        if (crc32c(segment, payloadOffset, payloadLength) != h.payloadCrc32c()) {
+            stats.increment(Counter.CRC_FAILURES);
+            return;
+        }
+        switch (h.type()) {
+            case 1 -> onData(peer, h, segment, payloadOffset, payloadLength);
+            case 2, 3 -> onAck(peer, h, segment, payloadOffset, payloadLength);
+            default -> stats.increment(Counter.MALFORMED_DROPS);
+        }
+    }
+
+    private int crc32c(MemorySegment segment, long offset, int length) {
+        ByteBuffer buffer;
+        long base;
+        if (segment == rxCachedSegment) {
+            buffer = rxCachedBuffer;
+            base = offset;
+        } else if (segment.byteSize() <= Integer.MAX_VALUE) {
+            rxCachedSegment = segment;
+            rxCachedBuffer = segment.asByteBuffer();
+            buffer = rxCachedBuffer;
+            base = offset;
+        } else {
+            buffer = segment.asSlice(offset, length).asByteBuffer(); // huge (UMEM-sized) segments only
+            base = 0;
+        }
+        buffer.limit((int) (base + length)).position((int) base);
+        crc.reset();
+        crc.update(buffer);
+        buffer.clear();
+        return (int) crc.getValue();
+    }
+
+    private void onData(PeerState peer, XafHeader h, MemorySegment segment, long payloadOffset, int length) {
+        int step = h.step();
+        int bucket = h.bucketId();
+        InboundMessage message = null;
+        for (int i = 0, n = peer.inbound.size(); i < n; i++) {
+            InboundMessage candidate = peer.inbound.get(i);
+            if (candidate.matches(step, bucket)) {
+                message = candidate;
+                break;
+            }
+        }
+        int index = h.chunkIndex();
+        int count = h.chunkCount();
+        if (message == null) {
+            if (wasCompleted(peer.rank, step, bucket, count)) {
+                stats.increment(Counter.DUPLICATES_DROPPED);
+                sendAck(peer, step, bucket, count, count, count, null, 0);
+            } else {
+                stats.increment(Counter.UNEXPECTED_DROPS);
+            }
+            return;
+        }
+        if (message.chunkCount < 0) {
+            if (!message.learnGeometry(index, count, length)) {
+                stats.increment(Counter.MALFORMED_DROPS);
+                return;
+            }
+            message.words = Bitmaps.wordsFor(message.chunkCount);
+            message.received = pool.acquire(message.words);
+        }
+        if (count != message.chunkCount || index < 0 || index >= count || length != message.expectedLength(index)) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        message.lastActivityNanos = nowNanos;
+        if (Bitmaps.get(message.received, 0, index)) {
+            stats.increment(Counter.DUPLICATES_DROPPED);
+            markAckPending(message);
+            return;
+        }
+        try {
+            message.sink.accept(message.dest, message.chunkOffset(index), segment, payloadOffset, length);
+        } catch (RuntimeException e) {
+            finishInbound(message);
+            message.future.completeExceptionally(e);
+            return;
+        }
+        Bitmaps.set(message.received, 0, index);
+        message.receivedCount++;
+        while (message.cumulative < count && Bitmaps.get(message.received, 0, message.cumulative)) {
+            message.cumulative++;
+        }
+        if (message.receivedCount == count) {
+            rememberCompleted(peer.rank, step, bucket, count);
+            sendAck(peer, step, bucket, count, count, count, null, 0);
+            finishInbound(message);
+            stats.increment(Counter.MESSAGES_RECEIVED);
+            message.future.complete(null);
+        } else {
+            markAckPending(message);
+        }
+    }
+
+    private void markAckPending(InboundMessage message) {
+        if (!message.ackPending) {
+            message.ackPending = true;
+            ackPending.add(message);
+        }
+    }
+
+    private void finishInbound(InboundMessage message) {
+        message.done = true;
+        message.peer.inbound.remove(message);
+        if (message.received != null) {
+            pool.release(message.received);
+            message.received = null;
+        }
+    }
+
+    private int flushAcks() {
+        int sent = 0;
+        for (int i = 0, n = ackPending.size(); i < n; i++) {
+            InboundMessage m = ackPending.get(i);
+            m.ackPending = false;
+            if (!m.done) {
+                sendAck(m.peer, m.id.step(), m.id.bucketId(), m.chunkCount, m.cumulative, m.receivedCount,
+                        m.received, m.words);
+                sent++;
+            }
+        }
+        ackPending.clear();
+        return sent;
+    }
+
+    private void sendAck(PeerState peer, int step, int bucket, int count, int cumulative, int received,
+                         long[] bitmap, int words) {
+        int remaining = count - cumulative;
+        int sackWords = bitmap == null ? 0 : Math.min(AckPayload.MAX_SACK_WORDS, Bitmaps.wordsFor(remaining));
+        int payloadLength = AckPayload.length(sackWords);
+        long at = XafHeader.LENGTH;
+        AckPayload.writeFixed(txSegment, at, cumulative, count, received, sackWords);
+        for (int w = 0; w < sackWords; w++) {
+            AckPayload.writeSackWord(txSegment, at, w, Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w));
+        }
+        writeHeader(peer, 2, 0, 0, step, bucket, cumulative, count, payloadLength);
+        if (transmit(peer, payloadLength)) {
+            stats.increment(Counter.ACKS_SENT);
+        }
+    }
+
+    private boolean wasCompleted(int src, int step, int bucket, int count) {
+        for (int i = 0; i < completedSize; i++) {
+            if (completedStep[i] == step && completedBucket[i] == bucket && completedSrc[i] == src
+                    && completedCount[i] == count) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void rememberCompleted(int src, int step, int bucket, int count) {
+        completedSrc[completedNext] = src;
+        completedStep[completedNext] = step;
+        completedBucket[completedNext] = bucket;
+        completedCount[completedNext] = count;
+        completedNext = (completedNext + 1) % COMPLETED_MEMORY;
+        completedSize = Math.min(COMPLETED_MEMORY, completedSize + 1);
+    }
+
+    // ---------------------------------------------------------------- acknowledgements at the sender
+
+    private void onAck(PeerState peer, XafHeader h, MemorySegment segment, long at, int length) {
+        stats.increment(Counter.ACKS_RECEIVED);
+        if (length < AckPayload.FIXED_LENGTH) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        int sackWords = AckPayload.sackWords(segment, at);
+        if (AckPayload.length(sackWords) > length) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        int step = h.step();
+        int bucket = h.bucketId();
+        OutboundMessage message = null;
+        for (int i = 0, n = peer.outbound.size(); i < n; i++) {
+            OutboundMessage candidate = peer.outbound.get(i);
+            if (candidate.matches(step, bucket)) {
+                message = candidate;
+                break;
+            }
+        }
+        if (message == null || AckPayload.chunkCount(segment, at) != message.chunkCount) {
+            return; // late ACK of a finished message
+        }
+        int count = message.chunkCount;
+        int cumulative = AckPayload.cumulative(segment, at);
+        if (cumulative < 0 || cumulative > count) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        long bestSample = NO_RTT_SAMPLE;
+        boolean progress = false;
+        for (int c = message.lowestUnacked; c < cumulative; c++) {
+            long sample = ackChunk(message, c);
+            if (sample != ALREADY_ACKED) {
+                progress = true;
+                bestSample = Math.min(bestSample, sample);
+            }
+        }
+        message.lowestUnacked = Math.max(message.lowestUnacked, cumulative);
+        int highestSacked = -1;
+        for (int w = 0; w < sackWords; w++) {
+            long bits = AckPayload.sackWord(segment, at, w);
+            while (bits != 0) {
+                int c = cumulative + 64 * w + Long.numberOfTrailingZeros(bits);
+                bits &= bits - 1;
+                if (c >= count) {
+                    break;
+                }
+                highestSacked = c;
+                long sample = ackChunk(message, c);
+                if (sample != ALREADY_ACKED) {
+                    progress = true;
+                    bestSample = Math.min(bestSample, sample);
+                }
+            }
+        }
+        if (bestSample != NO_RTT_SAMPLE) {
+            peer.rttSample(bestSample);
+        }
+        if (progress) {
+            message.progressNanos = nowNanos;
+            peer.backoff = 0;
+        }
+        if (message.ackedCount == count) {
+            finishOutbound(message);
+            stats.increment(Counter.MESSAGES_SENT);
+            message.future.complete(null);
+            return;
+        }
+        // Holes below the highest selectively acknowledged chunk were most likely lost: resend them now rather
+        // than after a timeout, unless they were (re)sent too recently for the ACK to have seen them.
+        long guard = peer.hasRtt ? peer.srttNanos + peer.srttNanos / 2 + 100_000 : initialRtoNanos;
+        for (int c = cumulative; c < highestSacked; c++) {
+            if (message.inFlight(c) && !message.acked(c) && nowNanos - message.lastSent[c] > guard) {
+                declareLost(message, c);
+            }
+        }
+    }
+
+    private static final long ALREADY_ACKED = -1;
+    private static final long NO_RTT_SAMPLE = Long.MAX_VALUE;
+
+    /**
+     * Marks a chunk acknowledged. Returns {@link #ALREADY_ACKED}, {@link #NO_RTT_SAMPLE} (Karn: a retransmitted
+     * chunk's ACK may belong to either copy) or the round-trip sample in nanoseconds.
+     */
+    private long ackChunk(OutboundMessage message, int c) {
+        if (message.acked(c)) {
+            return ALREADY_ACKED;
+        }
+        Bitmaps.set(message.bits, message.ackedBase(), c);
+        message.ackedCount++;
+        Bitmaps.clear(message.bits, message.queuedBase(), c);
+        if (message.inFlight(c)) {
+            Bitmaps.clear(message.bits, message.inFlightBase(), c);
+            message.peer.inFlight--;
+        }
+        if (message.lastSent[c] == 0 || Bitmaps.get(message.bits, message.retransmittedBase(), c)) {
+            return NO_RTT_SAMPLE;
+        }
+        return nowNanos - message.lastSent[c];
+    }
+
+    private void declareLost(OutboundMessage message, int c) {
+        Bitmaps.clear(message.bits, message.inFlightBase(), c);
+        message.peer.inFlight--;
+        Bitmaps.set(message.bits, message.queuedBase(), c);
+        message.peer.retransmitQueue.addLast(message, c, nowNanos);
+    }
+
+    private void finishOutbound(OutboundMessage message) {
+        PeerState peer = message.peer;
+        message.done = true;
+        peer.outbound.remove(message);
+        peer.inFlight -= Bitmaps.count(message.bits, message.inFlightBase(), message.words);
+        pool.release(message.bits);
+        pool.release(message.lastSent);
+        message.bits = null;
+        message.lastSent = null;
+        if (peer.outbound.isEmpty()) {
+            peer.inFlightQueue.clear();
+            peer.retransmitQueue.clear();
+            peer.inFlight = 0;
+        }
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    private int checkRetransmitTimers() {
+        int work = 0;
+        for (PeerState peer : peers) {
+            if (peer == null || peer.inFlightQueue.isEmpty()) {
+                continue;
+            }
+            long rto = peer.rtoNanos(initialRtoNanos, minRtoNanos, maxRtoNanos);
+            boolean expired = false;
+            ChunkRing queue = peer.inFlightQueue;
+            while (!queue.isEmpty()) {
+                OutboundMessage m = queue.headMessage();
+                int c = queue.headChunk();
+                long sentAt = queue.headTime();
+                if (m.done || !m.inFlight(c) || m.lastSent[c] != sentAt) {
+                    queue.removeHead(); // acknowledged, declared lost already, or resent since
+                    continue;
+                }
+                if (nowNanos - sentAt < rto) {
+                    break;
+                }
+                queue.removeHead();
+                declareLost(m, c);
+                expired = true;
+                work++;
+            }
+            if (expired && nowNanos - peer.lastBackoffNanos >= rto) {
+                peer.backoff++;
+                peer.lastBackoffNanos = nowNanos;
+            }
+        }
+        return work;
+    }
+
+    private int checkMessageTimeouts() {
+        int work = 0;
+        for (PeerState peer : peers) {
+            if (peer == null) {
+                continue;
+            }
+            for (int i = peer.outbound.size() - 1; i >= 0; i--) {
+                OutboundMessage m = peer.outbound.get(i);
+                if (m.progressNanos != 0 && nowNanos - m.progressNanos > ackTimeoutNanos) {
+                    finishOutbound(m);
+                    stats.increment(Counter.SEND_TIMEOUTS);
+                    m.future.completeExceptionally(new TransportTimeoutException(peer.rank, "rank " + peer.rank
+                            + " did not acknowledge message " + m.id + " within " + format(config.ackTimeout())));
+                    work++;
+                }
+            }
+            if (receiveTimeoutNanos > 0) {
+                for (int i = peer.inbound.size() - 1; i >= 0; i--) {
+                    InboundMessage m = peer.inbound.get(i);
+                    if (nowNanos - m.lastActivityNanos > receiveTimeoutNanos) {
+                        finishInbound(m);
+                        m.future.completeExceptionally(new TransportTimeoutException(peer.rank, "rank "
+                                + peer.rank + " sent no chunk of message " + m.id + " within "
+                                + format(config.receiveTimeout())));
+                        work++;
+                    }
+                }
+            }
+        }
+        return work;
+    }
+
+    static String format(Duration d) {
+        if (d.toMillis() >= 1000 && d.toMillis() % 1000 == 0) {
+            return d.toSeconds() + " s";
+        }
+        if (d.toNanos() % 1_000_000 == 0) {
+            return d.toMillis() + " ms";
+        }
+        return d.toNanos() / 1000.0 + " us";
+    }
+
+    // ---------------------------------------------------------------- send path
+
+    private int sendData() {
+        if (pacingBytesPerNano > 0) {
+            tokens = Math.min(pacingBurst, tokens + (nowNanos - lastRefillNanos) * pacingBytesPerNano);
+            lastRefillNanos = nowNanos;
+        }
+        int sent = 0;
+        int n = peers.length;
+        boolean progress = true;
+        // Round-robin one chunk per peer per round so that no destination starves the others.
+        while (sent < SEND_BATCH && progress) {
+            progress = false;
+            for (int i = 0; i < n && sent < SEND_BATCH; i++) {
+                if (pacingBytesPerNano > 0 && tokens <= 0) {
+                    return sent;
+                }
+                PeerState peer = peers[(peerCursor + i) % n];
+                if (peer != null && peer.inFlight < config.windowChunks() && sendOne(peer)) {
+                    sent++;
+                    progress = true;
+                }
+            }
+            peerCursor = n == 0 ? 0 : (peerCursor + 1) % n;
+        }
+        return sent;
+    }
+
+    /** Sends one retransmission, or else one new chunk, to {@code peer}; false if it had nothing to send. */
+    private boolean sendOne(PeerState peer) {
+        ChunkRing rtx = peer.retransmitQueue;
+        while (!rtx.isEmpty()) {
+            OutboundMessage m = rtx.headMessage();
+            int c = rtx.headChunk();
+            if (m.done || !m.queued(c) || m.acked(c)) {
+                rtx.removeHead();
+                continue;
+            }
+            if (!sendChunk(m, c, true)) {
+                return false;
+            }
+            rtx.removeHead();
+            Bitmaps.clear(m.bits, m.queuedBase(), c);
+            Bitmaps.set(m.bits, m.retransmittedBase(), c);
+            stats.increment(Counter.RETRANSMITS);
+            return true;
+        }
+        for (int i = 0, size = peer.outbound.size(); i < size; i++) {
+            OutboundMessage m = peer.outbound.get(i);
+            if (m.nextNew < m.chunkCount) {
+                if (m.progressNanos == 0) {
+                    m.progressNanos = nowNanos; // the ack timeout runs from the first attempt, even a refused one
+                }
+                if (!sendChunk(m, m.nextNew, false)) {
+                    return false;
+                }
+                m.nextNew++;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean sendChunk(OutboundMessage m, int c, boolean retransmit) {
+        PeerState peer = m.peer;
+        int length = m.chunkLength(c);
+        int flags = (c == m.chunkCount - 1 ? XafHeader.FLAG_LAST_CHUNK : 0)
+                | (retransmit ? XafHeader.FLAG_RETRANSMIT : 0);
+        MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
+        writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount, length);
+        if (!transmit(peer, length)) {
+            return false;
+        }
+        stats.increment(Counter.DATA_CHUNKS_SENT);
+        long sentAt = nowNanos == 0 ? 1 : nowNanos; // 0 means "never sent"
+        m.lastSent[c] = sentAt;
+        Bitmaps.set(m.bits, m.inFlightBase(), c);
+        peer.inFlight++;
+        peer.inFlightQueue.addLast(m, c, sentAt);
+        return true;
+    }
+
+    private void writeHeader(PeerState peer, int type, int flags, int elemType, int step, int bucket,
+                             int chunkIndex, int chunkCount, int payloadLength) {
+        MemorySegment.copy(headerTemplate, 0, txSegment, 0, XafHeader.LENGTH);
+        txHeader.wrap(txSegment, 0)
+                .type(type).flags(flags).elemType(elemType)
+                .networkId(peer.networkId).jobId(config.jobId()).jobToken(config.jobToken())
+                .srcRank(config.localRank()).dstRank(peer.rank)
+                .step(step).bucketId(bucket).chunkIndex(chunkIndex).chunkCount(chunkCount)
+                .payloadLength(payloadLength)
+                .payloadSum(PayloadChecksums.onesComplementSum(txSegment, XafHeader.LENGTH, payloadLength));
+        txBuffer.limit(XafHeader.LENGTH + payloadLength).position(XafHeader.LENGTH);
+        crc.reset();
+        crc.update(txBuffer);
+        txBuffer.clear();
+        txHeader.payloadCrc32c((int) crc.getValue());
+    }
+
+    private boolean transmit(PeerState peer, int payloadLength) {
+        int length = XafHeader.LENGTH + payloadLength;
+        if (!port.send(txSegment, 0, length, peer.address)) {
+            stats.increment(Counter.PORT_SEND_FAILURES);
+            return false;
+        }
+        if (pacingBytesPerNano > 0) {
+            tokens -= length;
+        }
+        stats.increment(Counter.PACKETS_SENT);
+        stats.add(Counter.BYTES_SENT, length);
+        return true;
+    }
+
+    // ---------------------------------------------------------------- shutdown
+
+    /**
+     * Stops the event loop, fails every unfinished send/expect with an {@link IllegalStateException} and closes the
+     * port. Call from the owner of the transport, not from the event-loop thread.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Thread t = thread;
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        IllegalStateException reason = new IllegalStateException("transport of rank " + config.localRank()
+                + " was closed");
+        Object pending;
+        while ((pending = submissions.poll()) != null) {
+            if (pending instanceof OutboundMessage m) {
+                m.future.completeExceptionally(reason);
+            } else if (pending instanceof InboundMessage m) {
+                m.future.completeExceptionally(reason);
+            }
+        }
+        for (PeerState peer : peers) {
+            if (peer == null) {
+                continue;
+            }
+            for (OutboundMessage m : peer.outbound) {
+                m.future.completeExceptionally(reason);
+            }
+            for (InboundMessage m : peer.inbound) {
+                m.future.completeExceptionally(reason);
+            }
+            peer.outbound.clear();
+            peer.inbound.clear();
+        }
+        port.close();
+    }
+}

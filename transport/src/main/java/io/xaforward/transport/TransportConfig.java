@@ -1,0 +1,175 @@
+package io.xaforward.transport;
+
+import io.xaforward.protocol.XafHeader;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of one {@link ReliableTransport}. Defaults suit a 1500-byte MTU path: 1400-byte chunk payloads leave room
+ * for the XAF header and IPv6/UDP outer headers. Build with {@link #builder(int, int, int)}.
+ */
+public final class TransportConfig {
+    public static final int DEFAULT_MAX_PAYLOAD = 1400;
+
+    private final int localRank;
+    private final int jobId;
+    private final int jobToken;
+    private final int maxPayload;
+    private final long maxMessageBytes;
+    private final int windowChunks;
+    private final Duration initialRto;
+    private final Duration minRto;
+    private final Duration maxRto;
+    private final Duration ackTimeout;
+    private final Duration receiveTimeout;
+    private final long pacingRateBytesPerSecond;
+    private final long pacingBurstBytes;
+
+    private TransportConfig(Builder b) {
+        this.localRank = b.localRank;
+        this.jobId = b.jobId;
+        this.jobToken = b.jobToken;
+        this.maxPayload = b.maxPayload;
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.windowChunks = b.windowChunks;
+        this.initialRto = b.initialRto;
+        this.minRto = b.minRto;
+        this.maxRto = b.maxRto;
+        this.ackTimeout = b.ackTimeout;
+        this.receiveTimeout = b.receiveTimeout;
+        this.pacingRateBytesPerSecond = b.pacingRateBytesPerSecond;
+        this.pacingBurstBytes = b.pacingBurstBytes;
+    }
+
+    public static Builder builder(int localRank, int jobId, int jobToken) {
+        return new Builder(localRank, jobId, jobToken);
+    }
+
+    /**
+     * The largest chunk payload for a path MTU: MTU minus outer headers (e.g. 48 for IPv6+UDP, 28 for IPv4+UDP,
+     * 26 for Ethernet payload + ID header... pass what the form needs) minus the XAF header, rounded down to a
+     * multiple of 4 so float chunks never split an element.
+     */
+    public static int maxPayloadForMtu(int pathMtu, int outerHeaderBytes) {
+        int payload = ((pathMtu - outerHeaderBytes - XafHeader.LENGTH) / 4) * 4;
+        if (payload < 4) {
+            throw new IllegalArgumentException("path MTU " + pathMtu + " minus " + outerHeaderBytes
+                    + " outer header bytes leaves no room for a payload");
+        }
+        return payload;
+    }
+
+    public int localRank() { return localRank; }
+    public int jobId() { return jobId; }
+    public int jobToken() { return jobToken; }
+    /** Payload bytes per chunk (a multiple of 4). */
+    public int maxPayload() { return maxPayload; }
+    /** Largest message send/expect accept. */
+    public long maxMessageBytes() { return maxMessageBytes; }
+    /** Chunks in flight (sent, not yet acknowledged) per destination rank. */
+    public int windowChunks() { return windowChunks; }
+    public Duration initialRto() { return initialRto; }
+    public Duration minRto() { return minRto; }
+    public Duration maxRto() { return maxRto; }
+    /** A send fails when it has had no acknowledgement progress for this long. */
+    public Duration ackTimeout() { return ackTimeout; }
+    /** An expect fails when no chunk arrived for this long; zero means wait forever. */
+    public Duration receiveTimeout() { return receiveTimeout; }
+    /** Token-bucket rate for everything this transport sends, in XAF bytes (header + payload) per second; 0 = unpaced. */
+    public long pacingRateBytesPerSecond() { return pacingRateBytesPerSecond; }
+    public long pacingBurstBytes() { return pacingBurstBytes; }
+
+    public static final class Builder {
+        private final int localRank;
+        private final int jobId;
+        private final int jobToken;
+        private int maxPayload = DEFAULT_MAX_PAYLOAD;
+        private long maxMessageBytes = 1L << 30;
+        private int windowChunks = 256;
+        private Duration initialRto = Duration.ofMillis(30);
+        private Duration minRto = Duration.ofMillis(5);
+        private Duration maxRto = Duration.ofMillis(500);
+        private Duration ackTimeout = Duration.ofSeconds(10);
+        private Duration receiveTimeout = Duration.ZERO;
+        private long pacingRateBytesPerSecond;
+        private long pacingBurstBytes;
+
+        private Builder(int localRank, int jobId, int jobToken) {
+            if (localRank < 0 || localRank > 0xFFFF) {
+                throw new IllegalArgumentException("rank " + localRank + " is outside [0, 65535]");
+            }
+            this.localRank = localRank;
+            this.jobId = jobId;
+            this.jobToken = jobToken;
+        }
+
+        public Builder maxPayload(int bytes) {
+            if (bytes < 4 || bytes % 4 != 0 || bytes > XafHeader.MAX_PAYLOAD) {
+                throw new IllegalArgumentException("maxPayload must be a positive multiple of 4 up to "
+                        + XafHeader.MAX_PAYLOAD + ", was " + bytes);
+            }
+            this.maxPayload = bytes;
+            return this;
+        }
+
+        public Builder maxMessageBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("maxMessageBytes must not be negative, was " + bytes);
+            }
+            this.maxMessageBytes = bytes;
+            return this;
+        }
+
+        public Builder windowChunks(int chunks) {
+            if (chunks < 1) {
+                throw new IllegalArgumentException("windowChunks must be positive, was " + chunks);
+            }
+            this.windowChunks = chunks;
+            return this;
+        }
+
+        public Builder retransmitTimeouts(Duration initial, Duration min, Duration max) {
+            if (min.isNegative() || min.isZero() || min.compareTo(max) > 0
+                    || initial.compareTo(min) < 0 || initial.compareTo(max) > 0) {
+                throw new IllegalArgumentException("retransmit timeouts need 0 < min <= initial <= max, were "
+                        + min + ", " + initial + ", " + max);
+            }
+            this.initialRto = initial;
+            this.minRto = min;
+            this.maxRto = max;
+            return this;
+        }
+
+        public Builder ackTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("ackTimeout must be positive, was " + timeout);
+            }
+            this.ackTimeout = Objects.requireNonNull(timeout);
+            return this;
+        }
+
+        public Builder receiveTimeout(Duration timeout) {
+            if (timeout.isNegative()) {
+                throw new IllegalArgumentException("receiveTimeout must not be negative, was " + timeout);
+            }
+            this.receiveTimeout = timeout;
+            return this;
+        }
+
+        /** Paces all sends to {@code bytesPerSecond}; 0 turns pacing off. A burst of 0 picks 5 ms worth (at least 4 datagrams);
+         * a larger burst rides out scheduling stalls of the sending thread at the cost of a bigger initial burst. */
+        public Builder pacing(long bytesPerSecond, long burstBytes) {
+            if (bytesPerSecond < 0 || burstBytes < 0) {
+                throw new IllegalArgumentException("pacing rate and burst must not be negative");
+            }
+            this.pacingRateBytesPerSecond = bytesPerSecond;
+            this.pacingBurstBytes = burstBytes;
+            return this;
+        }
+
+        public TransportConfig build() {
+            return new TransportConfig(this);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package io.xaforward.transport;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Counters of one {@link ReliableTransport}. Only the event loop writes them (plain single-writer increments
+ * published with opaque stores, no locked instructions on the hot path); any thread may read them.
+ */
+public final class TransportStats {
+    enum Counter {
+        PACKETS_SENT, BYTES_SENT, PACKETS_RECEIVED, BYTES_RECEIVED, DATA_CHUNKS_SENT, RETRANSMITS,
+        ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
+        MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED
+    }
+
+    private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
+    private final long[] counts = new long[Counter.values().length];
+
+    void add(Counter counter, long delta) {
+        int i = counter.ordinal();
+        COUNTS.setOpaque(counts, i, (long) COUNTS.getOpaque(counts, i) + delta);
+    }
+
+    void increment(Counter counter) {
+        add(counter, 1);
+    }
+
+    private long get(Counter counter) {
+        return (long) COUNTS.getOpaque(counts, counter.ordinal());
+    }
+
+    /** Datagrams handed to the port (data, retransmissions and ACKs). */
+    public long packetsSent() { return get(Counter.PACKETS_SENT); }
+    /** XAF bytes (header + payload) handed to the port. */
+    public long bytesSent() { return get(Counter.BYTES_SENT); }
+    public long packetsReceived() { return get(Counter.PACKETS_RECEIVED); }
+    public long bytesReceived() { return get(Counter.BYTES_RECEIVED); }
+    /** Data chunks sent, first transmissions and retransmissions. */
+    public long dataChunksSent() { return get(Counter.DATA_CHUNKS_SENT); }
+    public long retransmits() { return get(Counter.RETRANSMITS); }
+    public long acksSent() { return get(Counter.ACKS_SENT); }
+    public long acksReceived() { return get(Counter.ACKS_RECEIVED); }
+    /** Data chunks that had already been received (their sink was not called again). */
+    public long duplicatesDropped() { return get(Counter.DUPLICATES_DROPPED); }
+    /** Packets whose payload did not match its CRC32C. */
+    public long crcFailures() { return get(Counter.CRC_FAILURES); }
+    /** Packets with another job's id or a wrong job token. */
+    public long badTokenDrops() { return get(Counter.BAD_TOKEN_DROPS); }
+    /** Packets that are not valid XAF (short, bad magic/version, chunk fields inconsistent with the message). */
+    public long malformedDrops() { return get(Counter.MALFORMED_DROPS); }
+    /** Packets addressed to another rank. */
+    public long misdirectedDrops() { return get(Counter.MISDIRECTED_DROPS); }
+    /** Data for a message nobody expects (yet); the sender retransmits it later. */
+    public long unexpectedDrops() { return get(Counter.UNEXPECTED_DROPS); }
+    /** Datagrams the port refused (full socket buffer or ring); recovered by retransmission. */
+    public long portSendFailures() { return get(Counter.PORT_SEND_FAILURES); }
+    public long sendTimeouts() { return get(Counter.SEND_TIMEOUTS); }
+    /** Messages fully acknowledged by their receiver. */
+    public long messagesSent() { return get(Counter.MESSAGES_SENT); }
+    /** Messages fully received. */
+    public long messagesReceived() { return get(Counter.MESSAGES_RECEIVED); }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder("TransportStats{");
+        for (Counter c : Counter.values()) {
+            if (c.ordinal() > 0) {
+                sb.append(", ");
+            }
+            sb.append(c.name().toLowerCase()).append('=').append(get(c));
+        }
+        return sb.append('}').toString();
+    }
+}

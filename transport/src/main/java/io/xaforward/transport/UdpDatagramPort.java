@@ -1,0 +1,121 @@
+package io.xaforward.transport;
+
+import io.xaforward.protocol.XafHeader;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+
+/**
+ * XAF over UDP (the IPv4 and IPv6 network forms) on a non-blocking {@link DatagramChannel}: the kernel adds the
+ * IP and UDP headers. One direct receive buffer and one direct send buffer are allocated up front and reused for
+ * every datagram; socket buffers are enlarged so that a window of chunks survives a short scheduling stall.
+ */
+public final class UdpDatagramPort implements DatagramPort {
+    /** UDP payload limit: 65535 minus the 8-byte UDP header and a 20-byte IPv4 header. */
+    public static final int MAX_UDP_DATAGRAM = 65_507;
+    public static final int DEFAULT_SOCKET_BUFFER_BYTES = 8 << 20;
+
+    private final DatagramChannel channel;
+    private final ByteBuffer receiveBuffer;
+    private final MemorySegment receiveSegment;
+    private final ByteBuffer sendBuffer;
+    private final MemorySegment sendSegment;
+    private final InetPeer localPeer;
+    private final int maxDatagramLength;
+
+    /** Binds to {@code bind} (port 0 picks a free port), IPv6 when the address is IPv6. */
+    public UdpDatagramPort(InetSocketAddress bind) {
+        this(bind, MAX_UDP_DATAGRAM, DEFAULT_SOCKET_BUFFER_BYTES);
+    }
+
+    public UdpDatagramPort(InetSocketAddress bind, int maxDatagramLength, int socketBufferBytes) {
+        if (maxDatagramLength < XafHeader.LENGTH || maxDatagramLength > MAX_UDP_DATAGRAM) {
+            throw new IllegalArgumentException("maxDatagramLength " + maxDatagramLength + " is outside ["
+                    + XafHeader.LENGTH + ", " + MAX_UDP_DATAGRAM + "]");
+        }
+        this.maxDatagramLength = maxDatagramLength;
+        ProtocolFamily family = bind.getAddress() instanceof Inet6Address
+                ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
+        try {
+            channel = DatagramChannel.open(family);
+            channel.setOption(StandardSocketOptions.SO_RCVBUF, socketBufferBytes);
+            channel.setOption(StandardSocketOptions.SO_SNDBUF, socketBufferBytes);
+            channel.configureBlocking(false);
+            channel.bind(bind);
+            localPeer = new InetPeer((InetSocketAddress) channel.getLocalAddress());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open a UDP port on " + bind, e);
+        }
+        receiveBuffer = ByteBuffer.allocateDirect(maxDatagramLength);
+        receiveSegment = MemorySegment.ofBuffer(receiveBuffer);
+        sendBuffer = ByteBuffer.allocateDirect(maxDatagramLength);
+        sendSegment = MemorySegment.ofBuffer(sendBuffer);
+    }
+
+    @Override
+    public int maxDatagramLength() {
+        return maxDatagramLength;
+    }
+
+    @Override
+    public boolean send(MemorySegment buffer, long offset, int length, Peer destination) {
+        if (!(destination instanceof InetPeer(InetSocketAddress address))) {
+            throw new IllegalArgumentException("UDP port cannot send to " + destination);
+        }
+        if (length > maxDatagramLength) {
+            throw new IllegalArgumentException("datagram of " + length + " bytes exceeds the port limit of "
+                    + maxDatagramLength + " bytes");
+        }
+        MemorySegment.copy(buffer, offset, sendSegment, 0, length);
+        sendBuffer.clear().limit(length);
+        try {
+            return channel.send(sendBuffer, address) == length;
+        } catch (IOException e) {
+            // ICMP errors (port unreachable) surface here on some kernels: treat as a lost datagram.
+            return false;
+        }
+    }
+
+    @Override
+    public int poll(DatagramHandler handler, int limit) {
+        int delivered = 0;
+        for (int attempts = 0; delivered < limit && attempts < 2 * limit; attempts++) {
+            receiveBuffer.clear();
+            SocketAddress from;
+            try {
+                from = channel.receive(receiveBuffer);
+            } catch (IOException e) {
+                continue; // a queued ICMP error; the next receive returns data or null
+            }
+            if (from == null) {
+                break;
+            }
+            handler.onDatagram(receiveSegment, 0, receiveBuffer.position());
+            delivered++;
+        }
+        return delivered;
+    }
+
+    @Override
+    public InetPeer localPeer() {
+        return localPeer;
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
