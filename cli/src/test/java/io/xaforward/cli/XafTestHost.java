@@ -48,6 +48,7 @@ final class XafTestHost implements AutoCloseable {
     private final PayloadIntegrity integrity = new PayloadIntegrity();
     private final FrameParser parser = new FrameParser();
     private final OuterAddressing addressing = new OuterAddressing();
+    private final FrameWriter writer = new FrameWriter();
     /** received.get(src) has bit seq set once that packet arrived. */
     final List<BitSet> received = new ArrayList<>();
     final List<String> errors = new ArrayList<>();
@@ -96,7 +97,7 @@ final class XafTestHost implements AutoCloseable {
         if (raw != null) {
             addressing.srcMac(node.macBytes()).dstMac(Node.macBytesOf(peer.nextHopMac()))
                     .srcId(node.identity()).dstId(peer.networkId());
-            int frameLen = FrameWriter.encapsulate(buf, NetworkForm.ID, addressing);
+            int frameLen = writer.encapsulate(buf, NetworkForm.ID, addressing);
             raw.send(buf, frameLen);
         } else {
             bb.clear().limit(XafHeader.LENGTH + len);

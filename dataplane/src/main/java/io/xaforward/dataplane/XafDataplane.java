@@ -75,7 +75,6 @@ public final class XafDataplane implements AutoCloseable {
             throw e;
         }
     }
-    }
 
     public int programFd() { return progFd; }
     public BpfObject object() { return object; }
