@@ -22,7 +22,8 @@ public final class XafDataplane implements AutoCloseable {
     private final BpfObject object;
     private final int progFd;
     private final BpfMap routes, ports, txPorts, xsks, counters, counterBytes;
-    private final Arena arena = Arena.ofConfined();
+    // Shared: a gateway reads counters from its metrics thread; callers serialise access (scratch buffers below).
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment key = arena.allocate(ValueLayout.JAVA_INT);
     private final MemorySegment routeValue = arena.allocate(ROUTE);
     private final MemorySegment portValue = arena.allocate(PORT);

@@ -63,7 +63,9 @@ public final class GatewayConfigParser {
             case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
             default -> throw fail("attach: expected native or native-or-generic");
         };
-        Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
+        // YAML reads a bare `off` or `no` as boolean false.
+        Optional<GatewayConfig.MetricsEndpoint> metrics = Boolean.FALSE.equals(top.get("metrics")) ? Optional.empty()
+                : parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
         boolean reload = bool(top, "reload", true, "top level");
 
         List<GatewayConfig.PortConfig> ports = new ArrayList<>();

@@ -118,6 +118,13 @@ class GatewayConfigParserTest {
     }
 
     @Test
+    void metricsCanBeTurnedOff() {
+        assertTrue(GatewayConfigParser.parse("metrics: off\nports: [{interface: a, form: id}]", "g").metrics().isEmpty());
+        assertTrue(GatewayConfigParser.parse("metrics: \"off\"\nports: [{interface: a, form: id}]", "g").metrics().isEmpty());
+        assertEquals(9464, GatewayConfigParser.parse("ports: [{interface: a, form: id}]", "g").metrics().orElseThrow().port());
+    }
+
+    @Test
     void missingFileIsAClearError() {
         var e = assertThrows(GatewayConfigParser.ConfigException.class,
                 () -> GatewayConfigParser.parse(Path.of("/nonexistent/gw.yaml")));

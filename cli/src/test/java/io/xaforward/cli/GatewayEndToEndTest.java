@@ -1,0 +1,211 @@
+package io.xaforward.cli;
+
+import io.xaforward.dataplane.sys.NetworkNamespace;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Node;
+import io.xaforward.testbed.Testbed;
+import io.xaforward.testbed.TestbedState;
+import io.xaforward.testbed.Topology;
+import io.xaforward.testbed.plan.IdentifierPlan;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * End to end over real veth links: one host in each of three networks (IPv4, IPv6, identifier-native) joined by a
+ * gateway namespace running {@code xaf gateway}. Every host sends XAF packets with known payloads to every other;
+ * receivers check every byte and the counts. Creates and always removes its own namespaces.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class GatewayEndToEndTest {
+    static final int JOB = 7;
+    static final int TOKEN = 0x5eed1234;
+    static final String PREFIX = "e" + Integer.toHexString(new Random().nextInt(0x1000, 0x10000));
+
+    static Testbed testbed;
+    static Topology topology;
+    static TestbedState state;
+    static IdentifierPlan plan;
+    static Path configFile;
+    static GatewayProcess gateway;
+    static final List<XafTestHost> hosts = new ArrayList<>();
+
+    @BeforeAll
+    static void up() throws Exception {
+        assertTrue(Netns.isRoot(), "the end-to-end test needs root (network namespaces, XDP); CI runs as root");
+        topology = Topology.load(Path.of("..", "topologies", "three-dc-min.yaml")).withPrefix(PREFIX);
+        testbed = new Testbed(Files.createTempDirectory("xaf-e2e-state"));
+        state = testbed.up(topology);
+        testbed.attachXdpPass(state);
+        plan = IdentifierPlan.build(state, JOB, TOKEN);
+        configFile = Files.createTempFile("xaf-e2e-gw", ".yaml");
+        Files.writeString(configFile, plan.gatewayYaml("gw", "127.0.0.1:9464", 0));
+        gateway = GatewayProcess.start(state.gatewayNamespace("gw"), configFile, List.of());
+        gateway.awaitReady(60_000);
+        for (int r = 0; r < plan.worldSize(); r++) hosts.add(XafTestHost.open(plan, r));
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        try {
+            for (XafTestHost h : hosts) h.close();
+            if (gateway != null) gateway.close();
+        } finally {
+            if (testbed != null && topology != null) testbed.down(topology);
+            if (configFile != null) Files.deleteIfExists(configFile);
+        }
+        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(PREFIX + "-")), "namespaces left behind");
+    }
+
+    /** Sends {@code perPair} packets from every host to every other host, in small paced bursts. */
+    static void sendAll(int firstSeq, int perPair) throws Exception {
+        for (int seq = firstSeq; seq < firstSeq + perPair; seq++) {
+            for (XafTestHost src : hosts) {
+                for (XafTestHost dst : hosts) {
+                    if (src != dst) src.send(dst.rank, seq);
+                }
+            }
+            if (seq % 16 == 15) Thread.sleep(2); // stay far below the veth rings: this test is about correctness
+        }
+    }
+
+    static long metric(String name, String counter) throws Exception {
+        String text = NetworkNamespace.call(state.gatewayNamespace("gw"), () -> {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", 9464), 5000);
+                s.setSoTimeout(5000);
+                OutputStream out = s.getOutputStream();
+                out.write("GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            }
+        });
+        String pattern = counter == null ? "(?m)^" + name + " (\\d+)$" : "(?m)^" + name + "\\{counter=\"" + counter + "\"\\} (\\d+)$";
+        Matcher m = Pattern.compile(pattern).matcher(text);
+        assertTrue(m.find(), "metric " + name + " " + counter + " missing from:\n" + text);
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    @Order(1)
+    void everyHostReachesEveryOtherHostAcrossAllForms() throws Exception {
+        int perPair = 300;
+        long forwardedBefore = metric("xaf_packets_total", "forwarded");
+        sendAll(0, perPair);
+        int others = hosts.size() - 1;
+        for (XafTestHost h : hosts) {
+            int got = h.receive(perPair * others, 20_000);
+            assertEquals(List.of(), h.errors, "rank " + h.rank + " (" + h.node.form() + ") saw errors");
+            for (XafTestHost src : hosts) {
+                if (src == h) continue;
+                assertEquals(perPair, h.received.get(src.rank).cardinality(),
+                        "rank " + h.rank + " (" + h.node.form() + ") from rank " + src.rank + " (" + src.node.form() + ")");
+            }
+            assertEquals(perPair * others, got);
+        }
+        long forwarded = metric("xaf_packets_total", "forwarded") - forwardedBefore;
+        assertEquals((long) perPair * hosts.size() * others, forwarded, "every packet crossed the XDP gateway");
+        assertEquals(0, metric("xaf_packets_total", "drop_malformed"));
+        assertEquals(0, metric("xaf_packets_total", "drop_no_route"));
+    }
+
+    @Test
+    @Order(2)
+    void nonXafTrafficTakesTheKernelPath() throws Exception {
+        Node v4 = state.hosts().stream().filter(n -> n.form() == io.xaforward.protocol.NetworkForm.IPV4).findFirst().orElseThrow();
+        Node port = state.gatewayPort("gw", v4.datacenter());
+        long passedBefore = metric("xaf_packets_total", "pass_non_xaf");
+        ServerSocket server = NetworkNamespace.call(state.gatewayNamespace("gw"), () -> new ServerSocket(7070, 4, port.ip()));
+        Thread echo = Thread.ofPlatform().daemon(true).start(() -> {
+            try (server; Socket c = server.accept()) {
+                InputStream in = c.getInputStream();
+                byte[] b = in.readNBytes(5);
+                c.getOutputStream().write(b);
+            } catch (Exception ignored) {
+                // the client's assertion reports the failure
+            }
+        });
+        String reply = NetworkNamespace.call(v4.namespace(), () -> {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(port.ip(), 7070), 5000);
+                s.setSoTimeout(5000);
+                s.getOutputStream().write("hello".getBytes(StandardCharsets.US_ASCII));
+                return new String(s.getInputStream().readNBytes(5), StandardCharsets.US_ASCII);
+            }
+        });
+        echo.join(5000);
+        assertEquals("hello", reply, "a TCP connection through the gateway's kernel stack");
+        assertTrue(metric("xaf_packets_total", "pass_non_xaf") - passedBefore >= 3, "TCP segments passed untouched");
+    }
+
+    @Test
+    @Order(3)
+    void routeReloadDropsNothing() throws Exception {
+        long reloads = metric("xaf_config_reloads_total", null);
+        int perPair = 200;
+        Thread sender = Thread.ofPlatform().start(() -> {
+            try {
+                sendAll(1000, perPair);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        // Rewrite the config while traffic flows: an extra route added, then removed again.
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        String extra = base + "  - id: 0x00ff0001\n    job: 255\n    token: 1\n    action: local\n";
+        Files.writeString(configFile, extra);
+        Files.setLastModifiedTime(configFile, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 1000));
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (metric("xaf_config_reloads_total", null) < reloads + 1 && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        Files.writeString(configFile, base);
+        Files.setLastModifiedTime(configFile, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 2000));
+        while (metric("xaf_config_reloads_total", null) < reloads + 2 && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        sender.join(60_000);
+        assertEquals(reloads + 2, metric("xaf_config_reloads_total", null), gateway.output());
+        assertEquals(plan.worldSize(), metric("xaf_routes", null));
+        int others = hosts.size() - 1;
+        for (XafTestHost h : hosts) {
+            h.receive(300 * others + perPair * others, 20_000);
+            assertEquals(List.of(), h.errors);
+            for (XafTestHost src : hosts) {
+                if (src == h) continue;
+                assertEquals(perPair, h.received.get(src.rank).get(1000, 1000 + perPair).cardinality(),
+                        "rank " + h.rank + " from " + src.rank + " during reloads");
+            }
+        }
+    }
+
+    @Test
+    @Order(4)
+    void sigtermDetachesFromEveryInterface() throws Exception {
+        String ns = state.gatewayNamespace("gw");
+        String before = Netns.exec(ns, "ip", "link", "show").stdout();
+        assertTrue(before.contains("xdp"), before);
+        assertEquals(143, gateway.stop(), "ended by SIGTERM after its shutdown hook ran: " + gateway.output());
+        assertTrue(gateway.sawLine("detached from"), gateway.output());
+        String after = Netns.exec(ns, "ip", "link", "show").stdout();
+        for (Node p : state.gatewayPorts("gw")) {
+            String line = after.lines().filter(l -> l.contains(" " + p.iface() + "@") || l.contains(" " + p.iface() + ":")).findFirst().orElseThrow();
+            assertFalse(line.contains("xdp"), "still attached: " + line);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.xaforward.cli;
+
+import io.xaforward.dataplane.gateway.GatewayMain;
+import io.xaforward.testbed.Netns;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** `xaf gateway --config FILE` started as its own process inside a namespace, with its output collected. */
+final class GatewayProcess implements AutoCloseable {
+    final Process process;
+    private final List<String> lines = new ArrayList<>();
+    private boolean ready;
+    private final Thread reader;
+
+    private GatewayProcess(Process p) {
+        this.process = p;
+        this.reader = Thread.ofPlatform().daemon(true).name("gateway-output").start(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    synchronized (this) {
+                        lines.add(line);
+                        if (line.equals(GatewayMain.READY)) ready = true;
+                        notifyAll();
+                    }
+                }
+            } catch (IOException ignored) {
+                // process ended
+            }
+        });
+    }
+
+    /** Starts the gateway; {@code ns} null runs it in the current namespace. */
+    static GatewayProcess start(String ns, Path config, List<String> jvmArgs) throws IOException {
+        ProcessBuilder pb = Netns.javaProcessBuilder(ns, jvmArgs, Main.class.getName(), List.of("gateway", "--config", config.toString()));
+        pb.redirectErrorStream(true);
+        return new GatewayProcess(pb.start());
+    }
+
+    /** Waits for the ready line; fails with the gateway's output if it exits or times out first. */
+    synchronized void awaitReady(long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (!ready && process.isAlive() && System.currentTimeMillis() < deadline) wait(200);
+        if (!ready) throw new AssertionError("gateway not ready: " + output());
+    }
+
+    synchronized boolean sawLine(String fragment) {
+        return lines.stream().anyMatch(l -> l.contains(fragment));
+    }
+
+    synchronized String output() {
+        return String.join("\n", lines);
+    }
+
+    /** Waits for the process to exit by itself; returns the exit status. */
+    int awaitExit(long timeoutMs) throws InterruptedException {
+        if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("gateway did not exit: " + output());
+        }
+        reader.join(5000); // the output ends at EOF, after the last line the process printed
+        return process.exitValue();
+    }
+
+    /** SIGTERM, then wait. (Process.destroy would also close our end of its output, losing its last lines.) */
+    int stop() throws InterruptedException, IOException {
+        new ProcessBuilder("kill", "-TERM", Long.toString(process.pid())).inheritIO().start().waitFor();
+        return awaitExit(15_000);
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) process.destroyForcibly();
+    }
+}
