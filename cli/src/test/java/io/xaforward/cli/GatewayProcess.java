@@ -37,7 +37,18 @@ final class GatewayProcess implements AutoCloseable {
 
     /** Starts the gateway; {@code ns} null runs it in the current namespace. */
     static GatewayProcess start(String ns, Path config, List<String> jvmArgs) throws IOException {
+        return start(ns, config, jvmArgs, List.of());
+    }
+
+    /** As {@link #start(String, Path, List)}, with {@code wrapper} (e.g. setpriv ...) run inside the namespace first. */
+    static GatewayProcess start(String ns, Path config, List<String> jvmArgs, List<String> wrapper) throws IOException {
         ProcessBuilder pb = Netns.javaProcessBuilder(ns, jvmArgs, Main.class.getName(), List.of("gateway", "--config", config.toString()));
+        if (!wrapper.isEmpty()) {
+            List<String> cmd = new java.util.ArrayList<>(pb.command());
+            int java = cmd.indexOf(cmd.stream().filter(c -> c.endsWith("/bin/java")).findFirst().orElseThrow());
+            cmd.addAll(java, wrapper);
+            pb.command(cmd);
+        }
         pb.redirectErrorStream(true);
         return new GatewayProcess(pb.start());
     }
