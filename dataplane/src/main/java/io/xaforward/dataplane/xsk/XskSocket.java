@@ -37,6 +37,7 @@ public final class XskSocket implements AutoCloseable {
 
     private static final int EPERM = 1, EINTR = 4, ENODEV = 19, EACCES = 13, EBUSY = 16, EINVAL = 22,
             ENOMEM = 12, ENOBUFS = 105, EOPNOTSUPP = 95, EAFNOSUPPORT = 97, ENETDOWN = 100, ENXIO = 6;
+    private static final long BUSY_WAIT_MS = 1000;
     private static final int UMEM_REG_SIZE = 32, SOCKADDR_XDP_SIZE = 16, MMAP_OFFSETS_SIZE = 128, STATISTICS_SIZE = 48;
 
     private final String ifname;
@@ -150,7 +151,7 @@ public final class XskSocket implements AutoCloseable {
             scratch.set(ValueLayout.JAVA_SHORT, 2, (short) (cfg.zeroCopy() ? XDP_ZEROCOPY : XDP_COPY));
             scratch.set(ValueLayout.JAVA_INT, 4, ifindex);
             scratch.set(ValueLayout.JAVA_INT, 8, queue);
-            if (Syscalls.bind(fd, scratch, SOCKADDR_XDP_SIZE) < 0) {
+            if (!bindWaitingForRelease(fd, scratch)) {
                 int e = Syscalls.errno();
                 throw fail("bind(" + where + (cfg.zeroCopy() ? ", zero-copy" : ", copy mode") + ")", e, bindHint(e, ifname, queue, cfg.zeroCopy()));
             }
@@ -166,6 +167,24 @@ public final class XskSocket implements AutoCloseable {
         }
     }
 
+    /**
+     * bind(2), retried for up to {@value #BUSY_WAIT_MS} ms while it fails with EBUSY: the kernel releases the UMEM
+     * of a closed socket asynchronously, so a queue stays busy for a moment after its previous socket closed.
+     */
+    private static boolean bindWaitingForRelease(int fd, MemorySegment address) {
+        long deadline = System.nanoTime() + BUSY_WAIT_MS * 1_000_000L;
+        while (true) {
+            if (Syscalls.bind(fd, address, SOCKADDR_XDP_SIZE) == 0) return true;
+            if (Syscalls.errno() != EBUSY || System.nanoTime() > deadline) return false;
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+    }
+
     private static String bindHint(int errno, String ifname, int queue, boolean zeroCopy) {
         if (zeroCopy && (errno == EOPNOTSUPP || errno == EINVAL || errno == ENXIO)) {
             return " - the driver of '" + ifname + "' does not support zero-copy AF_XDP (veth never does): "
@@ -174,7 +193,8 @@ public final class XskSocket implements AutoCloseable {
         return switch (errno) {
             case EINVAL -> queue > 0 ? " - the device has no queue " + queue
                     : " - the kernel rejected the UMEM or ring setup";
-            case EBUSY -> " - queue " + queue + " of '" + ifname + "' already has an AF_XDP socket or UMEM";
+            case EBUSY -> " - queue " + queue + " of '" + ifname + "' already has an AF_XDP socket or UMEM (waited "
+                    + BUSY_WAIT_MS + " ms for the kernel to release a closed one)";
             case ENETDOWN -> " - '" + ifname + "' is down";
             case ENODEV -> " - '" + ifname + "' vanished";
             case EPERM, EACCES -> " - needs root (CAP_NET_RAW)";
