@@ -36,6 +36,12 @@ public final class Syscalls {
     public static final short POLLIN = 0x1;
     public static final int EAGAIN = 11;
     public static final int EINTR = 4;
+    public static final int PROT_READ = 0x1;
+    public static final int PROT_WRITE = 0x2;
+    public static final int MAP_SHARED = 0x1;
+    public static final int MAP_POPULATE = 0x8000;
+    /** What mmap(2) returns on failure, as an address. */
+    public static final long MAP_FAILED = -1L;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
@@ -52,6 +58,11 @@ public final class Syscalls {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = errnoCall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle POLL = errnoCall("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle GETSOCKOPT = errnoCall("getsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle MMAP = errnoCall("mmap",
+            FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle MUNMAP = errnoCall("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle SETNS = errnoCall("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle OPEN = LINKER.downcallHandle(LIBC.find("open").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
@@ -120,6 +131,26 @@ public final class Syscalls {
     public static int setsockopt(int fd, int level, int name, MemorySegment value, int len) {
         try {
             return (int) SETSOCKOPT.invokeExact(STATE.get(), fd, level, name, value, len);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** getsockopt(2); {@code len} holds a socklen_t (int) in/out: the buffer size, then the bytes written. */
+    public static int getsockopt(int fd, int level, int name, MemorySegment value, MemorySegment len) {
+        try {
+            return (int) GETSOCKOPT.invokeExact(STATE.get(), fd, level, name, value, len);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** mmap(2) with no address hint; the result's {@code address()} is {@link #MAP_FAILED} on failure (see errno). */
+    public static MemorySegment mmap(long length, int prot, int flags, int fd, long offset) {
+        try {
+            return (MemorySegment) MMAP.invokeExact(STATE.get(), MemorySegment.NULL, length, prot, flags, fd, offset);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static int munmap(MemorySegment address, long length) {
+        try {
+            return (int) MUNMAP.invokeExact(STATE.get(), address, length);
         } catch (Throwable t) { throw rethrow(t); }
     }
 
