@@ -12,6 +12,8 @@ import picocli.CommandLine.Command;
                 CommandLine.HelpCommand.class,
                 GatewayCommand.class,
                 TopoCommand.class,
+                TrainCommand.class,
+                DemoCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {

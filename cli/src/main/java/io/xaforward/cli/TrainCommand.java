@@ -1,0 +1,84 @@
+package io.xaforward.cli;
+
+import io.xaforward.bench.train.SummaryTable;
+import io.xaforward.bench.train.TrainJobSpec;
+import io.xaforward.bench.train.TrainResult;
+import io.xaforward.bench.train.TrainingJob;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.Callable;
+
+/** {@code xaf train}: data-parallel GPT training across the emulated data centers of a topology. */
+@Command(name = "train", mixinStandardHelpOptions = true,
+        description = {"Train a GPT model data-parallel across the data centers of a topology: one worker JVM per",
+                "host namespace, gradients all-reduced through the gateways. Needs root."})
+final class TrainCommand implements Callable<Integer> {
+    @Option(names = "--topology", defaultValue = "topologies/two-dc.yaml", description = "topology file (default: ${DEFAULT-VALUE})")
+    Path topology;
+
+    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp or kernel")
+    String gatewayMode;
+
+    @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
+    String algorithm;
+
+    @Option(names = "--preset", defaultValue = "tiny", description = "tiny (default), small, gpt2-124m, pythia-70m")
+    String preset;
+
+    @Option(names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
+    long steps;
+
+    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences (default: ${DEFAULT-VALUE})")
+    int batch;
+
+    @Option(names = "--seed", defaultValue = "1234")
+    long seed;
+
+    @Option(names = "--lr", defaultValue = "3e-3", description = "peak learning rate (default: ${DEFAULT-VALUE})")
+    double lr;
+
+    @Option(names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
+    long warmup;
+
+    @Option(names = "--eval-every", defaultValue = "50")
+    long evalEvery;
+
+    @Option(names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps")
+    long checksumEvery;
+
+    @Option(names = "--data", description = "UTF-8 text file to train on (default: a generated corpus)")
+    Path data;
+
+    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads per worker")
+    int threads;
+
+    @Option(names = "--bucket-mb", defaultValue = "4")
+    long bucketMb;
+
+    @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (0 = off)")
+    long pacingMbps;
+
+    @Option(names = "--work-dir", description = "where logs, configs and the corpus go (default: a new temp dir)")
+    Path workDir;
+
+    TrainJobSpec spec() throws Exception {
+        if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
+        Path dir = workDir != null ? workDir : Files.createTempDirectory("xaf-train-");
+        String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
+        return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
+                evalEvery, checksumEvery, data != null ? data : dir.resolve("corpus.txt"), 1, 0x5eed0001, threads,
+                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none");
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        TrainResult r = new TrainingJob(spec(), System.out).run();
+        System.out.println();
+        System.out.print(SummaryTable.render(r));
+        return 0;
+    }
+}
