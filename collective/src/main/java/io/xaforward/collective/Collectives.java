@@ -1,0 +1,309 @@
+package io.xaforward.collective;
+
+import io.xaforward.transport.ChunkSink;
+import io.xaforward.transport.MessageId;
+import io.xaforward.transport.ReliableTransport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+import static io.xaforward.collective.Wire.F32;
+
+/**
+ * The collective operations of one rank over its {@link ReliableTransport}: all-reduce (ring, hierarchical or
+ * parameter server), broadcast and barrier. Every rank of the group calls the same operations in the same order.
+ *
+ * <p>Why this shape: data-parallel training across data centers needs an all-reduce that crosses the slow WAN as
+ * little as possible ({@link Algorithm#HIERARCHICAL}), results that are bitwise identical on every rank (weight
+ * checksums are compared across ranks), and steady-state steps that allocate nothing large. So each algorithm sums in
+ * a fixed order and distributes copies, and the staging buffers of an all-reduce are allocated once per element
+ * count and reused for every later step.
+ *
+ * <p>Large tensors are cut into buckets of {@link CollectiveConfig#bucketBytes()}; all receives of an operation are
+ * posted before its first send and buckets progress independently, so chunks of bucket k+1 travel while bucket k is
+ * reduced. Continuations (next ring step, local sums) run on the calling thread while it waits; the transport thread
+ * only moves chunks (and adds received floats into place during reduce-scatter).
+ *
+ * <p>Buffers must be accessible from the transport's event-loop thread (heap, global, auto or shared arena
+ * segments, not confined ones) and hold little-endian floats. Not thread-safe: one operation at a time per instance.
+ * After a failure the group is in an unknown state; this instance refuses further operations.
+ */
+public final class Collectives implements AutoCloseable {
+
+    /** The reduction of an all-reduce. MEAN divides the sum by the world size on every rank. */
+    public enum Op { SUM, MEAN }
+
+    private record PlanKey(Algorithm algorithm, int count) {
+    }
+
+    private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
+
+    private final CollectiveGroup group;
+    private final ReliableTransport transport;
+    private final CollectiveConfig config;
+    private final int rank;
+    private final int worldSize;
+    private final int jobId;
+    private final int[][] datacenters;
+    private final int[][] flat;
+    private final Arena arena = Arena.ofShared();
+    private final Map<PlanKey, Object> plans = new HashMap<>();
+
+    private int trainingStep;
+    private int broadcasts;
+    private int barriers;
+    private boolean hasLastStep;
+    private int lastStep;
+    private RuntimeException failure;
+    private boolean closed;
+
+    /** Does not take ownership of {@code transport} (it must be started, or driven, by its owner). */
+    public Collectives(CollectiveGroup group, ReliableTransport transport, CollectiveConfig config) {
+        this.group = Objects.requireNonNull(group, "group");
+        this.transport = Objects.requireNonNull(transport, "transport");
+        this.config = Objects.requireNonNull(config, "config");
+        if (transport.config().localRank() != group.rank()) {
+            throw new IllegalArgumentException("transport serves rank " + transport.config().localRank()
+                    + " but the group says this is rank " + group.rank());
+        }
+        this.rank = group.rank();
+        this.worldSize = group.worldSize();
+        this.jobId = transport.config().jobId();
+        this.datacenters = group.datacenters();
+        int[] all = new int[worldSize];
+        for (int r = 0; r < worldSize; r++) {
+            all[r] = r;
+        }
+        this.flat = new int[][]{all};
+    }
+
+    public CollectiveGroup group() { return group; }
+    public CollectiveConfig config() { return config; }
+    public ReliableTransport transport() { return transport; }
+
+    /** All-reduce with the configured algorithm; see {@link #allReduce(MemorySegment, int, Op, int, Algorithm)}. */
+    public void allReduce(MemorySegment floats, int count, Op op, int step) {
+        allReduce(floats, count, op, step, config.algorithm());
+    }
+
+    /**
+     * Replaces the first {@code count} floats of {@code floats} on every rank by their sum (or mean) over all ranks.
+     * Blocks until this rank's part is done: all its receives arrived and all its sends are acknowledged.
+     *
+     * @param step names the messages of this call on the wire; consecutive calls must use different steps, and all
+     *             ranks the same step, count, op and algorithm
+     * @throws CollectiveTimeoutException naming the rank(s) waited for, after the operation timeout or when the
+     *                                    transport gives up on a peer
+     * @throws CollectiveException        when a message fails otherwise
+     */
+    public synchronized void allReduce(MemorySegment floats, int count, Op op, int step, Algorithm algorithm) {
+        Objects.requireNonNull(floats, "floats");
+        Objects.requireNonNull(op, "op");
+        Objects.requireNonNull(algorithm, "algorithm");
+        checkUsable();
+        if (count < 0 || (long) count * Float.BYTES > floats.byteSize()) {
+            throw new IllegalArgumentException("count " + count + " floats does not fit a buffer of "
+                    + floats.byteSize() + " bytes");
+        }
+        if (hasLastStep && step == lastStep) {
+            throw new IllegalArgumentException("step " + Integer.toUnsignedString(step) + " was used by the previous "
+                    + "all-reduce: reusing message ids back to back lets late retransmissions corrupt the result");
+        }
+        hasLastStep = true;
+        lastStep = step;
+        if (count == 0) {
+            return;
+        }
+        MemorySegment data = floats.asSlice(0, (long) count * Float.BYTES);
+        Operation operation = new Operation(transport, algorithm.name().toLowerCase().replace('_', '-')
+                + " all-reduce of step " + Integer.toUnsignedString(step) + " (" + count + " floats)");
+        Object plan = plans.computeIfAbsent(new PlanKey(algorithm, count), k -> newPlan(algorithm, count));
+        run(() -> {
+            if (plan instanceof RingAllReduce ring) {
+                ring.start(operation, data, step);
+            } else {
+                ((ParameterServerAllReduce) plan).start(operation, data, step);
+            }
+            operation.await(config.operationTimeout());
+        });
+        if (op == Op.MEAN) {
+            float n = worldSize;
+            for (long offset = 0; offset < data.byteSize(); offset += Float.BYTES) {
+                data.set(F32, offset, data.get(F32, offset) / n);
+            }
+        }
+    }
+
+    /**
+     * The training-side gradient reducer ({@code GradientReducer::allReduceMean}): all-reduce MEAN of the first
+     * {@code floatCount} floats with the configured algorithm, numbering steps with an internal counter (0, 1, ...).
+     * Do not mix with explicit-step {@link #allReduce} calls on the same instance unless their steps differ.
+     */
+    public void allReduceMean(MemorySegment flatGradients, int floatCount) {
+        int step;
+        synchronized (this) {
+            step = trainingStep++;
+        }
+        allReduce(flatGradients, floatCount, Op.MEAN, step);
+    }
+
+    /** Steps {@link #allReduceMean} has started so far. */
+    public synchronized int trainingSteps() {
+        return trainingStep;
+    }
+
+    /**
+     * Copies {@code data} (all its bytes) from {@code root} to every rank: root sends each bucket to the other ranks of
+     * its data center and to one leader (lowest rank) per other data center, which forwards it inside its own; one
+     * copy crosses each WAN link. All ranks pass buffers of the same size.
+     */
+    public synchronized void broadcast(MemorySegment data, int root) {
+        Objects.requireNonNull(data, "data");
+        checkUsable();
+        if (root < 0 || root >= worldSize) {
+            throw new IllegalArgumentException("root " + root + " is outside [0, " + worldSize + ")");
+        }
+        int step = broadcasts++;
+        Operation operation = new Operation(transport, "broadcast " + step + " from rank " + root + " ("
+                + data.byteSize() + " bytes)");
+        long bucketBytes = config.bucketBytes();
+        long buckets = Math.max(1, (data.byteSize() + bucketBytes - 1) / bucketBytes);
+        if (buckets > Wire.MAX_INDEX) {
+            throw new IllegalArgumentException("broadcast of " + data.byteSize() + " bytes needs too many buckets");
+        }
+        int rootDc = group.datacenterIndexOf(root);
+        int myDc = group.datacenterIndexOf(rank);
+        int leader = myDc == rootDc ? root : datacenters[myDc][0];
+        int parent = rank == root ? -1 : (rank == leader ? root : leader);
+        int[] children = broadcastChildren(root, rootDc, myDc, leader);
+        run(() -> {
+            for (int b = 0; b < buckets; b++) {
+                long from = b * bucketBytes;
+                MemorySegment bucket = data.asSlice(from, Math.min(bucketBytes, data.byteSize() - from));
+                MessageId id = Wire.id(jobId, Wire.KIND_BROADCAST, step, b, 1, 0);
+                Runnable forward = () -> {
+                    for (int child : children) {
+                        operation.send(child, id, bucket, null);
+                    }
+                };
+                if (parent < 0) {
+                    forward.run();
+                } else {
+                    operation.expect(parent, id, bucket, ChunkSink.COPY, forward);
+                }
+            }
+            operation.await(config.operationTimeout());
+        });
+    }
+
+    private int[] broadcastChildren(int root, int rootDc, int myDc, int leader) {
+        if (rank == root) {
+            int[] children = new int[worldSize - 1];
+            int n = 0;
+            for (int member : datacenters[rootDc]) {
+                if (member != root) {
+                    children[n++] = member;
+                }
+            }
+            for (int d = 0; d < datacenters.length; d++) {
+                if (d != rootDc) {
+                    children[n++] = datacenters[d][0];
+                }
+            }
+            return java.util.Arrays.copyOf(children, n);
+        }
+        if (rank == leader && myDc != rootDc) {
+            return java.util.Arrays.stream(datacenters[myDc]).filter(r -> r != rank).toArray();
+        }
+        return new int[0];
+    }
+
+    /**
+     * Returns once every rank has entered the barrier: a dissemination barrier, ceil(log2 n) rounds of empty
+     * messages; in round k rank r signals r + 2^k and waits for r - 2^k.
+     */
+    public synchronized void barrier() {
+        checkUsable();
+        int step = barriers++;
+        Operation operation = new Operation(transport, "barrier " + step);
+        int rounds = 0;
+        while ((1 << rounds) < worldSize) {
+            rounds++;
+        }
+        int totalRounds = rounds;
+        run(() -> {
+            for (int k = 0; k < totalRounds; k++) {
+                int round = k;
+                int from = Math.floorMod(rank - (1 << k), worldSize);
+                Runnable then = round + 1 < totalRounds ? () -> signal(operation, step, round + 1) : null;
+                operation.expect(from, Wire.id(jobId, Wire.KIND_BARRIER, step, k, 1, 0), EMPTY, ChunkSink.COPY,
+                        then);
+            }
+            if (totalRounds > 0) {
+                signal(operation, step, 0);
+            }
+            operation.await(config.operationTimeout());
+        });
+    }
+
+    private void signal(Operation operation, int step, int round) {
+        operation.send((rank + (1 << round)) % worldSize, Wire.id(jobId, Wire.KIND_BARRIER, step, round, 1, 0),
+                EMPTY, null);
+    }
+
+    /** Bytes of staging buffers held for all element counts seen so far (they are reused across steps). */
+    public synchronized long stagingBytes() {
+        long total = 0;
+        for (Object plan : plans.values()) {
+            total += plan instanceof RingAllReduce r ? r.stagingBytes() : ((ParameterServerAllReduce) plan).stagingBytes();
+        }
+        return total;
+    }
+
+    /** Number of (algorithm, element count) plans built so far; steady-state training keeps this at one. */
+    public synchronized int planCount() {
+        return plans.size();
+    }
+
+    /** Frees the staging buffers; the transport stays open (its owner closes it). */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            plans.clear();
+            arena.close();
+        }
+    }
+
+    private Object newPlan(Algorithm algorithm, int count) {
+        int bucketFloats = config.bucketFloats();
+        return switch (algorithm) {
+            case RING -> new RingAllReduce(rank, flat, jobId, count, bucketFloats, arena);
+            case HIERARCHICAL -> new RingAllReduce(rank, datacenters, jobId, count, bucketFloats, arena);
+            case PARAMETER_SERVER -> new ParameterServerAllReduce(rank, datacenters, jobId, count, bucketFloats,
+                    arena);
+        };
+    }
+
+    private void checkUsable() {
+        if (closed) {
+            throw new IllegalStateException("collectives of rank " + rank + " are closed");
+        }
+        if (failure != null) {
+            throw new IllegalStateException("collectives of rank " + rank + " failed earlier ("
+                    + failure.getMessage() + "); the group must be rebuilt", failure);
+        }
+    }
+
+    private void run(Runnable body) {
+        try {
+            body.run();
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        }
+    }
+}

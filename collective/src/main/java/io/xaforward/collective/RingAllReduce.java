@@ -1,0 +1,227 @@
+package io.xaforward.collective;
+
+import io.xaforward.transport.ChunkSink;
+import io.xaforward.transport.FloatSumSink;
+import io.xaforward.transport.MessageId;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Ring all-reduce, flat or hierarchical, for one element count (built once per count and reused across steps).
+ *
+ * <p>Every bucket runs independently, so chunks of bucket k+1 travel while bucket k is being reduced:
+ * <ol>
+ *   <li>Reduce-scatter over a ring inside each group (the whole world for {@link Algorithm#RING}, each data center
+ *   for {@link Algorithm#HIERARCHICAL}). The bucket is cut into m segments; at ring step s member p sends segment
+ *   p-s-1 to p+1 and receives segment p-s-2 from p-1, adding it into its buffer ({@link FloatSumSink}). Afterwards
+ *   member p holds its group's sum of segment p (its shard), summed in the fixed order of the ring.</li>
+ *   <li>Hierarchical only: shard exchange between data centers. Member p of DC a sends to member q of DC b the part
+ *   of its shard that overlaps q's shard (with equal DC sizes that is exactly the same-index rank and the whole
+ *   shard; with unequal sizes each rank talks to the one or few ranks whose shards overlap its own), receives the
+ *   same range of DC b's partial sum, and adds all DC partials in data-center order.</li>
+ *   <li>All-gather over the same ring: member p passes on what it received, copying segments in place.</li>
+ * </ol>
+ * Each element's value is thus computed by exactly one chain of float additions whose order depends only on the
+ * group, and copied everywhere else: all ranks end with bitwise-identical results.
+ *
+ * <p>Buffer reuse: a segment is received into only after every earlier send of that segment has been fully received
+ * by its destination (the data causally depends on it), so a late retransmission of an already-delivered chunk can
+ * only be dropped as a duplicate. Within the exchange the shard is overwritten only after its sends are acknowledged.
+ */
+final class RingAllReduce {
+    private final int jobId;
+    private final int[][] groups;
+    private final int myGroup;
+    private final int myIndex;
+    private final int m;
+    private final int next;
+    private final int prev;
+    private final int slotsPerBucket;
+    private final int maxGroup;
+    private final int count;
+    private final int bucketFloats;
+    private final int buckets;
+    private final MemorySegment staging;
+    private final long[] stagingStart;
+    private final int[] exchangeRemaining;
+
+    /** @param groups members of each group, ascending by rank; groups ordered by data center. */
+    RingAllReduce(int rank, int[][] groups, int jobId, int count, int bucketFloats, Arena arena) {
+        this.jobId = jobId;
+        this.groups = groups;
+        int g = -1;
+        int idx = -1;
+        int largest = 1;
+        for (int d = 0; d < groups.length; d++) {
+            largest = Math.max(largest, groups[d].length);
+            for (int i = 0; i < groups[d].length; i++) {
+                if (groups[d][i] == rank) {
+                    g = d;
+                    idx = i;
+                }
+            }
+        }
+        if (g < 0) {
+            throw new IllegalArgumentException("rank " + rank + " is in no group");
+        }
+        this.myGroup = g;
+        this.myIndex = idx;
+        this.m = groups[g].length;
+        this.next = groups[g][(idx + 1) % m];
+        this.prev = groups[g][(idx + m - 1) % m];
+        this.maxGroup = largest;
+        this.slotsPerBucket = 2 * largest + 1;
+        this.count = count;
+        this.bucketFloats = bucketFloats;
+        this.buckets = count == 0 ? 0 : (int) (((long) count + bucketFloats - 1) / bucketFloats);
+        this.stagingStart = new long[buckets + 1];
+        for (int b = 0; b < buckets; b++) {
+            int len = bucketLength(b);
+            int shard = Wire.partStart(len, m, myIndex + 1) - Wire.partStart(len, m, myIndex);
+            stagingStart[b + 1] = stagingStart[b] + (long) (groups.length - 1) * shard;
+        }
+        long stagingFloats = stagingStart[buckets];
+        this.staging = stagingFloats == 0 ? MemorySegment.NULL
+                : arena.allocate(stagingFloats * Float.BYTES, 64);
+        this.exchangeRemaining = new int[buckets];
+    }
+
+    long stagingBytes() {
+        return staging.byteSize();
+    }
+
+    private int bucketLength(int b) {
+        return (int) Math.min(bucketFloats, (long) count - (long) b * bucketFloats);
+    }
+
+    /** Posts every expect of the step, then the first sends; continuations run inside {@code op.await}. */
+    void start(Operation op, MemorySegment data, int step) {
+        for (int b = 0; b < buckets; b++) {
+            postExpects(op, data, step, b);
+        }
+        for (int b = 0; b < buckets; b++) {
+            if (m > 1) {
+                sendReduceScatter(op, data, step, b, 0);
+            } else {
+                shardReduced(op, data, step, b);
+            }
+        }
+    }
+
+    private void postExpects(Operation op, MemorySegment data, int step, int b) {
+        for (int s = 0; s < m - 1; s++) {
+            int stepIndex = s;
+            Runnable then = s < m - 2 ? () -> sendReduceScatter(op, data, step, b, stepIndex + 1)
+                    : () -> shardReduced(op, data, step, b);
+            op.expect(prev, id(step, b, s), segment(data, b, Math.floorMod(myIndex - s - 2, m)),
+                    FloatSumSink.INSTANCE, then);
+        }
+        exchangeRemaining[b] = 0;
+        if (groups.length > 1) {
+            forEachOverlap(b, (peer, dcOrder, from, to) -> {
+                exchangeRemaining[b] += 2;
+                op.expect(peer, id(step, b, 2 * maxGroup), stagingSlice(b, dcOrder, from, to), ChunkSink.COPY,
+                        () -> exchangeProgress(op, data, step, b));
+            });
+        }
+        for (int s = 0; s < m - 1; s++) {
+            int stepIndex = s;
+            Runnable then = s < m - 2 ? () -> sendAllGather(op, data, step, b, stepIndex + 1) : null;
+            op.expect(prev, id(step, b, maxGroup + s), segment(data, b, Math.floorMod(myIndex - s - 1, m)),
+                    ChunkSink.COPY, then);
+        }
+    }
+
+    private void sendReduceScatter(Operation op, MemorySegment data, int step, int b, int s) {
+        op.send(next, id(step, b, s), segment(data, b, Math.floorMod(myIndex - s - 1, m)), null);
+    }
+
+    private void sendAllGather(Operation op, MemorySegment data, int step, int b, int s) {
+        op.send(next, id(step, b, maxGroup + s), segment(data, b, Math.floorMod(myIndex - s, m)), null);
+    }
+
+    private void shardReduced(Operation op, MemorySegment data, int step, int b) {
+        if (exchangeRemaining[b] == 0) {
+            startAllGather(op, data, step, b);
+            return;
+        }
+        int first = b * bucketFloats;
+        forEachOverlap(b, (peer, dcOrder, from, to) -> op.send(peer, id(step, b, 2 * maxGroup),
+                Wire.floats(data, (long) first + from, to - from), () -> exchangeProgress(op, data, step, b)));
+    }
+
+    private void exchangeProgress(Operation op, MemorySegment data, int step, int b) {
+        if (--exchangeRemaining[b] == 0) {
+            combineDatacenters(data, b);
+            startAllGather(op, data, step, b);
+        }
+    }
+
+    /** Adds the partial sums of all data centers for this rank's shard, in data-center order, into the shard. */
+    private void combineDatacenters(MemorySegment data, int b) {
+        int len = bucketLength(b);
+        int lo = Wire.partStart(len, m, myIndex);
+        int shard = Wire.partStart(len, m, myIndex + 1) - lo;
+        MemorySegment own = Wire.floats(data, (long) b * bucketFloats + lo, shard);
+        MemorySegment[] partials = new MemorySegment[groups.length];
+        for (int d = 0, order = 0; d < groups.length; d++) {
+            partials[d] = d == myGroup ? own
+                    : Wire.floats(staging, stagingStart[b] + (long) (order++) * shard, shard);
+        }
+        ParameterServerAllReduce.sumInOrder(partials, own, shard); // reads element i of own before writing it
+    }
+
+    private void startAllGather(Operation op, MemorySegment data, int step, int b) {
+        if (m > 1) {
+            sendAllGather(op, data, step, b, 0);
+        }
+    }
+
+    private interface OverlapVisitor {
+        void visit(int peer, int dcOrder, int from, int to);
+    }
+
+    /**
+     * Visits every rank of another data center whose shard overlaps this rank's shard, with the overlap as float
+     * offsets within the bucket; dcOrder numbers the other data centers 0.. in order (the staging slot).
+     */
+    private void forEachOverlap(int b, OverlapVisitor visitor) {
+        int len = bucketLength(b);
+        int lo = Wire.partStart(len, m, myIndex);
+        int hi = Wire.partStart(len, m, myIndex + 1);
+        int order = 0;
+        for (int d = 0; d < groups.length; d++) {
+            if (d == myGroup) {
+                continue;
+            }
+            int[] members = groups[d];
+            for (int q = 0; q < members.length; q++) {
+                int from = Math.max(lo, Wire.partStart(len, members.length, q));
+                int to = Math.min(hi, Wire.partStart(len, members.length, q + 1));
+                if (from < to) {
+                    visitor.visit(members[q], order, from, to);
+                }
+            }
+            order++;
+        }
+    }
+
+    private MemorySegment stagingSlice(int b, int dcOrder, int from, int to) {
+        int len = bucketLength(b);
+        int lo = Wire.partStart(len, m, myIndex);
+        int shard = Wire.partStart(len, m, myIndex + 1) - lo;
+        return Wire.floats(staging, stagingStart[b] + (long) dcOrder * shard + (from - lo), to - from);
+    }
+
+    private MemorySegment segment(MemorySegment data, int b, int segmentIndex) {
+        int len = bucketLength(b);
+        int from = Wire.partStart(len, m, segmentIndex);
+        int to = Wire.partStart(len, m, segmentIndex + 1);
+        return Wire.floats(data, (long) b * bucketFloats + from, to - from);
+    }
+
+    private MessageId id(int step, int bucket, int slot) {
+        return Wire.id(jobId, Wire.KIND_ALL_REDUCE, step, bucket, slotsPerBucket, slot);
+    }
+}
