@@ -23,7 +23,7 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         TrainCommand t = new TrainCommand();
-        t.topology = java.nio.file.Path.of(System.getenv().getOrDefault("XAF_HOME", "."), "topologies", "two-dc.yaml");
+        t.topology = TrainCommand.shippedTopology("two-dc.yaml");
         t.gatewayMode = "xdp";
         t.algorithm = "hierarchical";
         t.preset = "tiny";

@@ -65,6 +65,16 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--work-dir", description = "where logs, configs and the corpus go (default: a new temp dir)")
     Path workDir;
 
+    /** A topology shipped under topologies/, found from XAF_HOME, the working directory or its parent. */
+    static Path shippedTopology(String name) {
+        for (String base : new String[]{System.getenv("XAF_HOME"), ".", ".."}) {
+            if (base == null) continue;
+            Path p = Path.of(base, "topologies", name);
+            if (Files.exists(p)) return p;
+        }
+        throw new IllegalArgumentException("topologies/" + name + " not found (run from the XAForward directory or set XAF_HOME)");
+    }
+
     TrainJobSpec spec() throws Exception {
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         Path dir = workDir != null ? workDir : Files.createTempDirectory("xaf-train-");

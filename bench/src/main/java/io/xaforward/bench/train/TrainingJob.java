@@ -47,6 +47,11 @@ public final class TrainingJob {
         this.out = out;
     }
 
+    /** Where rank 0 leaves the final weights (and optimizer state) of a finished job. */
+    public static Path finalCheckpoint(TrainJobSpec spec) {
+        return spec.workDir().resolve("final-rank0.ckpt");
+    }
+
     /** A running gateway of some mode, as the job needs it: counters at the end, then stop. */
     public interface GatewayHandle extends AutoCloseable {
         Map<String, Long> counters();

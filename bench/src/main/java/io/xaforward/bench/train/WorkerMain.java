@@ -113,6 +113,7 @@ public final class WorkerMain {
             System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter()));
             trainer.train(stats -> report(stats, trainer, spec));
+            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
             System.out.println(WorkerLine.format("done", "rank", rank, "checksum", Long.toHexString(trainer.weightChecksum()),
                     "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
             System.out.flush();
