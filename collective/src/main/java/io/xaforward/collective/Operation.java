@@ -8,7 +8,7 @@ import io.xaforward.transport.TransportTimeoutException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -96,26 +96,27 @@ final class Operation {
     }
 
     private CollectiveTimeoutException timedOut(Duration timeout) {
-        TreeSet<Integer> ranks = new TreeSet<>();
-        StringBuilder detail = new StringBuilder();
-        int listed = 0;
+        // Per waiting rank: how many of its messages are unfinished, and the first of them.
+        TreeMap<Integer, Integer> unfinished = new TreeMap<>();
+        TreeMap<Integer, Message> first = new TreeMap<>();
         for (Message m : messages) {
-            if (m.future.isDone()) {
-                continue;
-            }
-            ranks.add(m.peer);
-            if (listed++ < 6) {
-                detail.append(listed > 1 ? ", " : "").append(m.send ? "acknowledgement of " : "message ")
-                        .append(m.id).append(m.send ? " by rank " : " from rank ").append(m.peer);
+            if (!m.future.isDone()) {
+                unfinished.merge(m.peer, 1, Integer::sum);
+                first.putIfAbsent(m.peer, m);
             }
         }
-        if (listed > 6) {
-            detail.append(", ... (").append(listed).append(" messages in all)");
+        StringBuilder detail = new StringBuilder();
+        for (var entry : unfinished.entrySet()) {
+            Message m = first.get(entry.getKey());
+            detail.append(detail.isEmpty() ? "" : "; ").append("rank ").append(entry.getKey()).append(": ")
+                    .append(entry.getValue()).append(entry.getValue() == 1 ? " message" : " messages")
+                    .append(", first ").append(m.send ? "acknowledgement of " : "message ").append(m.id)
+                    .append(m.send ? " by rank " : " from rank ").append(m.peer);
         }
-        int[] waiting = ranks.stream().mapToInt(Integer::intValue).toArray();
+        int[] waiting = unfinished.keySet().stream().mapToInt(Integer::intValue).toArray();
         String message = name + " on rank " + localRank + " timed out after " + timeout.toMillis()
-                + " ms waiting for rank" + (waiting.length == 1 ? " " : "s ") + ranks.toString().replaceAll("[\\[\\]]", "")
-                + " (" + detail + ")" + malformedHint();
+                + " ms waiting for rank" + (waiting.length == 1 ? " " : "s ")
+                + unfinished.keySet().toString().replaceAll("[\\[\\]]", "") + " (" + detail + ")" + malformedHint();
         return new CollectiveTimeoutException(waiting, message, null);
     }
 
