@@ -20,7 +20,7 @@ public record ModelConfig(String name, int vocabSize, int contextLength, int lay
                           boolean tiedHead) {
 
     /** Names accepted by {@link #preset(String)}. */
-    public static final List<String> PRESETS = List.of("tiny", "small", "gpt2-124m", "pythia-70m");
+    public static final List<String> PRESETS = List.of("tiny", "wide", "small", "gpt2-124m", "pythia-70m");
 
     public ModelConfig {
         if (vocabSize <= 0 || contextLength <= 0 || layers <= 0 || embeddingSize <= 0 || heads <= 0) {
@@ -35,6 +35,9 @@ public record ModelConfig(String name, int vocabSize, int contextLength, int lay
     public static ModelConfig preset(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "tiny" -> new ModelConfig("tiny", 256, 64, 2, 64, 4, true);
+            // One wide layer on short contexts: a large gradient (~1.9 M parameters, 7.5 MB) for little compute,
+            // the communication-bound configuration of the training benchmark.
+            case "wide" -> new ModelConfig("wide", 256, 32, 1, 384, 6, true);
             case "small" -> new ModelConfig("small", 256, 128, 6, 384, 6, true);
             case "gpt2-124m" -> new ModelConfig("gpt2-124m", 50257, 1024, 12, 768, 12, true);
             case "pythia-70m" -> new ModelConfig("pythia-70m", 50304, 2048, 6, 512, 8, false);
