@@ -152,7 +152,12 @@ public final class XskDatagramPort implements DatagramPort {
         int frames = s.frames().rxFrames() + s.frames().txFrames();
         this.frameSlices = new MemorySegment[frames];
         this.frameSliceStarts = new long[frames];
-        java.util.Arrays.fill(frameSliceStarts, -1);
+        // Prebuilt views where data will start: behind the kernel's headroom in receive frames, at the base of
+        // transmit frames. Frames used for the first time then cost nothing either.
+        for (int i = 0; i < frames; i++) {
+            long base = (long) i * Umem.FRAME_SIZE;
+            frameAt(i < s.frames().rxFrames() ? base + Umem.KERNEL_HEADROOM : base);
+        }
     }
 
     private static void checkIpMatchesForm(NetworkForm form, InetAddress ip) {
@@ -306,7 +311,7 @@ public final class XskDatagramPort implements DatagramPort {
      */
     private MemorySegment frameAt(long offset) {
         int index = (int) (offset / Umem.FRAME_SIZE);
-        if (frameSliceStarts[index] != offset) {
+        if (frameSliceStarts[index] != offset || frameSlices[index] == null) {
             long end = Umem.frameBase(offset) + Umem.FRAME_SIZE;
             frameSlices[index] = umem.asSlice(offset, end - offset);
             frameSliceStarts[index] = offset;
