@@ -2,6 +2,7 @@ package io.xaforward.transport;
 
 import io.xaforward.dataplane.sys.NetworkNamespace;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.XafHeader;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.*;
 class XskTransportTest {
     static final String MAC_A = "02:58:a0:00:00:01", MAC_B = "02:58:a0:00:00:02";
     static final String MAC_U = "02:58:a0:00:01:01", MAC_K = "02:58:a0:00:01:02";
+    static final String MAC_C = "02:58:a0:00:02:01", MAC_D = "02:58:a0:00:02:02";
     static final int JOB = 7, TOKEN = 0x5EC12E7, NET0 = 0x0007_0000, NET1 = 0x0007_0001, MTU = 1500;
     static XskTestNet net;
 
@@ -40,6 +42,9 @@ class XskTransportTest {
             net.veth("xu", MAC_U, "xk", MAC_K);
             net.exec("ip", "addr", "add", "10.88.0.2/24", "dev", "xk");
             net.exec("ip", "neigh", "replace", "10.88.0.1", "lladdr", MAC_U, "dev", "xk", "nud", "permanent");
+            net.veth("xc", MAC_C, "xd", MAC_D);
+            net.exec("ip", "addr", "add", "10.99.0.2/24", "dev", "xd");
+            net.exec("ip", "neigh", "replace", "10.99.0.1", "lladdr", MAC_C, "dev", "xd", "nud", "permanent");
         } catch (RuntimeException | Error e) {
             net.close();
             throw e;
@@ -155,6 +160,47 @@ class XskTransportTest {
             assertTrue(x.socketStats().rxFrames() >= size / 1400, x.socketStats().toString());
             assertEquals(0, tk.stats().crcFailures());
             assertEquals(0, tx.stats().crcFailures());
+        }
+    }
+
+    /**
+     * The AF_XDP port checks what the kernel's UDP layer would have checked: with TX checksum offload on, a veth
+     * sender leaves the UDP checksum partial, and those frames are counted and dropped; with offload off the same
+     * datagrams are delivered.
+     */
+    @Test
+    void framesWithBadUdpChecksumsAreCountedAndDropped() throws Exception {
+        InetAddress xskIp = InetAddress.getByName("10.99.0.1");
+        XskDatagramPort x = net.call(() -> new XskDatagramPort("xc", 0, NetworkForm.IPV4, MAC_C, xskIp, 0, MTU, JOB, TOKEN, NET0));
+        try (x; UdpDatagramPort k = NetworkNamespace.call(net.name,
+                () -> new UdpDatagramPort(new InetSocketAddress("10.99.0.2", 9450)));
+             Arena arena = Arena.ofConfined()) {
+            int payload = 256, length = XafHeader.LENGTH + payload, n = 50;
+            MemorySegment d = arena.allocate(length);
+            for (int i = 0; i < payload; i++) d.set(ValueLayout.JAVA_BYTE, XafHeader.LENGTH + i, (byte) (i * 7 + 1));
+            new XafHeader().wrap(d, 0).init().networkId(NET0).jobId(JOB).jobToken(TOKEN).srcRank(1).dstRank(0)
+                    .payloadLength(payload).payloadSum(PayloadChecksums.onesComplementSum(d, XafHeader.LENGTH, payload));
+            InetPeer to = new InetPeer(new InetSocketAddress(xskIp, 9450));
+            int[] delivered = {0};
+            DatagramHandler h = (seg, off, len) -> {
+                assertEquals(length, len);
+                assertEquals(-1L, MemorySegment.mismatch(seg, off + XafHeader.LENGTH, off + len, d, XafHeader.LENGTH, length));
+                delivered[0]++;
+            };
+
+            net.exec("ethtool", "-K", "xd", "tx", "on");
+            for (int i = 0; i < n; i++) assertTrue(k.send(d, 0, length, to));
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (x.checksumFailures() < n && System.nanoTime() < deadline) x.poll(h, 64);
+            assertEquals(n, x.checksumFailures(), "partial checksums counted");
+            assertEquals(0, delivered[0], "no frame with a bad checksum reaches the handler");
+
+            net.exec("ethtool", "-K", "xd", "tx", "off");
+            for (int i = 0; i < n; i++) assertTrue(k.send(d, 0, length, to));
+            deadline = System.nanoTime() + 5_000_000_000L;
+            while (delivered[0] < n && System.nanoTime() < deadline) x.poll(h, 64);
+            assertEquals(n, delivered[0], "complete checksums pass");
+            assertEquals(n, x.checksumFailures());
         }
     }
 
