@@ -190,9 +190,11 @@ public final class XskDatagramPort implements DatagramPort {
      *
      * @throws IllegalArgumentException for a peer of the wrong type or IP family, or a datagram that is too long,
      *                                  shorter than an XAF header or whose payload_len disagrees with its length
+     * @throws IllegalStateException    after {@link #close()}
      */
     @Override
     public boolean send(MemorySegment buffer, long offset, int length, Peer destination) {
+        if (closed) throw new IllegalStateException(this + " is closed");
         OuterAddressing addressing = addressingFor(destination);
         if (length < XafHeader.LENGTH || length > maxDatagramLength) {
             throw new IllegalArgumentException("datagram of " + length + " bytes is outside [" + XafHeader.LENGTH
@@ -278,6 +280,7 @@ public final class XskDatagramPort implements DatagramPort {
      */
     @Override
     public int poll(DatagramHandler handler, int limit) {
+        if (closed) throw new IllegalStateException(this + " is closed");
         if (pendingTx > 0 || socket.txInFlight() > 0) flushTx();
         if (limit <= 0) return 0;
         currentHandler = handler;

@@ -224,6 +224,7 @@ class XskTransportTest {
                     () -> id.send(arena.allocate(64), 0, 64, EthernetIpPeer.of(MAC_B, "10.77.0.2")));
             assertTrue(e.getMessage().contains("EthernetPeer"), e.getMessage());
         }
+        assertThrows(IllegalStateException.class, () -> id.poll((seg, off, len) -> { }, 1), "poll after close");
         var e5 = assertThrows(IllegalArgumentException.class, () -> net.call(
                 () -> new XskDatagramPort("xa", 0, NetworkForm.ID, MAC_A, ip(NetworkForm.IPV4, 1), 1, MTU, JOB, TOKEN, NET0)));
         assertTrue(e5.getMessage().contains("ID form has no IP"), e5.getMessage());
