@@ -1,5 +1,6 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.SharedLayouts;
 import org.junit.jupiter.api.Test;
@@ -17,6 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * after a warm-up that lets the JIT compile the path.
  */
 class XskAllocationTest {
+    private static final String A = "xa", B = "xb";
+
     private static final int NET = 0x00ABCDEF, BATCH = 32, WARMUP_ROUNDS = 5000, MEASURED_ROUNDS = 320;
     /**
      * Budget for the measured loop. Once C2 has compiled it the loop allocates 0 bytes; an errno-capturing downcall
@@ -38,10 +41,10 @@ class XskAllocationTest {
     @Test
     void steadyStateTransmitAndReceiveAllocateAlmostNothing() throws Exception {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        try (VethNamespace ns = new VethNamespace("al")) {
+        try (NetNs ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "al", n -> n.disableIpv6().vethPair(A, B))) {
             ns.call(() -> {
-                try (XskSocket sender = XskSocket.open(VethNamespace.B, 0, XskConfig.small());
-                     XskSocket receiver = XskSocket.open(VethNamespace.A, 0, XskConfig.small());
+                try (XskSocket sender = XskSocket.open(B, 0, XskConfig.small());
+                     XskSocket receiver = XskSocket.open(A, 0, XskConfig.small());
                      XskRedirect redirect = XskRedirect.install(receiver, SharedLayouts.FORM_ID, XafFrames.JOB, XafFrames.TOKEN, false, NET)) {
                     Counting handler = new Counting();
                     int[] seq = {0};

@@ -1,5 +1,6 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
 import io.xaforward.dataplane.SharedLayouts;
@@ -22,16 +23,18 @@ import static org.junit.jupiter.api.Assertions.fail;
  * else); frames that are not XAF still reach the kernel, where an AF_PACKET socket on the same interface sees them.
  */
 class XskReceiveTest {
+    private static final String A = "xa", B = "xb";
+
     private static final int FRAMES = 10_000, BATCH = 64, NET_A = 0x00C0FFEE, NET_B = 0x00000101, NON_XAF_EVERY = 1000;
 
     @Test
     void xafFramesArriveInUserSpaceAndOthersPassToTheKernel() throws Exception {
-        try (VethNamespace ns = new VethNamespace("rx")) {
+        try (NetNs ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "rx", n -> n.disableIpv6().vethPair(A, B))) {
             ns.call(() -> {
-                try (XskSocket xsk = XskSocket.open(VethNamespace.B, 0, XskConfig.defaults());
+                try (XskSocket xsk = XskSocket.open(B, 0, XskConfig.defaults());
                      XskRedirect redirect = XskRedirect.install(xsk, SharedLayouts.FORM_ID, XafFrames.JOB, XafFrames.TOKEN, false, NET_A, NET_B);
-                     PacketSocket sender = new PacketSocket(VethNamespace.A, XafFrames.ETHERTYPE_ID);
-                     PacketSocket kernelSide = new PacketSocket(VethNamespace.B, XafFrames.ETHERTYPE_ID);
+                     PacketSocket sender = new PacketSocket(A, XafFrames.ETHERTYPE_ID);
+                     PacketSocket kernelSide = new PacketSocket(B, XafFrames.ETHERTYPE_ID);
                      Arena arena = Arena.ofConfined()) {
                     assertEquals(XdpAttachment.Mode.NATIVE, redirect.attachment().mode());
                     assertFalse(xsk.isZeroCopy(), "veth offers copy mode only");

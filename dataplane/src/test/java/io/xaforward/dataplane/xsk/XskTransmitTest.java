@@ -1,5 +1,6 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
 import io.xaforward.dataplane.sys.PacketSocket;
 import org.junit.jupiter.api.Test;
 
@@ -17,16 +18,18 @@ import static org.junit.jupiter.api.Assertions.fail;
  * COMPLETION ring.
  */
 class XskTransmitTest {
+    private static final String A = "xa", B = "xb";
+
     private static final int FRAMES = 10_000, BATCH = 32, NET = 0x0000BEEF;
 
     @Test
     void claimedFramesLeaveInOrderByteIdentical() throws Exception {
-        try (VethNamespace ns = new VethNamespace("tx")) {
+        try (NetNs ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "tx", n -> n.disableIpv6().vethPair(A, B))) {
             ns.call(() -> {
                 // Small TX pool (256 frames) so frames are recycled through the COMPLETION ring ~40 times.
                 XskConfig cfg = new XskConfig(256, 256, 256, 256, 256, 256, false);
-                try (XskSocket xsk = XskSocket.open(VethNamespace.B, 0, cfg);
-                     PacketSocket peer = new PacketSocket(VethNamespace.A, XafFrames.ETHERTYPE_ID);
+                try (XskSocket xsk = XskSocket.open(B, 0, cfg);
+                     PacketSocket peer = new PacketSocket(A, XafFrames.ETHERTYPE_ID);
                      Arena arena = Arena.ofConfined()) {
                     MemorySegment in = arena.allocate(2048);
                     MemorySegment expected = arena.allocate(2048);
