@@ -1,6 +1,7 @@
 package io.xaforward.dataplane.xsk;
 
 import io.xaforward.dataplane.NetNs;
+import io.xaforward.dataplane.TestFrames.Numbered;
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.SharedLayouts;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ class XskAllocationTest {
 
         @Override
         public void onFrame(MemorySegment umem, long offset, int length) {
-            if (XafFrames.seqOf(umem, offset) != received || length != XafFrames.frameLength(received)) badFrames++;
+            if (Numbered.seqOf(umem, offset) != received || length != Numbered.frameLength(received)) badFrames++;
             received++;
         }
     }
@@ -45,16 +46,16 @@ class XskAllocationTest {
             ns.call(() -> {
                 try (XskSocket sender = XskSocket.open(B, 0, XskConfig.small());
                      XskSocket receiver = XskSocket.open(A, 0, XskConfig.small());
-                     XskRedirect redirect = XskRedirect.install(receiver, SharedLayouts.FORM_ID, XafFrames.JOB, XafFrames.TOKEN, false, NET)) {
+                     XskRedirect redirect = XskRedirect.install(receiver, SharedLayouts.FORM_ID, Numbered.JOB, Numbered.TOKEN, false, NET)) {
                     Counting handler = new Counting();
                     int[] seq = {0};
                     Runnable round = () -> {
                         for (int i = 0; i < BATCH; i++) {
                             int s = seq[0]++;
-                            int len = XafFrames.frameLength(s);
+                            int len = Numbered.frameLength(s);
                             long off = sender.claimTx(len);
                             if (off < 0) throw new AssertionError("no transmit frame for " + s);
-                            XafFrames.write(sender.umem(), off, s, NET);
+                            Numbered.write(sender.umem(), off, s, NET);
                         }
                         sender.submitTx();
                         long deadline = System.nanoTime() + 5_000_000_000L;
