@@ -1,71 +1,68 @@
 package io.xaforward.dataplane;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
+import io.xaforward.dataplane.sys.NetworkNamespace;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 
 /**
- * A network namespace made by a test ({@code ip netns add}), removed by {@link #close}. {@link #enter} moves the
- * calling thread into it with setns(2) (thread-scoped: the rest of the JVM stays where it is) and the returned
- * handle moves it back.
+ * A network namespace made by a test ({@code ip netns add}) and removed by {@link #close}, which takes its interfaces
+ * with it. The one namespace fixture of the dataplane tests: code runs inside it through {@link #call}, i.e. on a
+ * thread of its own via {@link NetworkNamespace}, so the test thread and the rest of the JVM stay where they are.
  */
-final class NetNs implements AutoCloseable {
-    private static final int CLONE_NEWNET = 0x40000000, O_RDONLY = 0;
-    private static final Linker L = Linker.nativeLinker();
-    private static final MethodHandle OPEN = L.downcallHandle(L.defaultLookup().findOrThrow("open"),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle SETNS = L.downcallHandle(L.defaultLookup().findOrThrow("setns"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle CLOSE = L.downcallHandle(L.defaultLookup().findOrThrow("close"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+public final class NetNs implements AutoCloseable {
+    public final String name;
 
-    final String name;
-
-    NetNs(String name) {
+    private NetNs(String name) {
         this.name = name;
-        Sh.exec(java.util.List.of("ip", "netns", "del", name)); // leftover of a killed run
+        Sh.exec(List.of("ip", "netns", "del", name)); // leftover of a killed run; failure is fine
         Sh.run("ip", "netns", "add", name);
     }
 
+    /** Creates namespace {@code name} and runs {@code setup} on it; if setup fails, the namespace is removed again. */
+    public static NetNs create(String name, Consumer<NetNs> setup) {
+        NetNs ns = new NetNs(name);
+        try {
+            setup.accept(ns);
+            return ns;
+        } catch (RuntimeException | Error e) {
+            ns.close();
+            throw e;
+        }
+    }
+
+    /** Adds the veth pair {@code a <-> b} and sets both ends up. */
+    public NetNs vethPair(String a, String b) {
+        ip("link", "add", a, "type", "veth", "peer", "name", b);
+        ip("link", "set", a, "up");
+        ip("link", "set", b, "up");
+        return this;
+    }
+
+    /** Sets interface {@code dev} up. */
+    public NetNs up(String dev) {
+        ip("link", "set", dev, "up");
+        return this;
+    }
+
+    /** Turns IPv6 off for every interface, present and future: no stray neighbour discovery frames on the wire. */
+    public NetNs disableIpv6() {
+        Sh.run("ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
+        Sh.run("ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1");
+        return this;
+    }
+
     /** Runs {@code ip -n NAME args...}. */
-    String ip(String... args) {
+    public String ip(String... args) {
         String[] cmd = new String[args.length + 3];
         cmd[0] = "ip"; cmd[1] = "-n"; cmd[2] = name;
         System.arraycopy(args, 0, cmd, 3, args.length);
         return Sh.run(cmd);
     }
 
-    private static int open(String path) throws Throwable {
-        try (Arena a = Arena.ofConfined()) {
-            int fd = (int) OPEN.invokeExact(a.allocateFrom(path), O_RDONLY, 0);
-            if (fd < 0) throw new AssertionError("open " + path + " failed");
-            return fd;
-        }
-    }
-
-    /** Moves this thread into the namespace until the returned handle is closed. */
-    AutoCloseable enter() throws Throwable {
-        int home = open("/proc/thread-self/ns/net");
-        int target = open("/var/run/netns/" + name);
-        try {
-            if ((int) SETNS.invokeExact(target, CLONE_NEWNET) != 0) throw new AssertionError("setns into " + name + " failed");
-        } finally {
-            int ignored = (int) CLOSE.invokeExact(target);
-        }
-        return () -> {
-            try {
-                if ((int) SETNS.invokeExact(home, CLONE_NEWNET) != 0) throw new AssertionError("setns back failed");
-                int ignored = (int) CLOSE.invokeExact(home);
-            } catch (Throwable t) {
-                throw new AssertionError(t);
-            }
-        };
-    }
+    /** Runs {@code task} on a platform thread inside the namespace and returns its result. */
+    public <T> T call(Callable<T> task) { return NetworkNamespace.call(name, task); }
 
     @Override
     public void close() {

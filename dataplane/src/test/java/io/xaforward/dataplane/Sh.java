@@ -5,13 +5,16 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Runs a command for a test, with a timeout; returns stdout+stderr, failing loudly on a non-zero exit. */
-final class Sh {
+/**
+ * Runs a command for a test, with a timeout; returns stdout+stderr, failing loudly on a non-zero exit. Shared by the
+ * tests of every dataplane package, so that namespace, compiler and {@code ip} calls all fail the same clear way.
+ */
+public final class Sh {
     private Sh() {}
 
-    record Result(int exit, String output) {}
+    public record Result(int exit, String output) {}
 
-    static Result exec(List<String> cmd) {
+    public static Result exec(List<String> cmd) {
         try {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             if (!p.waitFor(30, TimeUnit.SECONDS)) {
@@ -27,7 +30,7 @@ final class Sh {
         }
     }
 
-    static String run(String... cmd) {
+    public static String run(String... cmd) {
         Result r = exec(List.of(cmd));
         if (r.exit() != 0) throw new AssertionError(String.join(" ", cmd) + " exited " + r.exit() + ": " + r.output());
         return r.output();

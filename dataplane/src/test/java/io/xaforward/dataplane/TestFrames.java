@@ -1,16 +1,22 @@
 package io.xaforward.dataplane;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /**
- * Test-side frame builder and naive checksum code, written independently of the protocol module and of the BPF
- * program: frames are assembled byte by byte with ByteBuffer, checksums by summing every 16-bit word.
+ * The test-side frame builder and naive checksum code of the dataplane tests, written independently of the protocol
+ * module and of the BPF program (golden tests compare the program's output against these frames): frames are
+ * assembled byte by byte with ByteBuffer, checksums by summing every 16-bit word. {@link Numbered} writes numbered
+ * frames in place for the AF_XDP tests.
  */
-final class TestFrames {
+public final class TestFrames {
     private TestFrames() {}
 
-    static final int ETH_IPV4 = 0x0800, ETH_IPV6 = 0x86DD, ETH_ID = 0x0812, ETH_ARP = 0x0806;
+    public static final int ETH_ID = 0x0812;
+    static final int ETH_IPV4 = 0x0800, ETH_IPV6 = 0x86DD, ETH_ARP = 0x0806;
     static final int XAF_PORT = 9450;
 
     /** XAF header fields a test cares about. */
@@ -108,10 +114,17 @@ final class TestFrames {
 
     /** Ones'-complement sum (folded, not inverted) of big-endian 16-bit words; an odd last byte is the high byte. */
     static int onesSum(byte[] b, int off, int len) {
+        return onesSum(MemorySegment.ofArray(b), off, len);
+    }
+
+    /** {@link #onesSum(byte[], int, int)} over {@code len} bytes of {@code f} at {@code off}; allocates nothing. */
+    static int onesSum(MemorySegment f, long off, int len) {
         long sum = 0;
         int i = 0;
-        for (; i + 1 < len; i += 2) sum += ((b[off + i] & 0xff) << 8) | (b[off + i + 1] & 0xff);
-        if (i < len) sum += (b[off + i] & 0xff) << 8;
+        for (; i + 1 < len; i += 2) {
+            sum += ((f.get(ValueLayout.JAVA_BYTE, off + i) & 0xff) << 8) | (f.get(ValueLayout.JAVA_BYTE, off + i + 1) & 0xff);
+        }
+        if (i < len) sum += (f.get(ValueLayout.JAVA_BYTE, off + i) & 0xff) << 8;
         while ((sum >> 16) != 0) sum = (sum & 0xffff) + (sum >> 16);
         return (int) sum;
     }
@@ -149,5 +162,75 @@ final class TestFrames {
         all[pseudo.length + 7] = 0;
         int c = ~onesSum(all, 0, all.length) & 0xffff;
         return c == 0 ? 0xffff : c;
+    }
+
+    /**
+     * Identifier-native XAF frames (Ethernet 0x0812 / 12-byte ID header / 48-byte XAF header / payload) numbered by
+     * {@code seq}: frame {@code seq} is fully determined by its arguments, so a receiver can rebuild what it should
+     * have got. Written in place into a MemorySegment, allocation-free, for the AF_XDP tests' hot loops.
+     */
+    public static final class Numbered {
+        private Numbered() {}
+
+        public static final int JOB = 77, TOKEN = 0x5eed1234;
+        public static final int XAF_OFFSET = 14 + 12;
+        public static final int HOP_OFFSET = XAF_OFFSET + 5;
+        public static final int STEP_OFFSET = XAF_OFFSET + 24;
+        public static final int NEXT_HDR_OFFSET = 14 + 8;
+        public static final int INITIAL_HOP = 8;
+
+        private static final ValueLayout.OfShort BE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+        private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
+        /** Payload length of frame {@code seq}: 16..1415 bytes, so frames are 90..1489 bytes. */
+        public static int payloadLength(int seq) { return 16 + (int) ((seq * 37L) % 1400); }
+
+        public static int frameLength(int seq) { return XAF_OFFSET + 48 + payloadLength(seq); }
+
+        /** Writes XAF frame {@code seq} for {@code networkId} at {@code off}; returns its length. */
+        public static int write(MemorySegment f, long off, int seq, int networkId) {
+            int payloadLen = payloadLength(seq);
+            for (int i = 0; i < 6; i++) f.set(ValueLayout.JAVA_BYTE, off + i, (byte) 0xff);
+            for (int i = 0; i < 6; i++) f.set(ValueLayout.JAVA_BYTE, off + 6 + i, (byte) (i == 0 ? 0x02 : i));
+            f.set(BE16, off + 12, (short) ETH_ID);
+            long id = off + 14;
+            f.set(BE32, id, 0x0A000001);                       // src_id
+            f.set(BE32, id + 4, networkId);                     // dst_id
+            f.set(ValueLayout.JAVA_BYTE, id + 8, (byte) 0xFD);  // next header: XAF
+            f.set(ValueLayout.JAVA_BYTE, id + 9, (byte) 0);
+            f.set(BE16, id + 10, (short) (48 + payloadLen));
+            long x = off + XAF_OFFSET;
+            f.set(BE16, x, (short) 0x5846);
+            f.set(ValueLayout.JAVA_BYTE, x + 2, (byte) 1);      // version
+            f.set(ValueLayout.JAVA_BYTE, x + 3, (byte) 1);      // DATA
+            f.set(ValueLayout.JAVA_BYTE, x + 4, (byte) 1);      // LAST_CHUNK
+            f.set(ValueLayout.JAVA_BYTE, x + 5, (byte) INITIAL_HOP);
+            f.set(ValueLayout.JAVA_BYTE, x + 6, (byte) 48);
+            f.set(ValueLayout.JAVA_BYTE, x + 7, (byte) 0);      // BYTES
+            f.set(BE32, x + 8, networkId);
+            f.set(BE32, x + 12, JOB);
+            f.set(BE32, x + 16, TOKEN);
+            f.set(BE16, x + 20, (short) 1);
+            f.set(BE16, x + 22, (short) 2);
+            f.set(BE32, x + 24, seq);                           // step: the sequence number
+            f.set(BE32, x + 28, 0);
+            f.set(BE32, x + 32, 0);
+            f.set(BE32, x + 36, 1);
+            f.set(BE16, x + 40, (short) payloadLen);
+            long p = x + 48;
+            for (int i = 0; i < payloadLen; i++) f.set(ValueLayout.JAVA_BYTE, p + i, (byte) (seq * 31 + i * 7 + (i >> 5)));
+            f.set(BE16, x + 42, (short) onesSum(f, p, payloadLen));
+            f.set(BE32, x + 44, 0); // CRC32C: not checked by gateways, left zero
+            return XAF_OFFSET + 48 + payloadLen;
+        }
+
+        /** A non-XAF frame of the ID EtherType (next header 0x11): the XDP program must pass it to the kernel. */
+        public static int writeNonXaf(MemorySegment f, int seq) {
+            int len = write(f, 0, seq, 0);
+            f.set(ValueLayout.JAVA_BYTE, NEXT_HDR_OFFSET, (byte) 0x11);
+            return len;
+        }
+
+        public static int seqOf(MemorySegment f, long off) { return f.get(BE32, off + STEP_OFFSET); }
     }
 }

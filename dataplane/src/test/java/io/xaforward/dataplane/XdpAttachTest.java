@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,16 +19,13 @@ class XdpAttachTest {
 
     @BeforeAll
     static void makeNamespace() {
-        ns = new NetNs("xafdp-" + ProcessHandle.current().pid());
-        ns.ip("link", "add", "xa0", "type", "veth", "peer", "name", "xb0");
-        ns.ip("link", "set", "xa0", "up");
-        ns.ip("link", "set", "xb0", "up");
-        ns.ip("link", "set", "lo", "up");
+        ns = NetNs.create("xafdp-" + ProcessHandle.current().pid(), n -> n.vethPair("xa0", "xb0").up("lo"));
     }
 
     @AfterAll
     static void removeNamespace() {
-        if (ns != null) ns.close();
+        assertNotNull(ns, "namespace was never made");
+        ns.close();
         assertFalse(Sh.run("ip", "netns", "list").contains(ns.name), "namespace removed");
     }
 
@@ -35,25 +33,28 @@ class XdpAttachTest {
 
     @Test
     void nativeAttachShowsXdpAndDetachRemovesIt() throws Throwable {
-        try (AutoCloseable in = ns.enter(); XafDataplane dp = XafDataplane.load()) {
-            XdpAttachment a = dp.attach("xa0", false);
-            assertEquals(XdpAttachment.Mode.NATIVE, a.mode());
-            assertTrue(link("xa0").contains(" xdp "), () -> "ip link: " + link("xa0"));
-            assertTrue(XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE) > 0);
+        ns.call(() -> {
+            try (XafDataplane dp = XafDataplane.load()) {
+                XdpAttachment a = dp.attach("xa0", false);
+                assertEquals(XdpAttachment.Mode.NATIVE, a.mode());
+                assertTrue(link("xa0").contains(" xdp "), () -> "ip link: " + link("xa0"));
+                assertTrue(XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE) > 0);
 
-            BpfException busy = assertThrows(BpfException.class, () -> dp.attach("xa0", false));
-            assertEquals(16, busy.errno());
-            assertEquals("bpf_xdp_attach(ifindex " + a.ifindex() + " 'xa0', native): Device or resource busy (errno 16)", busy.getMessage());
+                BpfException busy = assertThrows(BpfException.class, () -> dp.attach("xa0", false));
+                assertEquals(16, busy.errno());
+                assertEquals("bpf_xdp_attach(ifindex " + a.ifindex() + " 'xa0', native): Device or resource busy (errno 16)", busy.getMessage());
 
-            dp.detachAll();
-            assertFalse(link("xa0").contains("xdp"), () -> "after detach: " + link("xa0"));
-            assertEquals(0, XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE));
-        }
+                dp.detachAll();
+                assertFalse(link("xa0").contains("xdp"), () -> "after detach: " + link("xa0"));
+                assertEquals(0, XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE));
+            }
+            return null;
+        });
     }
 
     @Test
     void closeDetachesEverything() throws Throwable {
-        try (AutoCloseable in = ns.enter()) {
+        ns.call(() -> {
             try (XafDataplane dp = XafDataplane.load()) {
                 dp.attach("xa0", false);
                 dp.attach("xb0", false);
@@ -61,32 +62,40 @@ class XdpAttachTest {
             }
             assertFalse(link("xa0").contains("xdp"), () -> link("xa0"));
             assertFalse(link("xb0").contains("xdp"), () -> link("xb0"));
-        }
+            return null;
+        });
     }
 
     @Test
     void genericOnlyWhenTheCallerAllowsIt() throws Throwable {
-        try (AutoCloseable in = ns.enter(); XafDataplane dp = XafDataplane.load()) {
-            BpfException e = assertThrows(BpfException.class, () -> dp.attach("lo", false));
-            assertTrue(e.getMessage().startsWith("bpf_xdp_attach(ifindex 1 'lo', native): "), e.getMessage());
-            assertFalse(link("lo").contains("xdp"));
+        ns.call(() -> {
+            try (XafDataplane dp = XafDataplane.load()) {
+                BpfException e = assertThrows(BpfException.class, () -> dp.attach("lo", false));
+                assertTrue(e.getMessage().startsWith("bpf_xdp_attach(ifindex 1 'lo', native): "), e.getMessage());
+                assertFalse(link("lo").contains("xdp"));
 
-            XdpAttachment a = dp.attach("lo", true);
-            assertEquals(XdpAttachment.Mode.GENERIC, a.mode());
-            assertTrue(link("lo").contains("xdpgeneric"), () -> link("lo"));
-            a.detach();
-            assertFalse(link("lo").contains("xdp"), () -> link("lo"));
-        }
+                XdpAttachment a = dp.attach("lo", true);
+                assertEquals(XdpAttachment.Mode.GENERIC, a.mode());
+                assertTrue(link("lo").contains("xdpgeneric"), () -> link("lo"));
+                a.detach();
+                assertFalse(link("lo").contains("xdp"), () -> link("lo"));
+            }
+            return null;
+        });
     }
 
     @Test
     void missingInterfaceIsAClearError() throws Throwable {
-        try (AutoCloseable in = ns.enter(); XafDataplane dp = XafDataplane.load()) {
-            BpfException e = assertThrows(BpfException.class, () -> dp.attach("xafdp-none0", false));
-            assertEquals(19, e.errno());
-            assertTrue(e.getMessage().contains("'xafdp-none0'"), e.getMessage());
-            assertTrue(e.getMessage().contains("No such device"), e.getMessage());
-            assertTrue(dp.attachments().isEmpty());
-        }
+        ns.call(() -> {
+            try (XafDataplane dp = XafDataplane.load()) {
+                BpfException e = assertThrows(BpfException.class, () -> dp.attach("xafdp-none0", false));
+                assertEquals(19, e.errno());
+                assertTrue(e.getMessage().contains("'xafdp-none0'"), e.getMessage());
+                assertTrue(e.getMessage().contains("No such device"), e.getMessage());
+                assertTrue(dp.attachments().isEmpty());
+            }
+            return null;
+        });
     }
 }
+

@@ -1,14 +1,13 @@
 package io.xaforward.dataplane.sys;
 
+import io.xaforward.dataplane.NetNs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -16,24 +15,16 @@ import static org.junit.jupiter.api.Assertions.*;
 class PacketSocketTest {
     private static final String NS = "xaft" + ProcessHandle.current().pid() % 100000 + "ps";
 
-    static void sh(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        assertTrue(p.waitFor(20, TimeUnit.SECONDS), "timed out: " + String.join(" ", cmd));
-        String out = new String(p.getInputStream().readAllBytes());
-        assertEquals(0, p.exitValue(), String.join(" ", cmd) + ": " + out);
-    }
+    private static NetNs ns;
 
     @BeforeAll
-    static void setUp() throws Exception {
-        sh("ip", "netns", "add", NS);
-        sh("ip", "-n", NS, "link", "add", "pa", "type", "veth", "peer", "name", "pb");
-        sh("ip", "-n", NS, "link", "set", "pa", "up");
-        sh("ip", "-n", NS, "link", "set", "pb", "up");
+    static void setUp() {
+        ns = NetNs.create(NS, n -> n.vethPair("pa", "pb"));
     }
 
     @AfterAll
-    static void tearDown() throws Exception {
-        sh("ip", "netns", "del", NS);
+    static void tearDown() {
+        if (ns != null) ns.close();
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
+import io.xaforward.dataplane.TestFrames.Numbered;
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.SharedLayouts;
 import org.junit.jupiter.api.Test;
@@ -17,6 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * after a warm-up that lets the JIT compile the path.
  */
 class XskAllocationTest {
+    private static final String A = "xa", B = "xb";
+
     private static final int NET = 0x00ABCDEF, BATCH = 32, WARMUP_ROUNDS = 5000, MEASURED_ROUNDS = 320;
     /**
      * Budget for the measured loop. Once C2 has compiled it the loop allocates 0 bytes; an errno-capturing downcall
@@ -30,7 +34,7 @@ class XskAllocationTest {
 
         @Override
         public void onFrame(MemorySegment umem, long offset, int length) {
-            if (XafFrames.seqOf(umem, offset) != received || length != XafFrames.frameLength(received)) badFrames++;
+            if (Numbered.seqOf(umem, offset) != received || length != Numbered.frameLength(received)) badFrames++;
             received++;
         }
     }
@@ -38,20 +42,20 @@ class XskAllocationTest {
     @Test
     void steadyStateTransmitAndReceiveAllocateAlmostNothing() throws Exception {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        try (VethNamespace ns = new VethNamespace("al")) {
+        try (NetNs ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "al", n -> n.disableIpv6().vethPair(A, B))) {
             ns.call(() -> {
-                try (XskSocket sender = XskSocket.open(VethNamespace.B, 0, XskConfig.small());
-                     XskSocket receiver = XskSocket.open(VethNamespace.A, 0, XskConfig.small());
-                     XskRedirect redirect = XskRedirect.install(receiver, SharedLayouts.FORM_ID, XafFrames.JOB, XafFrames.TOKEN, false, NET)) {
+                try (XskSocket sender = XskSocket.open(B, 0, XskConfig.small());
+                     XskSocket receiver = XskSocket.open(A, 0, XskConfig.small());
+                     XskRedirect redirect = XskRedirect.install(receiver, SharedLayouts.FORM_ID, Numbered.JOB, Numbered.TOKEN, false, NET)) {
                     Counting handler = new Counting();
                     int[] seq = {0};
                     Runnable round = () -> {
                         for (int i = 0; i < BATCH; i++) {
                             int s = seq[0]++;
-                            int len = XafFrames.frameLength(s);
+                            int len = Numbered.frameLength(s);
                             long off = sender.claimTx(len);
                             if (off < 0) throw new AssertionError("no transmit frame for " + s);
-                            XafFrames.write(sender.umem(), off, s, NET);
+                            Numbered.write(sender.umem(), off, s, NET);
                         }
                         sender.submitTx();
                         long deadline = System.nanoTime() + 5_000_000_000L;

@@ -1,5 +1,6 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,10 +17,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Bad input fails with a message that says what and why, and leaves no file descriptor behind. */
 class XskErrorTest {
-    private static VethNamespace ns;
+    private static final String A = "xa", B = "xb";
+
+    private static NetNs ns;
 
     @BeforeAll
-    static void setUp() { ns = new VethNamespace("err"); }
+    static void setUp() { ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "err", n -> n.disableIpv6().vethPair(A, B)); }
 
     @AfterAll
     static void tearDown() { if (ns != null) ns.close(); }
@@ -41,7 +44,7 @@ class XskErrorTest {
 
     @Test
     void queueTheDeviceDoesNotHave() {
-        XskException e = openFails(VethNamespace.B, 3, XskConfig.small());
+        XskException e = openFails(B, 3, XskConfig.small());
         assertEquals(22, e.errno());
         assertEquals("AF_XDP bind('xb', queue 3, copy mode): Invalid argument (errno 22) - the device has no queue 3", e.getMessage());
     }
@@ -54,7 +57,7 @@ class XskErrorTest {
 
     @Test
     void zeroCopyOnVethIsRefusedClearly() {
-        XskException e = openFails(VethNamespace.B, 0, XskConfig.small().withZeroCopy(true));
+        XskException e = openFails(B, 0, XskConfig.small().withZeroCopy(true));
         assertTrue(e.getMessage().contains("does not support zero-copy AF_XDP"), e.getMessage());
         assertTrue(e.getMessage().contains("(errno " + e.errno() + ")"), e.getMessage());
     }
@@ -74,7 +77,7 @@ class XskErrorTest {
     void aGoodSocketClosesEverything() {
         long before = openFds();
         ns.call(() -> {
-            XskSocket s = XskSocket.open(VethNamespace.B, 0, XskConfig.small());
+            XskSocket s = XskSocket.open(B, 0, XskConfig.small());
             assertEquals(before + 1, openFds(), "one socket fd while open");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> s.claimTx(4000));
             assertTrue(e.getMessage().contains("4000"), e.getMessage());
@@ -88,8 +91,8 @@ class XskErrorTest {
     @Test
     void secondSocketOnTheSameQueueIsBusy() {
         ns.call(() -> {
-            try (XskSocket first = XskSocket.open(VethNamespace.B, 0, XskConfig.small())) {
-                XskException e = assertThrows(XskException.class, () -> XskSocket.open(VethNamespace.B, 0, XskConfig.small()));
+            try (XskSocket first = XskSocket.open(B, 0, XskConfig.small())) {
+                XskException e = assertThrows(XskException.class, () -> XskSocket.open(B, 0, XskConfig.small()));
                 assertTrue(e.getMessage().startsWith("AF_XDP bind('xb', queue 0, copy mode): "), e.getMessage());
                 assertTrue(e.getMessage().contains("already has an AF_XDP socket"), e.getMessage());
             }

@@ -1,5 +1,8 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
+import io.xaforward.dataplane.TestFrames;
+import io.xaforward.dataplane.TestFrames.Numbered;
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
 import io.xaforward.dataplane.SharedLayouts;
@@ -22,16 +25,18 @@ import static org.junit.jupiter.api.Assertions.fail;
  * else); frames that are not XAF still reach the kernel, where an AF_PACKET socket on the same interface sees them.
  */
 class XskReceiveTest {
+    private static final String A = "xa", B = "xb";
+
     private static final int FRAMES = 10_000, BATCH = 64, NET_A = 0x00C0FFEE, NET_B = 0x00000101, NON_XAF_EVERY = 1000;
 
     @Test
     void xafFramesArriveInUserSpaceAndOthersPassToTheKernel() throws Exception {
-        try (VethNamespace ns = new VethNamespace("rx")) {
+        try (NetNs ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "rx", n -> n.disableIpv6().vethPair(A, B))) {
             ns.call(() -> {
-                try (XskSocket xsk = XskSocket.open(VethNamespace.B, 0, XskConfig.defaults());
-                     XskRedirect redirect = XskRedirect.install(xsk, SharedLayouts.FORM_ID, XafFrames.JOB, XafFrames.TOKEN, false, NET_A, NET_B);
-                     PacketSocket sender = new PacketSocket(VethNamespace.A, XafFrames.ETHERTYPE_ID);
-                     PacketSocket kernelSide = new PacketSocket(VethNamespace.B, XafFrames.ETHERTYPE_ID);
+                try (XskSocket xsk = XskSocket.open(B, 0, XskConfig.defaults());
+                     XskRedirect redirect = XskRedirect.install(xsk, SharedLayouts.FORM_ID, Numbered.JOB, Numbered.TOKEN, false, NET_A, NET_B);
+                     PacketSocket sender = new PacketSocket(A, TestFrames.ETH_ID);
+                     PacketSocket kernelSide = new PacketSocket(B, TestFrames.ETH_ID);
                      Arena arena = Arena.ofConfined()) {
                     assertEquals(XdpAttachment.Mode.NATIVE, redirect.attachment().mode());
                     assertFalse(xsk.isZeroCopy(), "veth offers copy mode only");
@@ -42,8 +47,8 @@ class XskReceiveTest {
                     int[] received = {0};
                     FrameHandler check = (umem, offset, length) -> {
                         int seq = received[0]++;
-                        int want = XafFrames.write(expected, 0, seq, seq % 2 == 0 ? NET_A : NET_B);
-                        expected.set(ValueLayout.JAVA_BYTE, XafFrames.HOP_OFFSET, (byte) (XafFrames.INITIAL_HOP - 1));
+                        int want = Numbered.write(expected, 0, seq, seq % 2 == 0 ? NET_A : NET_B);
+                        expected.set(ValueLayout.JAVA_BYTE, Numbered.HOP_OFFSET, (byte) (Numbered.INITIAL_HOP - 1));
                         assertEquals(want, length, "length of frame " + seq);
                         long at = MemorySegment.mismatch(umem, offset, offset + length, expected, 0, want);
                         assertEquals(-1, at, "frame " + seq + " differs at byte " + at);
@@ -52,9 +57,9 @@ class XskReceiveTest {
                     while (sent < FRAMES) {
                         int end = Math.min(FRAMES, sent + BATCH);
                         for (; sent < end; sent++) {
-                            sender.send(out, XafFrames.write(out, 0, sent, sent % 2 == 0 ? NET_A : NET_B));
+                            sender.send(out, Numbered.write(out, 0, sent, sent % 2 == 0 ? NET_A : NET_B));
                             if (sent % NON_XAF_EVERY == 0) {
-                                sender.send(out, XafFrames.writeNonXaf(out, sent));
+                                sender.send(out, Numbered.writeNonXaf(out, sent));
                                 nonXaf++;
                             }
                         }
@@ -80,10 +85,10 @@ class XskReceiveTest {
                     // The kernel got every non-XAF frame and none of the XAF ones.
                     int passed = 0, len;
                     while ((len = kernelSide.receive(out, 300)) >= 0) {
-                        assertEquals(0x11, out.get(ValueLayout.JAVA_BYTE, XafFrames.NEXT_HDR_OFFSET), "only non-XAF frames reach the stack");
-                        int seq = XafFrames.seqOf(out, 0);
+                        assertEquals(0x11, out.get(ValueLayout.JAVA_BYTE, Numbered.NEXT_HDR_OFFSET), "only non-XAF frames reach the stack");
+                        int seq = Numbered.seqOf(out, 0);
                         assertEquals(0, seq % NON_XAF_EVERY);
-                        assertEquals(XafFrames.frameLength(seq), len);
+                        assertEquals(Numbered.frameLength(seq), len);
                         passed++;
                     }
                     assertEquals(nonXaf, passed, "non-XAF frames seen by the kernel");

@@ -1,5 +1,8 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.NetNs;
+import io.xaforward.dataplane.TestFrames;
+import io.xaforward.dataplane.TestFrames.Numbered;
 import io.xaforward.dataplane.sys.PacketSocket;
 import org.junit.jupiter.api.Test;
 
@@ -17,16 +20,18 @@ import static org.junit.jupiter.api.Assertions.fail;
  * COMPLETION ring.
  */
 class XskTransmitTest {
+    private static final String A = "xa", B = "xb";
+
     private static final int FRAMES = 10_000, BATCH = 32, NET = 0x0000BEEF;
 
     @Test
     void claimedFramesLeaveInOrderByteIdentical() throws Exception {
-        try (VethNamespace ns = new VethNamespace("tx")) {
+        try (NetNs ns = NetNs.create("xafxsk" + ProcessHandle.current().pid() % 100000 + "tx", n -> n.disableIpv6().vethPair(A, B))) {
             ns.call(() -> {
                 // Small TX pool (256 frames) so frames are recycled through the COMPLETION ring ~40 times.
                 XskConfig cfg = new XskConfig(256, 256, 256, 256, 256, 256, false);
-                try (XskSocket xsk = XskSocket.open(VethNamespace.B, 0, cfg);
-                     PacketSocket peer = new PacketSocket(VethNamespace.A, XafFrames.ETHERTYPE_ID);
+                try (XskSocket xsk = XskSocket.open(B, 0, cfg);
+                     PacketSocket peer = new PacketSocket(A, TestFrames.ETH_ID);
                      Arena arena = Arena.ofConfined()) {
                     MemorySegment in = arena.allocate(2048);
                     MemorySegment expected = arena.allocate(2048);
@@ -34,15 +39,15 @@ class XskTransmitTest {
                     while (sent < FRAMES) {
                         int end = Math.min(FRAMES, sent + BATCH);
                         for (; sent < end; sent++) {
-                            int len = XafFrames.frameLength(sent);
+                            int len = Numbered.frameLength(sent);
                             if (sent % 2 == 0) {
                                 long off = xsk.claimTx(len);
                                 assertTrue(off >= 0, "a transmit frame is free for frame " + sent);
-                                assertEquals(len, XafFrames.write(xsk.umem(), off, sent, NET));
+                                assertEquals(len, Numbered.write(xsk.umem(), off, sent, NET));
                             } else {
                                 MemorySegment frame = xsk.claimTxSegment(len);
                                 assertNotNull(frame, "a transmit frame is free for frame " + sent);
-                                assertEquals(len, XafFrames.write(frame, 0, sent, NET));
+                                assertEquals(len, Numbered.write(frame, 0, sent, NET));
                             }
                         }
                         xsk.submitTx();
@@ -54,8 +59,8 @@ class XskTransmitTest {
                         for (; received < sent; received++) {
                             int len = peer.receive(in, 2000);
                             if (len < 0) fail("frame " + received + " did not arrive: " + xsk.stats());
-                            int want = XafFrames.write(expected, 0, received, NET);
-                            assertEquals(want, len, "length of frame " + received + " (seq " + XafFrames.seqOf(in, 0) + ")");
+                            int want = Numbered.write(expected, 0, received, NET);
+                            assertEquals(want, len, "length of frame " + received + " (seq " + Numbered.seqOf(in, 0) + ")");
                             long at = MemorySegment.mismatch(in, 0, len, expected, 0, want);
                             assertEquals(-1, at, "frame " + received + " differs at byte " + at);
                         }
