@@ -152,16 +152,15 @@ public final class RelayGatewayMain {
         List<Thread> workers = relay.startWorkers();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             relay.running = false;
-            relay.close();
+            System.out.println("xaf relay: counters " + relay.counterText());
+            System.out.flush();
             for (Thread t : workers) {
                 try {
-                    t.join(2000);
+                    t.join(500); // packet loops wake every 100 ms; UDP loops stay in receive until the JVM ends
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             }
-            System.out.println("xaf relay: counters " + relay.counterText());
-            System.out.flush();
             stopped.countDown();
         }));
         System.out.println(READY_LINE);
