@@ -24,6 +24,7 @@ final class GatewayProcess implements AutoCloseable {
     private final CountDownLatch ready = new CountDownLatch(1);
     private final String what;
     private final Thread reader;
+    private boolean stopWithStdin;
 
     private GatewayProcess(Process process, String readyLine, String what) {
         this.process = process;
@@ -67,6 +68,12 @@ final class GatewayProcess implements AutoCloseable {
         return g;
     }
 
+    /** Stop by closing the process's standard input (it then exits by itself) before resorting to SIGTERM. */
+    GatewayProcess stopWithStdin() {
+        stopWithStdin = true;
+        return this;
+    }
+
     /**
      * The pid of the JVM itself. {@code ip netns exec} execs the command, so the started process is the JVM.
      */
@@ -82,6 +89,16 @@ final class GatewayProcess implements AutoCloseable {
 
     @Override
     public void close() {
+        if (stopWithStdin && process.isAlive()) {
+            try {
+                process.getOutputStream().close(); // end of input: the process prints its counters and exits
+                process.waitFor(5, TimeUnit.SECONDS);
+            } catch (IOException ignored) {
+                // fall back to SIGTERM below
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (process.isAlive()) {
             process.destroy(); // SIGTERM: the gateway detaches and prints its counters
             try {

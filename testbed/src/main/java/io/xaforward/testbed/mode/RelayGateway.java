@@ -32,7 +32,7 @@ public final class RelayGateway implements GatewayRunner {
             throw new UncheckedIOException(e);
         }
         process = GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
-                List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30));
+                List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
     }
 
     @Override

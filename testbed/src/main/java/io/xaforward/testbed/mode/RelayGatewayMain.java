@@ -11,7 +11,10 @@ import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.ParsedFrame;
 import io.xaforward.protocol.XafHeader;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -30,7 +33,6 @@ import java.util.HexFormat;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -41,7 +43,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * gateway config file as the XDP gateway and translates between all forms the same way.
  *
  * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}. Prints {@value #READY_LINE} once
- * every socket is bound, and its counters on SIGTERM. One thread per port; buffers and flyweights are per thread and
+ * every socket is bound, and its counters when its standard input ends. One thread per port; buffers and flyweights are per thread and
  * allocated once.
  */
 public final class RelayGatewayMain {
@@ -148,24 +150,19 @@ public final class RelayGatewayMain {
         }
         GatewayConfig config = GatewayConfigParser.parse(Path.of(args[1]));
         RelayGatewayMain relay = new RelayGatewayMain(config);
-        CountDownLatch stopped = new CountDownLatch(1);
         List<Thread> workers = relay.startWorkers();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            relay.running = false;
-            System.out.println("xaf relay: counters " + relay.counterText());
-            System.out.flush();
-            for (Thread t : workers) {
-                try {
-                    t.join(500); // packet loops wake every 100 ms; UDP loops stay in receive until the JVM ends
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            stopped.countDown();
-        }));
         System.out.println(READY_LINE);
         System.out.flush();
-        stopped.await();
+        // Runs until its standard input ends (the runner closes it) or it is killed; "counters" prints the counters.
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; )
+            if (line.strip().equals("counters")) System.out.println("xaf relay: counters " + relay.counterText());
+        relay.running = false;
+        System.out.println("xaf relay: counters " + relay.counterText());
+        System.out.flush();
+        relay.close();
+        for (Thread t : workers) t.join(500);
+        System.exit(0);
     }
 
     List<Thread> startWorkers() {
