@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
         subcommands = {
                 CommandLine.HelpCommand.class,
                 TopoCommand.class,
+                BenchCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {
