@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
                 TopoCommand.class,
                 TrainCommand.class,
                 DemoCommand.class,
+                BenchCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {

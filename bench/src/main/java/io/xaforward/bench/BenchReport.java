@@ -1,0 +1,194 @@
+package io.xaforward.bench;
+
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.data.category.DefaultCategoryDataset;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Turns a {@link ForwardBench.Result} into docs: forward.md (tables of medians with min-max, RTT, the ratios against
+ * the project's targets), forward.json (every raw sample) and two PNG charts.
+ */
+public final class BenchReport {
+    /** Median, min and max of one figure over the runs. */
+    public record Stat(double median, double min, double max) {
+        static Stat of(List<Double> v) {
+            double[] s = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            if (s.length == 0) return new Stat(Double.NaN, Double.NaN, Double.NaN);
+            double med = s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+            return new Stat(med, s[0], s[s.length - 1]);
+        }
+    }
+
+    /** The samples of one row (mode, sender, flow, payload), aggregated over runs. */
+    public record Row(ForwardBench.Mode mode, ForwardBench.Sender sender, String flow, int payload, List<ForwardBench.Sample> runs) {
+        public Stat stat(ToDoubleFunction<ForwardBench.Sample> f) {
+            return Stat.of(runs.stream().map(f::applyAsDouble).toList());
+        }
+        String label() {
+            return mode.label() + " (" + sender.name().toLowerCase() + ")";
+        }
+    }
+
+    public static List<Row> rows(ForwardBench.Result r) {
+        Map<String, List<ForwardBench.Sample>> m = new LinkedHashMap<>();
+        for (ForwardBench.Sample s : r.samples())
+            m.computeIfAbsent(s.mode() + "|" + s.sender() + "|" + s.flow() + "|" + s.payload(), k -> new ArrayList<>()).add(s);
+        List<Row> rows = new ArrayList<>();
+        for (List<ForwardBench.Sample> l : m.values()) {
+            ForwardBench.Sample f = l.getFirst();
+            rows.add(new Row(f.mode(), f.sender(), f.flow(), f.payload(), l));
+        }
+        return rows;
+    }
+
+    public static void write(ForwardBench.Result r, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        List<Row> rows = rows(r);
+        Files.writeString(dir.resolve("forward.json"), json(r));
+        Files.writeString(dir.resolve("forward.md"), markdown(r, rows));
+        chart(rows, "Delivered packets per second (median of runs)", "kpps", s -> s.pps() / 1000, dir.resolve("forward-pps.png"));
+        chart(rows, "Gateway CPU per packet (median of runs)", "ns per packet", ForwardBench.Sample::gatewayNsPerPacket,
+                dir.resolve("forward-cpu.png"));
+    }
+
+    static String markdown(ForwardBench.Result r, List<Row> rows) {
+        StringBuilder md = new StringBuilder();
+        md.append("# Forwarding benchmark\n\n");
+        md.append("Command: `").append(r.command()).append("`  \nMachine: ").append(r.machine()).append("  \n");
+        md.append("Runs: ").append(r.options().runs()).append(" (modes interleaved per run), ")
+                .append(r.options().durationMs()).append(" ms of traffic per sample")
+                .append(r.options().lowRatePps() > 0 ? ", socket senders paced at " + r.options().lowRatePps() + " pps" : ", senders flat out")
+                .append(". Figures: median [min-max] over runs.\n\n");
+        md.append("Senders: **live** = the kernel's XDP generator (BPF_PROG_TEST_RUN live frames, xaf_trafficgen, XDP_TX out of the ")
+                .append("sender's veth: frames reach the gateway as XDP frames, no skb); **skb** = an AF_PACKET socket in the sender ")
+                .append("(one sendto per frame: frames reach the gateway as skbs, which veth copies before XDP). The live generator ")
+                .append("cannot drive the kernel IP stack, so kernel and relay modes only have skb rows; xdp has both. Receiver: ")
+                .append("xaf_sink (XDP, counts and drops). Gateway CPU = threaded-NAPI kthreads of the gateway ports + the gateway ")
+                .append("process's threads; softirq = machine-wide /proc/stat softirq time (includes sender and receiver work).\n\n");
+        md.append("| mode | sender | flow | payload B | delivered kpps | Gbit/s | loss % | gateway CPU ns/pkt | softirq ns/pkt | gaps | reordered |\n");
+        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (Row row : rows) {
+            md.append("| ").append(row.mode().label()).append(" | ").append(row.sender().name().toLowerCase()).append(" | ")
+                    .append(row.flow()).append(" | ").append(row.payload()).append(" | ")
+                    .append(fmt(row.stat(s -> s.pps() / 1000), "%.0f")).append(" | ")
+                    .append(fmt(row.stat(ForwardBench.Sample::gbps), "%.2f")).append(" | ")
+                    .append(fmt(row.stat(s -> s.loss() * 100), "%.2f")).append(" | ")
+                    .append(fmt(row.stat(ForwardBench.Sample::gatewayNsPerPacket), "%.0f")).append(" | ")
+                    .append(fmt(row.stat(ForwardBench.Sample::softirqNsPerPacket), "%.0f")).append(" | ")
+                    .append(row.runs().stream().mapToLong(ForwardBench.Sample::gaps).sum()).append(" | ")
+                    .append(row.runs().stream().mapToLong(ForwardBench.Sample::reordered).sum()).append(" |\n");
+        }
+        md.append("\n## Round-trip time (UDP ping-pong of XAF control packets through the gateway)\n\n");
+        md.append("| mode | flow | median us | p99 us |\n|---|---|---:|---:|\n");
+        Map<String, List<ForwardBench.RttSample>> rtt = new LinkedHashMap<>();
+        for (ForwardBench.RttSample s : r.rtts()) rtt.computeIfAbsent(s.mode().label() + " | " + s.flow(), k -> new ArrayList<>()).add(s);
+        for (var e : rtt.entrySet())
+            md.append("| ").append(e.getKey()).append(" | ")
+                    .append(fmt(Stat.of(e.getValue().stream().map(x -> x.rtt().medianUs()).toList()), "%.1f")).append(" | ")
+                    .append(fmt(Stat.of(e.getValue().stream().map(x -> x.rtt().p99Us()).toList()), "%.1f")).append(" |\n");
+        md.append("\n## Ratios against the targets (64-byte payload, medians)\n\n");
+        for (String line : ratios(rows)) md.append("- ").append(line).append('\n');
+        md.append("\n![pps](forward-pps.png)\n\n![cpu](forward-cpu.png)\n\nRaw samples: forward.json.\n");
+        return md.toString();
+    }
+
+    /** The target ratios the project set, computed from the 64-byte rows; missing rows are said to be missing. */
+    static List<String> ratios(List<Row> rows) {
+        List<String> out = new ArrayList<>();
+        int size = rows.stream().mapToInt(Row::payload).min().orElse(64);
+        Double ref = median(rows, ForwardBench.Mode.REFERENCE, ForwardBench.Sender.LIVE, "ipv4->ipv4", size, ForwardBench.Sample::pps);
+        Double xdpSame = median(rows, ForwardBench.Mode.XDP, ForwardBench.Sender.LIVE, "ipv4->ipv4", size, ForwardBench.Sample::pps);
+        for (String cross : List.of("ipv4->ipv6", "id->ipv4")) {
+            Double x = median(rows, ForwardBench.Mode.XDP, ForwardBench.Sender.LIVE, cross, size, ForwardBench.Sample::pps);
+            out.add(ratio("xdp " + cross + " (live) / bare-XDP reference pps", x, ref, 0.85));
+        }
+        out.add(0, ratio("xdp ipv4->ipv4 (live) / bare-XDP reference pps", xdpSame, ref, 0.95));
+        Double xdpSkb = median(rows, ForwardBench.Mode.XDP, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::pps);
+        Double relay = median(rows, ForwardBench.Mode.RELAY, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::pps);
+        Double kernel = median(rows, ForwardBench.Mode.KERNEL, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::pps);
+        Double xdpCpu = median(rows, ForwardBench.Mode.XDP, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::gatewayNsPerPacket);
+        Double relayCpu = median(rows, ForwardBench.Mode.RELAY, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::gatewayNsPerPacket);
+        Double kernelCpu = median(rows, ForwardBench.Mode.KERNEL, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::gatewayNsPerPacket);
+        out.add(ratio("xdp / relay pps (both skb senders)", xdpSkb, relay, 8));
+        out.add(ratioInv("xdp / relay gateway CPU per packet", xdpCpu, relayCpu, 0.1));
+        out.add(ratio("xdp / kernel pps (both skb senders)", xdpSkb, kernel, 1.3));
+        out.add(ratioInv("xdp / kernel gateway CPU per packet", xdpCpu, kernelCpu, 1.0));
+        Double xdpLive = xdpSame;
+        out.add(ratio("xdp (live generator, no veth copy) / kernel (skb) pps", xdpLive, kernel, 2.0));
+        return out;
+    }
+
+    private static String ratio(String what, Double a, Double b, double target) {
+        if (a == null || b == null || b == 0) return what + ": not measured in this run";
+        double r = a / b;
+        return String.format(Locale.ROOT, "%s: %.2fx (target >= %.2fx) %s", what, r, target, r >= target ? "MET" : "MISSED by " + pct(target, r));
+    }
+
+    private static String ratioInv(String what, Double a, Double b, double target) {
+        if (a == null || b == null || b == 0) return what + ": not measured in this run";
+        double r = a / b;
+        return String.format(Locale.ROOT, "%s: %.2fx (target <= %.2fx) %s", what, r, target, r <= target ? "MET" : "MISSED by " + pct(r, target));
+    }
+
+    private static String pct(double want, double got) {
+        return String.format(Locale.ROOT, "%.0f%%", (want - got) / want * 100);
+    }
+
+    static Double median(List<Row> rows, ForwardBench.Mode m, ForwardBench.Sender s, String flow, int payload,
+                         ToDoubleFunction<ForwardBench.Sample> f) {
+        return rows.stream().filter(r -> r.mode() == m && r.sender() == s && r.flow().equals(flow) && r.payload() == payload)
+                .findFirst().map(r -> r.stat(f).median()).orElse(null);
+    }
+
+    private static String fmt(Stat s, String f) {
+        return String.format(Locale.ROOT, f + " [" + f + "-" + f + "]", s.median(), s.min(), s.max());
+    }
+
+    private static void chart(List<Row> rows, String title, String axis, ToDoubleFunction<ForwardBench.Sample> f, Path file) throws IOException {
+        DefaultCategoryDataset data = new DefaultCategoryDataset();
+        for (Row r : rows) data.addValue(r.stat(f).median(), r.label(), r.flow() + " " + r.payload() + "B");
+        JFreeChart chart = ChartFactory.createBarChart(title, "flow and payload", axis, data, PlotOrientation.VERTICAL, true, false, false);
+        ChartUtils.saveChartAsPNG(file.toFile(), chart, 1400, 700);
+    }
+
+    static String json(ForwardBench.Result r) {
+        StringBuilder j = new StringBuilder("{\n");
+        j.append("  \"command\": ").append(str(r.command())).append(",\n  \"machine\": ").append(str(r.machine())).append(",\n");
+        j.append("  \"runs\": ").append(r.options().runs()).append(", \"durationMs\": ").append(r.options().durationMs())
+                .append(", \"lowRatePps\": ").append(r.options().lowRatePps()).append(",\n  \"samples\": [\n");
+        for (int i = 0; i < r.samples().size(); i++) {
+            ForwardBench.Sample s = r.samples().get(i);
+            j.append(String.format(Locale.ROOT, "    {\"mode\": %s, \"sender\": %s, \"flow\": %s, \"payload\": %d, \"frameBytes\": %d, \"run\": %d, "
+                            + "\"sent\": %d, \"delivered\": %d, \"gaps\": %d, \"reordered\": %d, \"seconds\": %.6f, \"gatewayCpuNs\": %d, \"softirqNs\": %d}%s%n",
+                    str(s.mode().label()), str(s.sender().name().toLowerCase()), str(s.flow()), s.payload(), s.frameBytes(), s.run(),
+                    s.sent(), s.delivered(), s.gaps(), s.reordered(), s.seconds(), s.gatewayCpuNs(), s.softirqNs(),
+                    i + 1 < r.samples().size() ? "," : ""));
+        }
+        j.append("  ],\n  \"rtt\": [\n");
+        for (int i = 0; i < r.rtts().size(); i++) {
+            ForwardBench.RttSample s = r.rtts().get(i);
+            j.append(String.format(Locale.ROOT, "    {\"mode\": %s, \"flow\": %s, \"run\": %d, \"medianUs\": %.2f, \"p99Us\": %.2f, \"samples\": %d}%s%n",
+                    str(s.mode().label()), str(s.flow()), s.run(), s.rtt().medianUs(), s.rtt().p99Us(), s.rtt().samples(),
+                    i + 1 < r.rtts().size() ? "," : ""));
+        }
+        return j.append("  ]\n}\n").toString();
+    }
+
+    private static String str(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+}

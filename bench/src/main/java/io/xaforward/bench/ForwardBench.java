@@ -1,0 +1,246 @@
+package io.xaforward.bench;
+
+import io.xaforward.protocol.EthernetHeader;
+import io.xaforward.protocol.FrameWriter;
+import io.xaforward.protocol.MessageType;
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.OuterAddressing;
+import io.xaforward.protocol.PayloadIntegrity;
+import io.xaforward.protocol.XafHeader;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Node;
+import io.xaforward.testbed.Testbed;
+import io.xaforward.testbed.TestbedState;
+import io.xaforward.testbed.Topology;
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.testbed.mode.GatewayRunner;
+import io.xaforward.testbed.plan.IdentifierPlan;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * {@code xaf bench forward}: delivered rate, loss, gateway CPU per packet and RTT of every gateway mode on the same
+ * testbed (bench/forward-topology.yaml), with a bare devmap redirect ({@link RedirectReference}, what
+ * {@code xdp-bench redirect-map} does; that tool does not load on this kernel) on the same links as the reference. Modes are interleaved (all modes of run 1, then all of run 2, ...) so slow drifts of a shared machine
+ * hit every mode alike; each figure is reported as the median of the runs with min and max.
+ */
+public final class ForwardBench {
+    /** What to run. {@code lowRatePps} &gt; 0 paces the socket senders (the quick correctness check). */
+    public record Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps) {
+        public static Options full(List<Integer> sizes, List<Mode> modes, int runs) {
+            return new Options(false, runs, sizes, modes, 1000, 0);
+        }
+
+        public static Options quick(List<Mode> modes) {
+            return new Options(true, 1, List.of(64, 0), modes, 250, 20_000);
+        }
+    }
+
+    /** A bench mode: a gateway mode, or the xdp-bench reference. */
+    public enum Mode {
+        REFERENCE, XDP, KERNEL, RELAY;
+
+        public static Mode fromName(String s) {
+            return switch (s.trim().toLowerCase()) {
+                case "reference", "xdp-bench", "ref" -> REFERENCE;
+                default -> valueOf(GatewayMode.fromName(s).name());
+            };
+        }
+
+        public String label() {
+            return this == REFERENCE ? "bare-xdp-redirect" : name().toLowerCase();
+        }
+    }
+
+    public enum Sender { LIVE, SKB }
+
+    /** A flow between two DCs of the bench topology. */
+    public record Flow(String name, String srcDc, String dstDc) {}
+
+    static final Flow SAME = new Flow("ipv4->ipv4", "a", "d");
+    static final List<Flow> FLOWS = List.of(SAME, new Flow("ipv4->ipv6", "a", "b"), new Flow("id->ipv4", "c", "a"));
+
+    /** One measurement. {@code payload} is the XAF payload in bytes, {@code frameBytes} the whole frame. */
+    public record Sample(Mode mode, Sender sender, String flow, int payload, int frameBytes, int run, long sent,
+                         long delivered, long gaps, long reordered, double seconds, long gatewayCpuNs, long softirqNs) {
+        public double pps() { return delivered / seconds; }
+        public double gbps() { return delivered * (double) frameBytes * 8 / seconds / 1e9; }
+        public double loss() { return sent == 0 ? 0 : Math.max(0, 1 - (double) delivered / sent); }
+        public double gatewayNsPerPacket() { return delivered == 0 ? 0 : (double) gatewayCpuNs / delivered; }
+        public double softirqNsPerPacket() { return delivered == 0 ? 0 : (double) softirqNs / delivered; }
+    }
+
+    /** One RTT probe. */
+    public record RttSample(Mode mode, String flow, int run, RttProbe.Rtt rtt) {}
+
+    /** Everything a bench produced. */
+    public record Result(Options options, List<Sample> samples, List<RttSample> rtts, String machine, String command) {}
+
+    private final Options options;
+    private final PrintStream progress;
+    private int nextSeq = 1;
+
+    public ForwardBench(Options options, PrintStream progress) {
+        this.options = options;
+        this.progress = progress;
+    }
+
+    public Result run(String command) throws Exception {
+        Topology topology = loadTopology().withPrefix("xb" + HexFormat.of().toHexDigits((byte) ThreadLocalRandom.current().nextInt()));
+        Path stateDir = Files.createTempDirectory("xaf-bench-state");
+        Testbed testbed = new Testbed(stateDir);
+        List<Sample> samples = new ArrayList<>();
+        List<RttSample> rtts = new ArrayList<>();
+        try {
+            progress.println("bench: bringing up " + topology.name() + " (prefix " + topology.prefix() + ")");
+            TestbedState state = testbed.up(topology);
+            IdentifierPlan plan = IdentifierPlan.build(state, 9, 0x7e57c0de);
+            String gwNs = state.gatewayNamespace("gw");
+            List<String> portDevs = new ArrayList<>();
+            for (Node p : state.gatewayPorts("gw")) {
+                portDevs.add(p.iface());
+                Netns.exec(gwNs, "sh", "-c", "echo 1 > /sys/class/net/" + p.iface() + "/threaded");
+            }
+            for (int run = 1; run <= options.runs(); run++) {
+                for (Mode mode : options.modes()) {
+                    progress.printf("bench: run %d/%d, mode %s%n", run, options.runs(), mode.label());
+                    runMode(state, plan, mode, run, portDevs, samples, rtts);
+                }
+            }
+        } finally {
+            testbed.down(topology.prefix());
+            try (var files = Files.walk(stateDir)) {
+                for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            }
+        }
+        return new Result(options, samples, rtts, Machine.describe(), command);
+    }
+
+    static Topology loadTopology() throws IOException {
+        try (InputStream in = ForwardBench.class.getResourceAsStream("/bench/forward-topology.yaml")) {
+            if (in == null) throw new IllegalStateException("bench/forward-topology.yaml is missing from the class path");
+            return Topology.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "classpath:bench/forward-topology.yaml");
+        }
+    }
+
+    private void runMode(TestbedState state, IdentifierPlan plan, Mode mode, int run, List<String> portDevs,
+                         List<Sample> samples, List<RttSample> rtts) throws Exception {
+        List<Flow> flows = switch (mode) {
+            case REFERENCE, KERNEL -> List.of(SAME);
+            case XDP, RELAY -> FLOWS;
+        };
+        List<Sender> senders = switch (mode) {
+            case REFERENCE, XDP -> options.quick() ? List.of(Sender.SKB) : List.of(Sender.LIVE, Sender.SKB);
+            case KERNEL, RELAY -> List.of(Sender.SKB);
+        };
+        GatewayRunner runner = mode == Mode.REFERENCE ? null : GatewayMode.valueOf(mode.name()).newRunner();
+        RedirectReference reference = null;
+        try {
+            if (runner != null) {
+                runner.start(state, plan, "gw");
+                for (Flow f : flows) {
+                    if (state.host(f.srcDc(), 0).ip() == null || state.host(f.dstDc(), 0).ip() == null) continue;
+                    RttProbe.Rtt r = RttProbe.measure(plan, runner.mode(), rank(plan, f.srcDc()), rank(plan, f.dstDc()),
+                            options.quick() ? 100 : 500);
+                    rtts.add(new RttSample(mode, f.name(), run, r));
+                    progress.printf("bench:   rtt %-11s median %.1f us, p99 %.1f us%n", f.name(), r.medianUs(), r.p99Us());
+                }
+            } else {
+                Node in = state.gatewayPort("gw", SAME.srcDc()), out = state.gatewayPort("gw", SAME.dstDc());
+                reference = new RedirectReference(in.namespace(), in.iface(), out.iface());
+            }
+            CpuMeter cpu = new CpuMeter(portDevs, runner == null ? List.of() : runner.processIds());
+            for (Flow f : flows) {
+                Node src = state.host(f.srcDc(), 0), dst = state.host(f.dstDc(), 0);
+                try (XdpSink sink = new XdpSink(dst.namespace(), dst.iface())) {
+                    for (int size : options.sizes()) {
+                        int payload = size == 0 ? maxPayload(src, dst) : Math.min(size, maxPayload(src, dst));
+                        for (Sender sender : senders) {
+                            Sample s = measure(plan, mode, sender, f, src, dst, payload, run, sink, cpu);
+                            samples.add(s);
+                            progress.printf("bench:   %-22s %-4s %-10s %5d B  %9.0f pps  %6.3f Gbit/s  loss %5.2f%%  gw %6.0f ns/pkt%n",
+                                    mode.label(), sender.name().toLowerCase(), f.name(), payload, s.pps(), s.gbps(), s.loss() * 100,
+                                    s.gatewayNsPerPacket());
+                        }
+                    }
+                }
+            }
+        } finally {
+            if (reference != null) reference.close();
+            if (runner != null) runner.close();
+        }
+    }
+
+    private Sample measure(IdentifierPlan plan, Mode mode, Sender sender, Flow f, Node src, Node dst, int payload, int run,
+                           XdpSink sink, CpuMeter cpu) {
+        GatewayMode addressing = mode == Mode.KERNEL ? GatewayMode.KERNEL : GatewayMode.XDP;
+        int srcRank = rank(plan, f.srcDc()), dstRank = rank(plan, f.dstDc());
+        IdentifierPlan.Peer peer = plan.addressBook(srcRank).stream().filter(p -> p.rank() == dstRank).findFirst().orElseThrow();
+        OuterAddressing a = new OuterAddressing().srcMac(src.macBytes()).dstMac(Node.macBytesOf(peer.nextHopMac()))
+                .srcPort(XafHeader.UDP_PORT).dstPort(XafHeader.UDP_PORT).srcId(src.identity()).dstId(peer.networkId());
+        if (src.ip() != null) a.srcIp(src.ip()).dstIp(addressing.sendersAddressDestination() ? dst.ip() : peer.nextHopIp());
+        byte[] frame = buildFrame(plan, src.form(), a, peer.networkId(), srcRank, dstRank, payload);
+        long durationNs = options.durationMs() * 1_000_000L;
+        XdpSink.Counts before = sink.counts();
+        CpuMeter.Sample cpuBefore = cpu.sample();
+        long t0 = System.nanoTime();
+        long sent = sender == Sender.LIVE
+                ? LiveFrameGenerator.run(src.namespace(), src.iface(), frame, durationNs, 4096, nextSeq)
+                : SkbSender.run(src.namespace(), src.iface(), frame, src.form(), a, durationNs, options.lowRatePps(), etherType(src.form()), nextSeq);
+        nextSeq += (int) sent; // the sink keeps the newest number per source: continue above it
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        sleep(100); // drain the veth rings and the relay's socket buffers
+        CpuMeter.Sample cpuDelta = cpu.sample().minus(cpuBefore);
+        XdpSink.Counts got = sink.counts().minus(before);
+        return new Sample(mode, sender, f.name(), payload, frame.length, run, sent, got.frames(), got.gaps(), got.reordered(),
+                seconds, cpuDelta.gatewayNs(), cpuDelta.softirqNs());
+    }
+
+    static int rank(IdentifierPlan plan, String dc) {
+        for (int r = 0; r < plan.worldSize(); r++) if (plan.host(r).datacenter().equals(dc)) return r;
+        throw new IllegalArgumentException("no host in " + dc);
+    }
+
+    static int maxPayload(Node a, Node b) {
+        return Math.min(a.mtu() + EthernetHeader.LENGTH - a.form().outerHeaderLength(),
+                b.mtu() + EthernetHeader.LENGTH - b.form().outerHeaderLength()) - XafHeader.LENGTH;
+    }
+
+    static int etherType(NetworkForm f) {
+        return switch (f) {
+            case IPV4 -> EthernetHeader.ETHER_TYPE_IPV4;
+            case IPV6 -> EthernetHeader.ETHER_TYPE_IPV6;
+            case ID -> EthernetHeader.ETHER_TYPE_XAF_ID;
+        };
+    }
+
+    static byte[] buildFrame(IdentifierPlan plan, NetworkForm form, OuterAddressing a, int networkId, int src, int dst, int payload) {
+        int at = form.outerHeaderLength();
+        MemorySegment seg = MemorySegment.ofArray(new byte[at + XafHeader.LENGTH + payload]);
+        XafHeader h = new XafHeader().wrap(seg, at).init().type(MessageType.DATA.code()).networkId(networkId)
+                .jobId(plan.jobId()).jobToken(plan.jobToken()).srcRank(src).dstRank(dst).payloadLength(payload);
+        for (int j = 0; j < payload; j++) seg.set(ValueLayout.JAVA_BYTE, at + XafHeader.LENGTH + j, (byte) (j * 7 + 1));
+        new PayloadIntegrity().seal(h);
+        int len = new FrameWriter().encapsulate(seg, form, a);
+        return seg.asSlice(0, len).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

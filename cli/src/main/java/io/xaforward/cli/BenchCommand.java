@@ -1,0 +1,57 @@
+package io.xaforward.cli;
+
+import io.xaforward.bench.BenchReport;
+import io.xaforward.bench.ForwardBench;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code xaf bench}: benchmarks; {@code forward} compares the gateway modes on one emulated testbed. */
+@Command(name = "bench", description = "Benchmarks.", subcommands = {BenchCommand.Forward.class})
+public final class BenchCommand {
+
+    /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
+    @Command(name = "forward", mixinStandardHelpOptions = true,
+            description = "Forwarding benchmark: xdp vs kernel vs user-space relay vs a bare XDP redirect, per form pair and payload size.")
+    public static final class Forward implements Callable<Integer> {
+        @Option(names = "--quick", description = "Low paced rate, one run, two sizes: a correctness check under a minute.")
+        boolean quick;
+
+        @Option(names = "--runs", description = "Runs per figure (median, min, max); default 5.")
+        int runs = 5;
+
+        @Option(names = "--sizes", split = ",", description = "XAF payload sizes in bytes; 0 = the largest the MTU allows. Default 64,512,1400,0.")
+        List<Integer> sizes = new ArrayList<>(List.of(64, 512, 1400, 0));
+
+        @Option(names = "--modes", split = ",", description = "Modes among reference,xdp,kernel,relay; default all.")
+        List<String> modes = new ArrayList<>(List.of("reference", "xdp", "kernel", "relay"));
+
+        @Option(names = "--duration-ms", description = "Traffic per sample in milliseconds; default 1000.")
+        long durationMs = 1000;
+
+        @Option(names = "--out", description = "Output directory; default docs/bench.")
+        Path out = Path.of("docs", "bench");
+
+        @Override
+        public Integer call() throws Exception {
+            System.setProperty("java.awt.headless", "true");
+            if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
+            List<ForwardBench.Mode> m = modes.stream().map(ForwardBench.Mode::fromName).toList();
+            ForwardBench.Options o = quick ? ForwardBench.Options.quick(m)
+                    : new ForwardBench.Options(false, runs, List.copyOf(sizes), m, durationMs, 0);
+            StringBuilder cmd = new StringBuilder("xaf bench forward");
+            if (quick) cmd.append(" --quick");
+            else cmd.append(" --runs ").append(runs).append(" --sizes ").append(String.join(",", sizes.stream().map(String::valueOf).toList()))
+                    .append(" --duration-ms ").append(durationMs);
+            cmd.append(" --modes ").append(String.join(",", modes)).append(" --out ").append(out);
+            ForwardBench.Result r = new ForwardBench(o, System.out).run(cmd.toString());
+            BenchReport.write(r, out);
+            System.out.println("bench: wrote " + out.resolve("forward.md") + ", forward.json, forward-pps.png, forward-cpu.png");
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xaf_trafficgen.bpf.c - the benchmark's line-rate sender.
+ *
+ * Run with BPF_PROG_TEST_RUN in live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, ctx.ingress_ifindex = the sending
+ * veth): the kernel feeds the same XAF frame through this program over and over and transmits whatever it returns
+ * XDP_TX for out of that veth, with no socket and no skb on the way. Each frame gets the next sequence number in
+ * chunk_index (the sink counts gaps and reordering) and the UDP checksum is patched for the change (RFC 1624).
+ */
+#include "xaf_bench_parse.h"
+
+/* seq: ARRAY[1] of __u32, the next sequence number (one generator thread drives the program at a time). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} seq SEC(".maps");
+
+static __always_inline __u16 csum_replace32(__u16 check, __u32 old_be, __u32 new_be)
+{
+	/* RFC 1624 eqn 3: HC' = ~(~HC + ~m + m'), over the two 16-bit halves */
+	__u32 sum = (__u16)~check;
+	sum += (__u16)~(old_be & 0xffff) + (__u16)~(old_be >> 16);
+	sum += (new_be & 0xffff) + (new_be >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	__u16 r = ~sum;
+	return r ? r : 0xffff; /* 0 means "no checksum" in UDP */
+}
+
+SEC("xdp")
+int xaf_trafficgen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp;
+	struct xaf_hdr *x = bench_find_xaf(data, data_end, &udp);
+	__u32 key = 0;
+	__u32 *next = bpf_map_lookup_elem(&seq, &key);
+	if (!x || !next) /* not an XAF frame: send it unchanged */
+		return XDP_TX;
+	__u32 n = *next; /* one generator thread at a time: a plain increment is enough (and clang 14 lacks fetch-add results) */
+	*next = n + 1;
+	__u32 old_be = x->chunk_index, new_be = bpf_htonl(n);
+	x->chunk_index = new_be;
+	if (udp && udp->check)
+		udp->check = csum_replace32(udp->check, old_be, new_be);
+	return XDP_TX;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

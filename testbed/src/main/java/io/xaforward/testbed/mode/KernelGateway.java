@@ -1,0 +1,82 @@
+package io.xaforward.testbed.mode;
+
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.XafHeader;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.NetnsException;
+import io.xaforward.testbed.Node;
+import io.xaforward.testbed.TestbedState;
+import io.xaforward.testbed.plan.IdentifierPlan;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The kernel baseline: Linux IP forwarding in the gateway namespace behind a firewall as a data center edge would
+ * run it. FORWARD policy DROP; INVALID dropped; ESTABLISHED,RELATED accepted first (conntrack); ICMP accepted;
+ * between every two same-family DC subnets: UDP to the XAF port 9450, new TCP connections to 5201 (bulk transfers)
+ * and 22 (ssh). Senders address the destination host's IP; the testbed's routes lead through the gateway.
+ * The kernel never translates between forms: {@link GatewayMode#supports} says so.
+ */
+public final class KernelGateway implements GatewayRunner {
+    /** TCP ports the rule set opens between data centers besides the XAF UDP port. */
+    public static final List<Integer> OPEN_TCP_PORTS = List.of(5201, 22);
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    private String namespace;
+
+    @Override
+    public GatewayMode mode() {
+        return GatewayMode.KERNEL;
+    }
+
+    @Override
+    public void start(TestbedState state, IdentifierPlan plan, String gateway) {
+        namespace = state.gatewayNamespace(gateway);
+        List<Node> ports = state.gatewayPorts(gateway);
+        load("iptables-restore", rules(ports, NetworkForm.IPV4, "icmp"));
+        load("ip6tables-restore", rules(ports, NetworkForm.IPV6, "ipv6-icmp"));
+        Netns.exec(namespace, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
+    }
+
+    /** The iptables-restore input for one address family. */
+    static String rules(List<Node> ports, NetworkForm family, String icmp) {
+        StringBuilder r = new StringBuilder("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+        r.append("-A FORWARD -m conntrack --ctstate INVALID -j DROP\n");
+        r.append("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
+        r.append("-A FORWARD -p ").append(icmp).append(" -j ACCEPT\n");
+        List<String> subnets = new ArrayList<>();
+        for (Node p : ports) if (p.form() == family) subnets.add(p.ipText() + "/" + p.prefixLength());
+        for (String s : subnets) {
+            for (String d : subnets) {
+                if (s.equals(d)) continue;
+                r.append("-A FORWARD -s ").append(s).append(" -d ").append(d).append(" -p udp --dport ")
+                        .append(XafHeader.UDP_PORT).append(" -j ACCEPT\n");
+                for (int port : OPEN_TCP_PORTS)
+                    r.append("-A FORWARD -s ").append(s).append(" -d ").append(d).append(" -p tcp --dport ").append(port)
+                            .append(" -m conntrack --ctstate NEW -j ACCEPT\n");
+            }
+        }
+        return r.append("COMMIT\n").toString();
+    }
+
+    private void load(String tool, String rules) {
+        try {
+            Netns.exec(namespace, TIMEOUT, rules, List.of(tool));
+        } catch (NetnsException e) {
+            throw new NetnsException("kernel gateway: cannot load the firewall with " + tool
+                    + " (is the iptables package installed?): " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (namespace == null || !Netns.exists(namespace)) return;
+        for (String tool : List.of("iptables", "ip6tables")) {
+            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-F", "FORWARD"));
+            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-P", "FORWARD", "ACCEPT"));
+        }
+        namespace = null;
+    }
+}

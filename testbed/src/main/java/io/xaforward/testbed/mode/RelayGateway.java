@@ -1,0 +1,57 @@
+package io.xaforward.testbed.mode;
+
+import io.xaforward.testbed.TestbedState;
+import io.xaforward.testbed.plan.IdentifierPlan;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Runs {@link RelayGatewayMain}, the user-space relay baseline, as its own process in the gateway namespace with
+ * the gateway config of the identifier plan. Senders address the gateway port as they do for the XDP gateway.
+ */
+public final class RelayGateway implements GatewayRunner {
+    private GatewayProcess process;
+    private Path configFile;
+
+    @Override
+    public GatewayMode mode() {
+        return GatewayMode.RELAY;
+    }
+
+    @Override
+    public void start(TestbedState state, IdentifierPlan plan, String gateway) {
+        try {
+            configFile = Files.createTempFile("xaf-relay-" + gateway, ".yaml");
+            Files.writeString(configFile, plan.gatewayYaml(gateway, "off", 0));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        process = GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
+                List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
+    }
+
+    @Override
+    public List<Long> processIds() {
+        return process == null ? List.of() : List.of(process.pid());
+    }
+
+    /** Everything the relay printed so far (its counters appear after {@link #close}). */
+    public List<String> processOutput() {
+        return process == null ? List.of() : process.output();
+    }
+
+    @Override
+    public void close() {
+        if (process != null) process.close();
+        try {
+            if (configFile != null) Files.deleteIfExists(configFile);
+        } catch (IOException ignored) {
+            // a leftover temp file is harmless
+        }
+    }
+}
