@@ -286,7 +286,7 @@ public final class TrainingJob {
 
         @Override
         public Map<String, Long> counters() {
-            return GatewayMetrics.scrape(namespace, "127.0.0.1", metricsPort);
+            return io.xaforward.testbed.mode.GatewayMetrics.scrape(namespace, "127.0.0.1", metricsPort);
         }
 
         @Override

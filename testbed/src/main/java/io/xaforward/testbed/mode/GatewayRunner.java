@@ -4,6 +4,7 @@ import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * Starts one gateway of a running testbed in one {@link GatewayMode} and stops it again. A runner is used once:
@@ -22,6 +23,11 @@ public interface GatewayRunner extends AutoCloseable {
      */
     default List<Long> processIds() {
         return List.of();
+    }
+
+    /** The gateway's own counters by name (e.g. the XDP program's per-CPU counters); empty when it has none. */
+    default Map<String, Long> counters() {
+        return Map.of();
     }
 
     /** Stops the gateway and removes what {@link #start} installed. Safe to call twice or after a failed start. */

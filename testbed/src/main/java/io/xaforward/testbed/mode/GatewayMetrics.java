@@ -1,4 +1,4 @@
-package io.xaforward.bench.train;
+package io.xaforward.testbed.mode;
 
 import io.xaforward.dataplane.sys.NetworkNamespace;
 
