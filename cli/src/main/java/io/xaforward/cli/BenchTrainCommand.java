@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code xaf bench train}: the same training job under each gateway mode, interleaved, in three configurations:
- * compute-bound (tiny model, unlimited links), communication-bound across forms (wide model, 100 Mbit/s links,
+ * compute-bound (tiny model, unlimited links), communication-bound across forms (wide model, 1 Gbit/s links,
  * IPv4 to IPv6: the kernel cannot forward) and communication-bound within one form (IPv4 to IPv4: the kernel can).
  */
 @Command(name = "train", mixinStandardHelpOptions = true,
@@ -42,10 +42,10 @@ final class BenchTrainCommand implements Callable<Integer> {
             configs.add(new TrainBench.Config("compute-bound", TrainCommand.shippedTopology("two-dc.yaml"), "tiny", 200, 16, 0,
                     crossForm, "Tiny GPT (0.12 M parameters, 0.48 MB gradient), IPv4 DC and IPv6 DC, unlimited veth links:"
                             + " compute dominates; the kernel cannot translate between the forms."));
-            configs.add(new TrainBench.Config("comm-bound-cross-form", TrainCommand.shippedTopology("two-dc-ratelimited.yaml"), "wide",
+            configs.add(new TrainBench.Config("comm-bound-cross-form", TrainCommand.shippedTopology("two-dc-wan.yaml"), "wide",
                     40, 8, 0, crossForm, "Wide one-layer GPT (1.9 M parameters, 7.5 MB gradient), IPv4 DC and IPv6 DC,"
-                            + " gateway links limited to 100 Mbit/s by HTB: communication dominates; the kernel cannot translate."));
-            configs.add(new TrainBench.Config("comm-bound-same-form", TrainCommand.shippedTopology("two-dc-ipv4-ratelimited.yaml"), "wide",
+                            + " gateway links limited to 1 Gbit/s by HTB: communication dominates; the kernel cannot translate."));
+            configs.add(new TrainBench.Config("comm-bound-same-form", TrainCommand.shippedTopology("two-dc-ipv4-wan.yaml"), "wide",
                     40, 8, 0, sameForm, "As comm-bound-cross-form, but both DCs speak IPv4, so the kernel/iptables baseline applies."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
