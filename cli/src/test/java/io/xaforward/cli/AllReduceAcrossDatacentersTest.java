@@ -82,7 +82,7 @@ class AllReduceAcrossDatacentersTest {
         AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.RANDOM, 0, Map.of(), Set.of()));
         assertEquals(4, o.worldSize());
         assertAllVerified(o, all);
-        // Random floats really were rounded somewhere (the check is not vacuous) yet stayed within n·2^-23·Σ|x|.
+        // Every element within n·2^-23·Σ|x| of the double reference (n = 4, |x| < 1).
         assertTrue(o.samples().stream().allMatch(s -> s.maxError() < 4 * 0x1p-23 * 4), o.samples().toString());
     }
 
