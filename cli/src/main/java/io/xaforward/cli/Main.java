@@ -23,6 +23,7 @@ public final class Main {
     /** The configured command tree; tests run it in-process. */
     public static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
+        AllReduceBenchCommand.register(cl);
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             // Users get one clear line; XAF_DEBUG=1 shows the stack trace.
             cmd.getErr().println("xaf: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));

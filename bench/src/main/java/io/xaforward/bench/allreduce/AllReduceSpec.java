@@ -24,8 +24,9 @@ import java.util.stream.Collectors;
  * One all-reduce job across the emulated data centers, shared by the launcher ({@link AllReduceJob}) and every
  * worker JVM ({@link AllReduceWorkerMain}) through a properties file.
  *
- * <p>Each worker runs {@code runs} rounds; a round does, for every size and then every algorithm, a barrier,
- * {@code iterations} timed all-reduces (MEAN, which keeps values bounded) and, in the first {@code verifyRuns}
+ * <p>Each worker runs {@code runs} rounds; a round does, for every size and then every algorithm, {@code warmup}
+ * untimed all-reduces (first round only), a barrier, {@code iterations} timed all-reduces (SUM; MEAN for long
+ * series, which keeps values bounded) and, in the first {@code verifyRuns}
  * rounds, one more all-reduce (SUM) of freshly generated input that is checked against a reference (see
  * {@link InputPattern}). With {@code goodputBytes > 0}, rank 0 and the first rank of another data center then
  * exchange that many bytes in both directions, {@code goodputRepeats} times, to measure WAN goodput.
