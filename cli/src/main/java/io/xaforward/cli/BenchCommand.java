@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code xaf bench}: benchmarks; {@code forward} compares the gateway modes on one emulated testbed. */
-@Command(name = "bench", description = "Benchmarks.", subcommands = {BenchCommand.Forward.class, BenchTrainCommand.class})
+@Command(name = "bench", description = "Benchmarks.", subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class})
 public final class BenchCommand {
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */

@@ -1,46 +1,30 @@
 package io.xaforward.bench.train;
 
-import io.xaforward.dataplane.gateway.GatewayMain;
-import io.xaforward.testbed.GatewaySpec;
-import io.xaforward.testbed.Netns;
-import io.xaforward.testbed.Node;
-import io.xaforward.testbed.Testbed;
-import io.xaforward.testbed.TestbedState;
-import io.xaforward.testbed.Topology;
+import io.xaforward.bench.cluster.ClusterRun;
 import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.training.SyntheticCorpus;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Runs one data-parallel training job across the emulated data centers of a topology: brings the testbed up,
  * starts the gateways of the chosen mode and one worker JVM per host (each in its own network namespace), streams
  * their progress into one {@link ProgressView}, checks that all ranks hold identical weights, and tears everything
- * down on success, failure or Ctrl-C.
+ * down on success, failure or Ctrl-C. The cluster part (testbed, gateways, worker processes, teardown) is
+ * {@link ClusterRun}.
  */
 public final class TrainingJob {
-    static final int METRICS_PORT = 9464;
 
     private final TrainJobSpec spec;
     private final PrintStream out;
-    private final Testbed testbed = new Testbed();
-    private final List<Process> workers = new ArrayList<>();
-    private final List<GatewayHandle> gateways = new ArrayList<>();
-    private Topology topology;
 
     public TrainingJob(TrainJobSpec spec, PrintStream out) {
         this.spec = spec;
@@ -53,46 +37,20 @@ public final class TrainingJob {
     }
 
     /** A running gateway of some mode, as the job needs it: counters at the end, then stop. */
-    public interface GatewayHandle extends AutoCloseable {
-        Map<String, Long> counters();
-
-        @Override
-        void close();
+    public interface GatewayHandle extends io.xaforward.bench.cluster.GatewayHandle {
     }
-
-    /** A message from the worker threads to the launcher's loop. */
-    private record Event(int rank, WorkerLine line, String text, Integer exitCode) {}
 
     public TrainResult run() throws Exception {
-        if (!Netns.isRoot()) throw new IllegalStateException("training across emulated data centers needs root (network namespaces, XDP)");
         long start = System.nanoTime();
-        Thread hook = new Thread(this::teardownQuietly, "xaf-train-teardown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        try {
-            TrainResult r = runUp(start);
-            return r;
-        } finally {
-            teardownQuietly();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException ignored) {
-                // already shutting down
-            }
+        ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
+                spec.jobToken(), 0, spec.workDir());
+        try (ClusterRun cluster = new ClusterRun(clusterSpec, out)) {
+            return runUp(cluster, start);
         }
     }
 
-    private TrainResult runUp(long start) throws Exception {
-        topology = Topology.load(spec.topology()).withPrefix(spec.prefix());
-        out.printf("xaf: bringing up %s (%d data centers, %d hosts) with prefix %s ...%n", topology.name(),
-                topology.datacenters().size(), topology.datacenters().stream().mapToInt(d -> d.hosts().size()).sum(), spec.prefix());
-        TestbedState state = testbed.up(topology);
-        testbed.attachXdpPass(state);
-        IdentifierPlan plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
-        Files.createDirectories(spec.workDir());
-        for (GatewaySpec gw : topology.gateways()) {
-            gateways.add(startGateway(state, plan, gw.name()));
-        }
-        out.printf("xaf: %d gateway(s) up in %s mode%n", gateways.size(), spec.gatewayMode());
+    private TrainResult runUp(ClusterRun cluster, long start) throws Exception {
+        IdentifierPlan plan = cluster.up();
 
         if (!Files.exists(spec.data())) {
             SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
@@ -101,18 +59,10 @@ public final class TrainingJob {
         spec.write(specFile);
 
         int world = plan.worldSize();
-        BlockingQueue<Event> events = new LinkedBlockingQueue<>();
         for (int r = 0; r < world; r++) {
-            Node host = plan.host(r);
             List<String> jvm = List.of("-Xmx2g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=4",
                     "-Dai.djl.pytorch.num_threads=" + spec.threadsPerWorker(), "-Dai.djl.offline=true");
-            ProcessBuilder pb = Netns.javaProcessBuilder(host.namespace(), jvm, WorkerMain.class.getName(),
-                    List.of(specFile.toString(), Integer.toString(r)));
-            pb.redirectError(spec.workDir().resolve("worker-" + r + ".log").toFile());
-            Process p = pb.start();
-            workers.add(p);
-            int rank = r;
-            Thread.ofPlatform().daemon(true).name("worker-" + r + "-out").start(() -> pump(rank, p, events));
+            cluster.startWorker(r, jvm, WorkerMain.class.getName(), List.of(specFile.toString(), Integer.toString(r)));
         }
         out.printf("xaf: %d workers started (preset %s, %d steps, global batch %d, %s all-reduce)%n", world,
                 spec.preset(), spec.steps(), spec.globalBatch(), spec.algorithm());
@@ -125,14 +75,14 @@ public final class TrainingJob {
         int exited = 0;
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(Math.max(5, spec.steps()));
         while (exited < world) {
-            Event e = events.poll(5, TimeUnit.SECONDS);
+            ClusterRun.Event e = cluster.poll(5, TimeUnit.SECONDS);
             if (System.nanoTime() > deadline) throw new IllegalStateException("the job did not finish in time; worker logs in " + spec.workDir());
             if (e == null) continue;
             if (e.exitCode() != null) {
                 exited++;
                 if (e.exitCode() != 0 || !done.containsKey(e.rank())) {
                     throw new IllegalStateException("worker rank " + e.rank() + " failed (exit " + e.exitCode() + "):\n"
-                            + tail(spec.workDir().resolve("worker-" + e.rank() + ".log"), 15));
+                            + cluster.logTail(e.rank(), 15));
                 }
                 continue;
             }
@@ -161,10 +111,7 @@ public final class TrainingJob {
                         + d.getKey() + " 0x" + d.getValue().get("checksum"));
             }
         }
-        Map<String, Long> counters = new LinkedHashMap<>();
-        for (GatewayHandle g : gateways) {
-            g.counters().forEach((k, v) -> counters.merge(k, v, Long::sum));
-        }
+        Map<String, Long> counters = cluster.gatewayCounters();
         double wall = (System.nanoTime() - start) / 1e9;
         return new TrainResult(spec, world, steps, wall, counters, checksum, parameterCount);
     }
@@ -194,110 +141,7 @@ public final class TrainingJob {
         return new TrainResult.Step(step, any.number("loss"), val, stepMs, compute / at.size(), comm / at.size(), tps / at.size());
     }
 
-    private static void pump(int rank, Process p, BlockingQueue<Event> events) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
-            for (String line; (line = r.readLine()) != null; ) {
-                WorkerLine wl = WorkerLine.parse(line);
-                events.add(new Event(rank, wl, line, null));
-            }
-        } catch (IOException ignored) {
-            // the process ended; its exit code tells
-        }
-        try {
-            events.add(new Event(rank, null, null, p.waitFor()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private GatewayHandle startGateway(TestbedState state, IdentifierPlan plan, String gw) throws Exception {
-        return switch (spec.gatewayMode()) {
-            case "xdp" -> XdpGatewayProcess.start(state, plan, gw, spec.workDir(), METRICS_PORT);
-            default -> throw new IllegalArgumentException("gateway mode '" + spec.gatewayMode() + "' is not available for training (use xdp)");
-        };
-    }
-
     static String tail(Path file, int lines) {
-        try {
-            List<String> all = Files.readAllLines(file);
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
-    }
-
-    private synchronized void teardownQuietly() {
-        for (Process p : workers) p.destroyForcibly();
-        workers.clear();
-        for (GatewayHandle g : gateways) {
-            try {
-                g.close();
-            } catch (RuntimeException ignored) {
-                // best effort: the namespace removal below takes whatever is left
-            }
-        }
-        gateways.clear();
-        if (topology != null) {
-            try {
-                testbed.down(topology);
-            } catch (RuntimeException e) {
-                out.println("xaf: teardown: " + e.getMessage());
-            }
-            topology = null;
-        }
-    }
-
-    /** {@code xaf gateway} (the XDP gateway) as a process in the gateway's namespace. */
-    static final class XdpGatewayProcess implements GatewayHandle {
-        private final Process process;
-        private final String namespace;
-        private final int metricsPort;
-
-        private XdpGatewayProcess(Process process, String namespace, int metricsPort) {
-            this.process = process;
-            this.namespace = namespace;
-            this.metricsPort = metricsPort;
-        }
-
-        static XdpGatewayProcess start(TestbedState state, IdentifierPlan plan, String gw, Path workDir, int metricsPort) throws Exception {
-            Path config = workDir.resolve("gateway-" + gw + ".yaml");
-            Files.writeString(config, plan.gatewayYaml(gw, "127.0.0.1:" + metricsPort, 0));
-            String ns = state.gatewayNamespace(gw);
-            ProcessBuilder pb = Netns.javaProcessBuilder(ns, List.of("-Xmx256m", "-XX:+UseSerialGC"), GatewayMain.class.getName(),
-                    List.of("--config", config.toString()));
-            pb.redirectErrorStream(true);
-            Process p = pb.start();
-            BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()));
-            StringBuilder log = new StringBuilder();
-            long deadline = System.currentTimeMillis() + 60_000;
-            String line;
-            while ((line = r.readLine()) != null) {
-                log.append(line).append('\n');
-                if (line.equals(GatewayMain.READY)) break;
-                if (System.currentTimeMillis() > deadline) break;
-            }
-            if (line == null || !line.equals(GatewayMain.READY)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("gateway " + gw + " did not start:\n" + log);
-            }
-            Thread.ofPlatform().daemon(true).start(() -> r.lines().forEach(l -> { }));
-            return new XdpGatewayProcess(p, ns, metricsPort);
-        }
-
-        @Override
-        public Map<String, Long> counters() {
-            return io.xaforward.testbed.mode.GatewayMetrics.scrape(namespace, "127.0.0.1", metricsPort);
-        }
-
-        @Override
-        public void close() {
-            if (!process.isAlive()) return;
-            try {
-                new ProcessBuilder("kill", "-TERM", Long.toString(process.pid())).start().waitFor();
-                if (!process.waitFor(15, TimeUnit.SECONDS)) process.destroyForcibly();
-            } catch (IOException | InterruptedException e) {
-                process.destroyForcibly();
-            }
-        }
+        return ClusterRun.tail(file, lines);
     }
 }

@@ -1,32 +1,19 @@
 package io.xaforward.bench.train;
 
+import io.xaforward.bench.cluster.RankNetwork;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
-import io.xaforward.collective.CollectiveGroup;
 import io.xaforward.collective.Collectives;
-import io.xaforward.protocol.NetworkForm;
-import io.xaforward.protocol.XafHeader;
-import io.xaforward.testbed.Layout;
 import io.xaforward.testbed.Node;
-import io.xaforward.testbed.TestbedState;
-import io.xaforward.testbed.Topology;
-import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
 import io.xaforward.training.StepStats;
 import io.xaforward.training.TextDataset;
 import io.xaforward.training.TokenDataset;
 import io.xaforward.training.TrainerConfig;
-import io.xaforward.transport.AddressBook;
-import io.xaforward.transport.DatagramPort;
-import io.xaforward.transport.EthernetPeer;
-import io.xaforward.transport.InetPeer;
-import io.xaforward.transport.PacketDatagramPort;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.TransportConfig;
-import io.xaforward.transport.UdpDatagramPort;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -58,41 +45,17 @@ public final class WorkerMain {
     }
 
     static void run(TrainJobSpec spec, int rank) throws Exception {
-        Topology topology = Topology.load(spec.topology()).withPrefix(spec.prefix());
-        Layout layout = Layout.of(topology);
-        IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
-                spec.jobId(), spec.jobToken());
-        int world = plan.worldSize();
-        Node self = plan.host(rank);
+        RankNetwork net = RankNetwork.of(spec.topology(), spec.prefix(), spec.jobId(), spec.jobToken(), rank, spec.gatewayMode());
+        int world = net.worldSize();
+        Node self = net.self();
 
         DjlRuntime.load(Path.of(".cache", "djl"), spec.threadsPerWorker());
         TokenDataset all = TextDataset.open(spec.data());
         TokenDataset.Split split = all.split(0.05);
 
-        int minMtu = topology.datacenters().stream().mapToInt(d -> d.mtu()).min().orElseThrow();
-        int maxPayload = TransportConfig.maxPayloadForMtu(minMtu, NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
-        TransportConfig.Builder tc = TransportConfig.builder(rank, spec.jobId(), spec.jobToken())
-                .maxPayload(Math.min(maxPayload, 1400))
-                .windowChunks(512)
-                .maxMessageBytes(1L << 30)
-                .ackTimeout(Duration.ofSeconds(60));
+        TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
-        AddressBook.Builder book = AddressBook.builder().add(rank, plan.networkId(rank), selfPeer(self));
-        boolean kernel = spec.gatewayMode().equals("kernel");
-        for (IdentifierPlan.Peer p : plan.addressBook(rank)) {
-            // The kernel forwards on IP addresses: send to the destination itself. Gateways forward on identifiers:
-            // send to the next hop of our own network.
-            var ip = kernel && !p.direct() ? p.destination().ip() : p.nextHopIp();
-            book.add(p.rank(), p.networkId(), self.form() == NetworkForm.ID ? EthernetPeer.of(p.nextHopMac())
-                    : new InetPeer(new InetSocketAddress(ip, XafHeader.UDP_PORT)));
-        }
-        DatagramPort port = self.form() == NetworkForm.ID
-                ? new PacketDatagramPort(self.iface(), self.mac(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
-
-        int[] dcOfRank = new int[world];
-        for (int r = 0; r < world; r++) dcOfRank[r] = plan.datacenterOf(r);
         Algorithm algorithm = switch (spec.algorithm()) {
             case "ring" -> Algorithm.RING;
             case "ps" -> Algorithm.PARAMETER_SERVER;
@@ -104,8 +67,8 @@ public final class WorkerMain {
                 .evalEvery(spec.evalEvery()).threads(spec.threadsPerWorker())
                 .build();
 
-        try (ReliableTransport transport = new ReliableTransport(tc.build(), book.build(), port).start();
-             Collectives collectives = new Collectives(new CollectiveGroup(rank, world, dcOfRank), transport,
+        try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort()).start();
+             Collectives collectives = new Collectives(net.group(), transport,
                      CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
                              .withOperationTimeout(Duration.ofSeconds(120)));
              DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), rank, world,
@@ -134,10 +97,5 @@ public final class WorkerMain {
         if (checksum) line.append(" checksum=").append(Long.toHexString(trainer.weightChecksum()));
         System.out.println(line);
         System.out.flush();
-    }
-
-    private static io.xaforward.transport.Peer selfPeer(Node self) {
-        return self.form() == NetworkForm.ID ? EthernetPeer.of(self.mac())
-                : new InetPeer(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
     }
 }

@@ -1,0 +1,158 @@
+package io.xaforward.bench.allreduce;
+
+import io.xaforward.bench.cluster.ClusterRun;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.AllReduceBench;
+import io.xaforward.testbed.LinkLimit;
+import io.xaforward.testbed.Topology;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * {@code xaf bench allreduce}: all-reduce bandwidth across the emulated data centers per size x gateway mode x
+ * algorithm, reported as nccl-tests does (algbw = bytes / time, busbw = algbw · 2(n−1)/n), median of several runs
+ * with min and max; plus WAN goodput on a rate-limited topology as a fraction of the configured link rate.
+ *
+ * <p>Runs are interleaved so that slow drift of a shared machine spreads over all cells: inside one job every run
+ * goes through all sizes and algorithms; with several modes each job is one run of one mode, modes alternating.
+ * Large sizes ({@code >= bigSizeBytes}) get their own jobs with {@code bigRuns} runs, to bound the wall time.
+ */
+public final class AllReduceBenchmark {
+
+    /** What to measure. {@code goodputTopology} null skips the goodput part. */
+    public record Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+                          long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
+                          int goodputRepeats, double pacingFraction, Path workDir) {}
+
+    /** One cell of the table: times over the runs, and the bandwidths derived from them. */
+    public record Cell(String mode, Algorithm algorithm, long bytes, int ranks, double[] seconds) {
+        public double medianSeconds() { return median(seconds); }
+        public double minSeconds() { return Arrays.stream(seconds).min().orElse(Double.NaN); }
+        public double maxSeconds() { return Arrays.stream(seconds).max().orElse(Double.NaN); }
+        /** GB/s (1e9 bytes) at the median time. */
+        public double algbw() { return bytes / medianSeconds() / 1e9; }
+        public double busbw() { return AllReduceBench.busBandwidth(algbw(), ranks); }
+        /** busbw at the slowest run. */
+        public double busbwMin() { return AllReduceBench.busBandwidth(bytes / maxSeconds() / 1e9, ranks); }
+        /** busbw at the fastest run. */
+        public double busbwMax() { return AllReduceBench.busBandwidth(bytes / minSeconds() / 1e9, ranks); }
+    }
+
+    /** Goodput on the rate-limited topology: payload per direction over the configured link rate. */
+    public record GoodputResult(Path topology, long linkBitsPerSecond, long pacingBytesPerSecond, long bytes,
+                                double[] bitsPerSecond, long retransmits) {
+        public double medianBitsPerSecond() { return median(bitsPerSecond); }
+        public double fraction() { return medianBitsPerSecond() / linkBitsPerSecond; }
+    }
+
+    /** Everything {@link AllReduceReport} writes. */
+    public record Result(Options options, int ranks, List<Cell> cells, GoodputResult goodput, double wallSeconds,
+                         Map<String, Long> gatewayCounters) {}
+
+    private final Options options;
+    private final PrintStream out;
+
+    public AllReduceBenchmark(Options options, PrintStream out) {
+        this.options = options;
+        this.out = out;
+    }
+
+    public Result run() throws Exception {
+        long start = System.nanoTime();
+        Files.createDirectories(options.workDir());
+        List<Long> small = options.sizesBytes().stream().filter(s -> s < options.bigSizeBytes()).toList();
+        List<Long> big = options.sizesBytes().stream().filter(s -> s >= options.bigSizeBytes()).toList();
+        Map<String, List<Double>> times = new LinkedHashMap<>();
+        Map<String, Long> counters = new LinkedHashMap<>();
+        int[] ranks = {0};
+        int jobNo = 0;
+        for (List<Long> group : List.of(small, big)) {
+            if (group.isEmpty()) continue;
+            int runs = group == big ? options.bigRuns() : options.runs();
+            boolean interleaveModes = options.modes().size() > 1;
+            int jobsPerMode = interleaveModes ? runs : 1;
+            for (int j = 0; j < jobsPerMode; j++) {
+                for (String mode : options.modes()) {
+                    jobNo++;
+                    int runsInJob = interleaveModes ? 1 : runs;
+                    out.printf("== job %d: mode %s, sizes %s, %d run(s) ==%n", jobNo, mode, mb(group), runsInJob);
+                    AllReduceSpec spec = spec(options.topology(), mode, group, runsInJob, 0, jobNo);
+                    AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(20)).onSample(s -> {
+                        out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", mode, AllReduceSpec.name(s.algorithm()),
+                                mb(List.of(s.bytes())), s.run() + 1, s.seconds() * 1e3, s.verified() ? "  verified" : "");
+                    }).run();
+                    ranks[0] = o.worldSize();
+                    for (AllReduceJob.Sample s : o.samples()) {
+                        times.computeIfAbsent(key(mode, s.algorithm(), s.bytes()), k -> new ArrayList<>()).add(s.seconds());
+                    }
+                    o.gatewayCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
+                }
+            }
+        }
+        List<Cell> cells = new ArrayList<>();
+        for (long size : options.sizesBytes()) {
+            for (String mode : options.modes()) {
+                for (Algorithm a : options.algorithms()) {
+                    List<Double> t = times.get(key(mode, a, size / 4 * 4));
+                    if (t == null) continue;
+                    cells.add(new Cell(mode, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray()));
+                }
+            }
+        }
+        GoodputResult goodput = options.goodputTopology() == null ? null : goodput(++jobNo);
+        return new Result(options, ranks[0], cells, goodput, (System.nanoTime() - start) / 1e9, counters);
+    }
+
+    private GoodputResult goodput(int jobNo) throws Exception {
+        Topology t = Topology.load(options.goodputTopology());
+        long link = t.links().stream().mapToLong(LinkLimit::bitsPerSecond).min()
+                .orElseThrow(() -> new IllegalArgumentException(options.goodputTopology() + " has no rate-limited link"));
+        long pacing = (long) (link / 8.0 * options.pacingFraction());
+        out.printf(Locale.ROOT, "== job %d: goodput on %s (links %.0f Mbit/s, pacing %.1f Mbit/s per rank) ==%n", jobNo,
+                t.name(), link / 1e6, pacing * 8 / 1e6);
+        AllReduceSpec spec = spec(options.goodputTopology(), "xdp", List.of(), 1, pacing, jobNo);
+        AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).run();
+        double[] bps = o.goodput().stream().mapToDouble(AllReduceJob.Goodput::bitsPerSecond).toArray();
+        for (AllReduceJob.Goodput g : o.goodput()) {
+            out.printf(Locale.ROOT, "  %d MB each way in %.2f s: %.1f Mbit/s per direction (%.0f%% of the link)%n",
+                    g.bytes() >> 20, g.seconds(), g.bitsPerSecond() / 1e6, 100 * g.bitsPerSecond() / link);
+        }
+        long retransmits = o.done().values().stream().mapToLong(l -> l.integer("retransmits")).sum();
+        return new GoodputResult(options.goodputTopology(), link, pacing, options.goodputBytes(), bps, retransmits);
+    }
+
+    private AllReduceSpec spec(Path topology, String mode, List<Long> sizes, int runs, long pacing, int jobNo) {
+        String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
+        Path dir = options.workDir().resolve("job-" + jobNo);
+        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir);
+        return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
+                sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
+                sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of());
+    }
+
+    private static String key(String mode, Algorithm a, long bytes) {
+        return mode + "/" + a + "/" + bytes;
+    }
+
+    static String mb(List<Long> sizes) {
+        return sizes.stream().map(s -> s % (1 << 20) == 0 ? (s >> 20) + " MB" : s + " B").reduce((a, b) -> a + ", " + b).orElse("-");
+    }
+
+    static double median(double[] v) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n == 0 ? Double.NaN : n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+}

@@ -1,0 +1,138 @@
+package io.xaforward.bench.allreduce;
+
+import io.xaforward.collective.Algorithm;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Writes the result of {@link AllReduceBenchmark} as {@code allreduce.md} (tables), {@code allreduce.json} (every
+ * run's time, for later analysis) and {@code allreduce.png} (busbw against size, one line per mode and algorithm,
+ * rendered headless with JFreeChart).
+ */
+public final class AllReduceReport {
+    private AllReduceReport() {}
+
+    /** Writes the three files into {@code dir}; returns the markdown. */
+    public static String write(AllReduceBenchmark.Result r, Path dir, String command, String machine) throws IOException {
+        Files.createDirectories(dir);
+        String md = markdown(r, command, machine);
+        Files.writeString(dir.resolve("allreduce.md"), md);
+        Files.writeString(dir.resolve("allreduce.json"), json(r, command, machine));
+        plot(r, dir.resolve("allreduce.png"));
+        return md;
+    }
+
+    public static String markdown(AllReduceBenchmark.Result r, String command, String machine) {
+        StringBuilder b = new StringBuilder();
+        b.append("# All-reduce across emulated data centers\n\n");
+        b.append("Command: `").append(command).append("`  \n");
+        b.append("Machine: ").append(machine).append("  \n");
+        b.append(String.format(Locale.ROOT, "Topology: `%s`, %d ranks (one worker JVM per host namespace), wall time %.0f s.%n%n",
+                r.options().topology(), r.ranks(), r.wallSeconds()));
+        b.append("algbw = bytes / time of one all-reduce (slowest rank); busbw = algbw · 2(n−1)/n, as nccl-tests ")
+                .append("defines them; GB/s = 1e9 bytes/s. Median over runs, [min–max] of busbw over the same runs. ")
+                .append(String.format(Locale.ROOT, "Each run times %d back-to-back all-reduces after a barrier; ", r.options().iterations()))
+                .append(String.format(Locale.ROOT, "sizes below %s: %d runs, from %s on: %d runs. ",
+                        AllReduceBenchmark.mb(List.of(r.options().bigSizeBytes())), r.options().runs(),
+                        AllReduceBenchmark.mb(List.of(r.options().bigSizeBytes())), r.options().bigRuns()))
+                .append("The first run of every cell also checks the result against a double-precision reference ")
+                .append("(random floats, bound n·2^-23·Σ|x|) on every rank.\n\n");
+        b.append("| size | mode | algorithm | time median (ms) | algbw (GB/s) | busbw (GB/s) | busbw [min–max] | runs |\n");
+        b.append("|---:|---|---|---:|---:|---:|---|---:|\n");
+        for (AllReduceBenchmark.Cell c : r.cells()) {
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f | %.4f | %.4f | %.4f–%.4f | %d |%n",
+                    AllReduceBenchmark.mb(List.of(c.bytes())), c.mode(), AllReduceSpec.name(c.algorithm()),
+                    c.medianSeconds() * 1e3, c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), c.seconds().length));
+        }
+        AllReduceBenchmark.GoodputResult g = r.goodput();
+        if (g != null) {
+            b.append("\n## Goodput on a rate-limited WAN\n\n");
+            b.append(String.format(Locale.ROOT, "Topology `%s`: both gateway links limited to %.0f Mbit/s by HTB. Rank 0 (DC a) and rank 2 "
+                            + "(DC b) send each other %d MB at once through the XDP gateway, %d times; every rank's transport is paced to "
+                            + "%.1f Mbit/s (%.0f%% of the link, leaving room for headers). Goodput = payload bytes per direction / time.%n%n",
+                    g.topology(), g.linkBitsPerSecond() / 1e6, g.bytes() >> 20, g.bitsPerSecond().length,
+                    g.pacingBytesPerSecond() * 8 / 1e6, 100.0 * g.pacingBytesPerSecond() * 8 / g.linkBitsPerSecond()));
+            b.append("| goodput median (Mbit/s) | fraction of link rate | runs (Mbit/s) | retransmits |\n|---:|---:|---|---:|\n");
+            b.append(String.format(Locale.ROOT, "| %.1f | %.3f | %s | %d |%n", g.medianBitsPerSecond() / 1e6, g.fraction(),
+                    Arrays.stream(g.bitsPerSecond()).mapToObj(v -> String.format(Locale.ROOT, "%.1f", v / 1e6)).collect(Collectors.joining(", ")),
+                    g.retransmits()));
+        }
+        b.append("\n![busbw against size](allreduce.png)\n");
+        return b.toString();
+    }
+
+    public static String json(AllReduceBenchmark.Result r, String command, String machine) {
+        StringBuilder b = new StringBuilder("{\n");
+        b.append("  \"command\": ").append(str(command)).append(",\n");
+        b.append("  \"machine\": ").append(str(machine)).append(",\n");
+        b.append("  \"topology\": ").append(str(r.options().topology().toString())).append(",\n");
+        b.append("  \"ranks\": ").append(r.ranks()).append(",\n");
+        b.append("  \"iterations_per_run\": ").append(r.options().iterations()).append(",\n");
+        b.append(String.format(Locale.ROOT, "  \"wall_seconds\": %.1f,%n", r.wallSeconds()));
+        b.append("  \"cells\": [\n");
+        for (int i = 0; i < r.cells().size(); i++) {
+            AllReduceBenchmark.Cell c = r.cells().get(i);
+            b.append(String.format(Locale.ROOT, "    {\"bytes\": %d, \"mode\": %s, \"algorithm\": %s, \"seconds\": [%s], "
+                            + "\"median_seconds\": %.6f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"busbw_min_gbps\": %.6f, \"busbw_max_gbps\": %.6f}%s%n",
+                    c.bytes(), str(c.mode()), str(AllReduceSpec.name(c.algorithm())),
+                    Arrays.stream(c.seconds()).mapToObj(v -> String.format(Locale.ROOT, "%.6f", v)).collect(Collectors.joining(", ")),
+                    c.medianSeconds(), c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), i + 1 < r.cells().size() ? "," : ""));
+        }
+        b.append("  ]");
+        AllReduceBenchmark.GoodputResult g = r.goodput();
+        if (g != null) {
+            b.append(String.format(Locale.ROOT, ",%n  \"goodput\": {\"topology\": %s, \"link_bps\": %d, \"pacing_bytes_per_second\": %d, "
+                            + "\"bytes_each_way\": %d, \"bps\": [%s], \"median_bps\": %.0f, \"fraction_of_link\": %.4f, \"retransmits\": %d}",
+                    str(g.topology().toString()), g.linkBitsPerSecond(), g.pacingBytesPerSecond(), g.bytes(),
+                    Arrays.stream(g.bitsPerSecond()).mapToObj(v -> String.format(Locale.ROOT, "%.0f", v)).collect(Collectors.joining(", ")),
+                    g.medianBitsPerSecond(), g.fraction(), g.retransmits()));
+        }
+        b.append("\n}\n");
+        return b.toString();
+    }
+
+    static void plot(AllReduceBenchmark.Result r, Path png) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        Map<String, XYSeries> series = new LinkedHashMap<>();
+        for (AllReduceBenchmark.Cell c : r.cells()) {
+            String name = c.mode() + " / " + AllReduceSpec.name(c.algorithm());
+            series.computeIfAbsent(name, XYSeries::new).add(c.bytes() / (double) (1 << 20), c.busbw());
+        }
+        XYSeriesCollection data = new XYSeriesCollection();
+        series.values().forEach(data::addSeries);
+        JFreeChart chart = ChartFactory.createXYLineChart("All-reduce busbw, " + r.ranks() + " ranks across data centers",
+                "size (MB)", "busbw (GB/s, median)", data, PlotOrientation.VERTICAL, true, false, false);
+        XYPlot plot = chart.getXYPlot();
+        LogAxis x = new LogAxis("size (MB, log scale)");
+        x.setBase(2);
+        plot.setDomainAxis(x);
+        plot.setRenderer(new XYLineAndShapeRenderer(true, true));
+        ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 540);
+    }
+
+    private static String str(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    /** Algorithms by command-line name, for option parsing. */
+    public static List<Algorithm> algorithms(String csv) {
+        return Arrays.stream(csv.split(",")).map(AllReduceSpec::algorithm).toList();
+    }
+}

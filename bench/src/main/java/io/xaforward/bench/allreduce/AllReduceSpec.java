@@ -1,0 +1,156 @@
+package io.xaforward.bench.allreduce;
+
+import io.xaforward.bench.cluster.ClusterRun;
+import io.xaforward.collective.Algorithm;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/**
+ * One all-reduce job across the emulated data centers, shared by the launcher ({@link AllReduceJob}) and every
+ * worker JVM ({@link AllReduceWorkerMain}) through a properties file.
+ *
+ * <p>Each worker runs {@code runs} rounds; a round does, for every size and then every algorithm, {@code warmup}
+ * untimed all-reduces (first round only), a barrier, {@code iterations} timed all-reduces (SUM; MEAN for long
+ * series, which keeps values bounded) and, in the first {@code verifyRuns}
+ * rounds, one more all-reduce (SUM) of freshly generated input that is checked against a reference (see
+ * {@link InputPattern}). With {@code goodputBytes > 0}, rank 0 and the first rank of another data center then
+ * exchange that many bytes in both directions, {@code goodputRepeats} times, to measure WAN goodput.
+ *
+ * @param cluster            testbed, gateway mode, job id and the token the gateways accept
+ * @param sizesBytes         all-reduce sizes (rounded down to whole floats)
+ * @param pattern            input values: random floats (checked within a bound) or integer-valued (checked exactly)
+ * @param operationTimeout   how long one collective operation (and the start-up rendezvous) may take
+ * @param tokenOverrides     ranks that use a different job token than the gateways (bad-input tests)
+ * @param absentRanks        ranks the launcher does not start (bad-input tests)
+ * @param pacingBytesPerSecond transport pacing of every rank, 0 = off
+ */
+public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List<Algorithm> algorithms, int warmup,
+                            int iterations, int runs, int verifyRuns, InputPattern.Kind pattern, long seed,
+                            long bucketBytes, Duration operationTimeout, long pacingBytesPerSecond,
+                            long goodputBytes, int goodputRepeats, Map<Integer, Integer> tokenOverrides,
+                            Set<Integer> absentRanks) {
+
+    public AllReduceSpec {
+        Objects.requireNonNull(cluster, "cluster");
+        sizesBytes = List.copyOf(sizesBytes);
+        algorithms = List.copyOf(algorithms);
+        tokenOverrides = Map.copyOf(tokenOverrides);
+        absentRanks = Set.copyOf(absentRanks);
+        for (long s : sizesBytes) {
+            if (s < Float.BYTES || s / Float.BYTES > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("all-reduce size must be 4 bytes .. 8 GiB, was " + s);
+            }
+        }
+        if (algorithms.isEmpty() && !sizesBytes.isEmpty()) throw new IllegalArgumentException("no algorithm given");
+        if (iterations < 1 || warmup < 0 || runs < 1 || verifyRuns < 0) {
+            throw new IllegalArgumentException("need iterations >= 1, runs >= 1, warmup >= 0, verifyRuns >= 0");
+        }
+        if (operationTimeout.isZero() || operationTimeout.isNegative()) throw new IllegalArgumentException("operation timeout must be positive");
+        if (goodputBytes < 0 || goodputRepeats < 0) throw new IllegalArgumentException("goodput bytes and repeats must not be negative");
+    }
+
+    /** The token rank {@code rank} uses: the job's, unless overridden. */
+    public int tokenOf(int rank) {
+        return tokenOverrides.getOrDefault(rank, cluster.jobToken());
+    }
+
+    /** A copy with another cluster (prefix, mode, ...), e.g. for the next run of a benchmark. */
+    public AllReduceSpec withCluster(ClusterRun.Spec c) {
+        return new AllReduceSpec(c, sizesBytes, algorithms, warmup, iterations, runs, verifyRuns, pattern, seed, bucketBytes,
+                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, tokenOverrides, absentRanks);
+    }
+
+    public void write(Path file) throws IOException {
+        Properties p = new Properties();
+        p.setProperty("topology", cluster.topology().toAbsolutePath().toString());
+        p.setProperty("prefix", cluster.prefix());
+        p.setProperty("gatewayMode", cluster.gatewayMode());
+        p.setProperty("jobId", Integer.toString(cluster.jobId()));
+        p.setProperty("jobToken", Integer.toString(cluster.jobToken()));
+        p.setProperty("dropOneIn", Integer.toString(cluster.dropOneIn()));
+        p.setProperty("workDir", cluster.workDir().toAbsolutePath().toString());
+        p.setProperty("sizesBytes", sizesBytes.stream().map(String::valueOf).collect(Collectors.joining(",")));
+        p.setProperty("algorithms", algorithms.stream().map(Algorithm::name).collect(Collectors.joining(",")));
+        p.setProperty("warmup", Integer.toString(warmup));
+        p.setProperty("iterations", Integer.toString(iterations));
+        p.setProperty("runs", Integer.toString(runs));
+        p.setProperty("verifyRuns", Integer.toString(verifyRuns));
+        p.setProperty("pattern", pattern.name());
+        p.setProperty("seed", Long.toString(seed));
+        p.setProperty("bucketBytes", Long.toString(bucketBytes));
+        p.setProperty("operationTimeoutMs", Long.toString(operationTimeout.toMillis()));
+        p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
+        p.setProperty("goodputBytes", Long.toString(goodputBytes));
+        p.setProperty("goodputRepeats", Integer.toString(goodputRepeats));
+        p.setProperty("tokenOverrides", new TreeMap<>(tokenOverrides).entrySet().stream()
+                .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",")));
+        p.setProperty("absentRanks", new TreeSet<>(absentRanks).stream().map(String::valueOf).collect(Collectors.joining(",")));
+        try (Writer w = Files.newBufferedWriter(file)) {
+            p.store(w, "XAForward all-reduce job");
+        }
+    }
+
+    public static AllReduceSpec read(Path file) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(file)) {
+            p.load(r);
+        }
+        ClusterRun.Spec c = new ClusterRun.Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
+                p.getProperty("gatewayMode"), Integer.parseInt(p.getProperty("jobId")), Integer.parseInt(p.getProperty("jobToken")),
+                Integer.parseInt(p.getProperty("dropOneIn")), Path.of(p.getProperty("workDir")));
+        Map<Integer, Integer> overrides = new TreeMap<>();
+        for (String kv : split(p.getProperty("tokenOverrides"))) {
+            String[] parts = kv.split(":");
+            overrides.put(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+        }
+        return new AllReduceSpec(c,
+                split(p.getProperty("sizesBytes")).stream().map(Long::parseLong).toList(),
+                split(p.getProperty("algorithms")).stream().map(Algorithm::valueOf).toList(),
+                Integer.parseInt(p.getProperty("warmup")), Integer.parseInt(p.getProperty("iterations")),
+                Integer.parseInt(p.getProperty("runs")), Integer.parseInt(p.getProperty("verifyRuns")),
+                InputPattern.Kind.valueOf(p.getProperty("pattern")), Long.parseLong(p.getProperty("seed")),
+                Long.parseLong(p.getProperty("bucketBytes")), Duration.ofMillis(Long.parseLong(p.getProperty("operationTimeoutMs"))),
+                Long.parseLong(p.getProperty("pacingBytesPerSecond")), Long.parseLong(p.getProperty("goodputBytes")),
+                Integer.parseInt(p.getProperty("goodputRepeats")), overrides,
+                split(p.getProperty("absentRanks")).stream().map(Integer::parseInt).collect(Collectors.toSet()));
+    }
+
+    private static List<String> split(String s) {
+        if (s == null || s.isBlank()) return List.of();
+        return Arrays.stream(s.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+    }
+
+    /** "hierarchical", "ring", "ps" (as on the command line) to an algorithm. */
+    public static Algorithm algorithm(String name) {
+        return switch (name.trim().toLowerCase(Locale.ROOT)) {
+            case "hierarchical", "hier" -> Algorithm.HIERARCHICAL;
+            case "ring" -> Algorithm.RING;
+            case "ps", "parameter-server", "parameter_server" -> Algorithm.PARAMETER_SERVER;
+            default -> throw new IllegalArgumentException("unknown all-reduce algorithm '" + name + "' (hierarchical, ring, ps)");
+        };
+    }
+
+    /** The command-line name of an algorithm. */
+    public static String name(Algorithm a) {
+        return switch (a) {
+            case HIERARCHICAL -> "hierarchical";
+            case RING -> "ring";
+            case PARAMETER_SERVER -> "ps";
+        };
+    }
+}

@@ -1,0 +1,111 @@
+package io.xaforward.cli;
+
+import io.xaforward.bench.allreduce.AllReduceBenchmark;
+import io.xaforward.bench.allreduce.AllReduceReport;
+import io.xaforward.testbed.mode.GatewayMode;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code xaf bench allreduce}: all-reduce bandwidth (algbw, busbw) across the emulated data centers per size x
+ * gateway mode x algorithm, and WAN goodput on the rate-limited topology; writes allreduce.md/.json/.png.
+ */
+@Command(name = "allreduce", mixinStandardHelpOptions = true,
+        description = {"All-reduce bandwidth across the data centers of a topology (nccl-tests' algbw and busbw), one worker",
+                "JVM per host namespace, median of several runs; plus goodput over a 100 Mbit/s rate-limited WAN.",
+                "Writes allreduce.md, allreduce.json and allreduce.png. Needs root."})
+final class AllReduceBenchCommand implements Callable<Integer> {
+
+    @Option(names = "--quick", description = "a short run: sizes 1,4,16 MB, 2 runs, a small goodput transfer")
+    boolean quick;
+
+    @Option(names = "--sizes", description = "sizes in MB, comma separated (default 1,4,16,64,256)")
+    String sizes;
+
+    @Option(names = "--modes", defaultValue = "xdp", description = "gateway modes, comma separated (default: ${DEFAULT-VALUE})")
+    String modes;
+
+    @Option(names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "default: ${DEFAULT-VALUE}")
+    String algorithms;
+
+    @Option(names = "--runs", description = "runs per cell (default 5; 2 with --quick)")
+    Integer runs;
+
+    @Option(names = "--big-runs", defaultValue = "2", description = "runs for sizes of 256 MB and more (default: ${DEFAULT-VALUE})")
+    int bigRuns;
+
+    @Option(names = "--iterations", defaultValue = "2", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
+    int iterations;
+
+    @Option(names = "--topology", description = "topology (default topologies/two-dc.yaml)")
+    Path topology;
+
+    @Option(names = "--goodput-topology", description = "rate-limited topology for goodput (default topologies/two-dc-ratelimited.yaml; 'none' skips)")
+    String goodputTopology;
+
+    @Option(names = "--goodput-mb", description = "MB each way per goodput transfer (default 16; 4 with --quick)")
+    Integer goodputMb;
+
+    @Option(names = "--pacing-fraction", defaultValue = "0.92", description = "transport pacing as a fraction of the link rate (default: ${DEFAULT-VALUE})")
+    double pacingFraction;
+
+    @Option(names = "--out", defaultValue = "docs/bench", description = "where the report goes (default: ${DEFAULT-VALUE})")
+    Path out;
+
+    @Option(names = "--machine", description = "machine description for the report (default: from /proc)")
+    String machine;
+
+    @Override
+    public Integer call() throws Exception {
+        List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
+                .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
+        List<String> modeList = Arrays.stream(modes.split(",")).map(String::trim).toList();
+        for (String m : modeList) GatewayMode.fromName(m); // fail before any setup on an unknown mode
+        Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
+                : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
+        AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(
+                topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
+                AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
+                256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"));
+        AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).run();
+        List<String> args = spec.commandLine().getParseResult().originalArgs();
+        String command = "xaf " + (!args.isEmpty() && args.get(0).equals("bench") ? "" : "bench allreduce ") + String.join(" ", args);
+        String md = AllReduceReport.write(r, out, command.strip(), machine != null ? machine : describeMachine());
+        System.out.println();
+        System.out.print(md);
+        System.out.println("xaf: report written to " + out.resolve("allreduce.md") + ", .json and .png");
+        return 0;
+    }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    static String describeMachine() {
+        String cpu = "unknown CPU";
+        try {
+            cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                    .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse(cpu);
+        } catch (IOException ignored) {
+            // keep the default
+        }
+        long memGb = 0;
+        try {
+            memGb = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
+                    .findFirst().map(l -> Long.parseLong(l.replaceAll("[^0-9]", "")) / (1024 * 1024)).orElse(0L);
+        } catch (IOException ignored) {
+            // keep 0
+        }
+        return String.format("%d vCPU (%s), %d GiB RAM, Linux %s, Java %s; veth pairs between network namespaces, shared with other builds",
+                Runtime.getRuntime().availableProcessors(), cpu, memGb, System.getProperty("os.version"),
+                System.getProperty("java.version"));
+    }
+}

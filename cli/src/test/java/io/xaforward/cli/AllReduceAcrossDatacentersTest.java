@@ -1,0 +1,145 @@
+package io.xaforward.cli;
+
+import io.xaforward.bench.allreduce.AllReduceJob;
+import io.xaforward.bench.allreduce.AllReduceSpec;
+import io.xaforward.bench.allreduce.InputPattern;
+import io.xaforward.bench.cluster.ClusterRun;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.Netns;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * All-reduce across emulated data centers, one worker JVM per host namespace, XDP gateways: every algorithm gives
+ * the reference sum (random floats within the stated bound, integer-valued floats exactly, also when the gateway
+ * drops one frame in 50), and bad input (a rank that never starts, a rank with the wrong job token) fails within
+ * the configured timeout with an error naming that rank.
+ */
+class AllReduceAcrossDatacentersTest {
+    static final int JOB_TOKEN = 0x5eed0002;
+    static final List<Long> SIZES = List.of(259L * 4, (1L << 20) + 4); // an odd float count; 5 buckets of 256 KB
+    static final Duration OP_TIMEOUT = Duration.ofSeconds(8);
+
+    @BeforeAll
+    static void needsRoot() {
+        assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
+    }
+
+    static AllReduceSpec spec(String topology, List<Algorithm> algorithms, InputPattern.Kind pattern, int dropOneIn,
+                              Map<Integer, Integer> tokens, Set<Integer> absent) throws Exception {
+        Path dir = Files.createTempDirectory("xaf-allreduce-test");
+        String prefix = "r" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
+        ClusterRun.Spec cluster = new ClusterRun.Spec(TrainCommand.shippedTopology(topology), prefix, "xdp", 2, JOB_TOKEN,
+                dropOneIn, dir);
+        return new AllReduceSpec(cluster, SIZES, algorithms, 0, 1, 1, 1, pattern, 4242, 256 << 10, OP_TIMEOUT, 0, 0, 0,
+                tokens, absent);
+    }
+
+    static AllReduceJob.Outcome runOk(AllReduceSpec spec) throws Exception {
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        try {
+            AllReduceJob.Outcome o = new AllReduceJob(spec, new PrintStream(console, true), Duration.ofSeconds(90)).run();
+            assertNoNamespacesLeft(spec);
+            return o;
+        } catch (Exception e) {
+            throw new AssertionError(e.getMessage() + "\nconsole:\n" + console, e);
+        }
+    }
+
+    static void assertNoNamespacesLeft(AllReduceSpec spec) {
+        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.cluster().prefix() + "-")), "namespaces left behind");
+    }
+
+    static void assertAllVerified(AllReduceJob.Outcome o, List<Algorithm> algorithms) {
+        assertEquals(SIZES.size() * algorithms.size(), o.samples().size(), "one sample per size x algorithm");
+        for (Algorithm a : algorithms) {
+            for (long size : SIZES) {
+                assertTrue(o.samples().stream().anyMatch(s -> s.algorithm() == a && s.bytes() == size && s.verified()),
+                        a + " " + size + " bytes verified");
+            }
+        }
+        assertEquals(o.worldSize(), o.done().size(), "every rank finished");
+        assertTrue(o.gatewayCounters().getOrDefault("xaf_packets_total{forwarded}", 0L) > 0, "data crossed the gateway");
+        assertEquals(0L, o.gatewayCounters().getOrDefault("xaf_packets_total{drop_malformed}", -1L));
+    }
+
+    @Test
+    void twoDatacentersRandomFloatsWithinBoundForEveryAlgorithm() throws Exception {
+        List<Algorithm> all = List.of(Algorithm.HIERARCHICAL, Algorithm.RING, Algorithm.PARAMETER_SERVER);
+        AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.RANDOM, 0, Map.of(), Set.of()));
+        assertEquals(4, o.worldSize());
+        assertAllVerified(o, all);
+        // Every element within n·2^-23·Σ|x| of the double reference (n = 4, |x| < 1).
+        assertTrue(o.samples().stream().allMatch(s -> s.maxError() < 4 * 0x1p-23 * 4), o.samples().toString());
+    }
+
+    @Test
+    void twoDatacentersIntegerValuedExactWhileTheGatewayDropsOneFrameInFifty() throws Exception {
+        List<Algorithm> all = List.of(Algorithm.HIERARCHICAL, Algorithm.RING, Algorithm.PARAMETER_SERVER);
+        AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.INTEGER, 50, Map.of(), Set.of()));
+        assertAllVerified(o, all);
+        assertTrue(o.samples().stream().allMatch(s -> s.maxError() == 0), "integer-valued sums are exact");
+        assertTrue(o.gatewayCounters().getOrDefault("xaf_packets_total{drop_injected}", 0L) > 0, "the gateway dropped frames");
+        long retransmits = o.done().values().stream().mapToLong(l -> l.integer("retransmits")).sum();
+        assertTrue(retransmits > 0, "losses were repaired by retransmission");
+    }
+
+    @Test
+    void threeDatacentersOfThreeFormsHierarchicalRandomAndExactUnderLoss() throws Exception {
+        List<Algorithm> h = List.of(Algorithm.HIERARCHICAL);
+        AllReduceJob.Outcome random = runOk(spec("three-dc.yaml", h, InputPattern.Kind.RANDOM, 0, Map.of(), Set.of()));
+        assertEquals(5, random.worldSize());
+        assertAllVerified(random, h);
+        AllReduceJob.Outcome lossy = runOk(spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, 50, Map.of(), Set.of()));
+        assertAllVerified(lossy, h);
+        assertTrue(lossy.samples().stream().allMatch(s -> s.maxError() == 0));
+        assertTrue(lossy.gatewayCounters().getOrDefault("xaf_packets_total{drop_injected}", 0L) > 0);
+    }
+
+    @Test
+    void aRankThatNeverStartsIsNamedByEveryOtherRankWithinTheTimeout() throws Exception {
+        AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER, 0, Map.of(), Set.of(3));
+        long start = System.nanoTime();
+        AllReduceJob.AllReduceJobException e = assertThrows(AllReduceJob.AllReduceJobException.class,
+                () -> new AllReduceJob(spec, new PrintStream(new ByteArrayOutputStream(), true), Duration.ofSeconds(90)).run());
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertEquals(Set.of(0, 1, 2), e.failures().keySet(), e.getMessage());
+        for (var f : e.failures().entrySet()) {
+            assertTrue(f.getValue().contains("no answer from rank 3 within 8000 ms"), f.getValue());
+        }
+        // Testbed and JVM start-up (~15 s on two busy cores) plus the 8 s rendezvous timeout, far from the 90 s limit.
+        assertTrue(seconds < 60, "failed after " + seconds + " s");
+        assertNoNamespacesLeft(spec);
+    }
+
+    @Test
+    void aRankWithTheWrongJobTokenIsDroppedAtTheGatewayAndNamed() throws Exception {
+        AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER, 0,
+                Map.of(3, JOB_TOKEN ^ 0x1000), Set.of());
+        AllReduceJob.AllReduceJobException e = assertThrows(AllReduceJob.AllReduceJobException.class,
+                () -> new AllReduceJob(spec, new PrintStream(new ByteArrayOutputStream(), true), Duration.ofSeconds(90)).run());
+        assertEquals(Set.of(0, 1, 2, 3), e.failures().keySet(), e.getMessage());
+        for (int r = 0; r < 3; r++) {
+            assertTrue(e.failures().get(r).contains("no answer from rank 3 within"), e.failures().get(r));
+        }
+        assertTrue(e.failures().get(3).contains("no answer from ranks 0, 1, 2"), e.failures().get(3));
+        // Rank 3 (DC b) talks to DC a through the gateway, which drops its frames for their token; rank 2, its
+        // neighbour in DC b, drops them in its transport; rank 3 drops everyone's frames for the same reason.
+        assertTrue(e.gatewayCounters().getOrDefault("xaf_packets_total{drop_bad_token}", 0L) > 0, e.gatewayCounters().toString());
+        assertTrue(e.failures().get(3).matches(".*this rank dropped [1-9][0-9]* packets with a wrong token.*"), e.failures().get(3));
+        assertNoNamespacesLeft(spec);
+    }
+}
