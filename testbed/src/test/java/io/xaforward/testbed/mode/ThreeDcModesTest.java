@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
 import io.xaforward.testbed.plan.IdentifierPlan;
 import org.junit.jupiter.api.AfterAll;
@@ -17,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * On topologies/three-dc-min.yaml (an IPv4, an IPv6 and an identifier-native DC behind one gateway), the XDP
- * gateway and the user-space relay each carry XAF packets between all six ordered host pairs, translating forms,
- * with every byte intact.
+ * gateway, the user-space relay and the AF_XDP gateway each carry XAF packets between all six ordered host pairs,
+ * translating forms, with every byte intact.
  */
 @Timeout(180)
 class ThreeDcModesTest {
@@ -62,6 +63,31 @@ class ThreeDcModesTest {
         String counters = out.stream().filter(l -> l.startsWith("xaf relay: counters")).findFirst().orElse("none in " + out);
         assertTrue(counters.contains("forwarded=" + PACKETS * 6 + " "), counters);
         assertTrue(counters.contains("drop_malformed=0 drop_no_route=0 drop_hop_limit=0 drop_bad_token=0"), counters);
+    }
+
+    @Test
+    void afxdpGatewayDeliversEveryPacketBetweenAllForms() throws Exception {
+        List<String> out;
+        Map<String, Long> live;
+        try (AfXdpGateway gw = new AfXdpGateway()) {
+            gw.start(bed.state, plan, "gw");
+            assertEquals(1, gw.processIds().size());
+            exchangeWith(gw);
+            live = gw.counters();
+            gw.close();
+            out = gw.processOutput();
+        }
+        assertEquals(3, out.stream().filter(l -> l.startsWith("xaf afxdp: port ")).count(), "one AF_XDP socket per port: " + out);
+        // ARP/ND and other non-XAF frames never reach the socket, so every frame it saw was one of ours
+        assertEquals(Long.valueOf(PACKETS * 6), live.get("forwarded"), "counters while running: " + live);
+        String counters = out.stream().filter(l -> l.startsWith(AfXdpGatewayMain.COUNTERS_PREFIX)).reduce((a, b) -> b).orElse("none in " + out);
+        assertTrue(counters.contains("forwarded=" + PACKETS * 6 + " "), counters);
+        assertTrue(counters.endsWith(" drop_malformed=0 drop_no_route=0 drop_hop_limit=0 drop_bad_token=0 drop_ingress=0"
+                + " drop_too_big=0 drop_tx_full=0 non_xaf=0"), counters);
+        for (Node port : bed.state.gatewayPorts("gw")) {
+            String link = Netns.exec(bed.state.gatewayNamespace("gw"), "ip", "link", "show", "dev", port.iface()).stdout();
+            assertTrue(!link.contains("xdp"), "close() detaches xsk_all from " + port.iface() + ": " + link);
+        }
     }
 
     private static void exchange(GatewayMode mode) throws Exception {
