@@ -1,5 +1,8 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.protocol.MessageType;
+import io.xaforward.protocol.PayloadIntegrity;
+import io.xaforward.protocol.XafHeader;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
 import io.xaforward.testbed.plan.IdentifierPlan;
@@ -8,6 +11,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +92,48 @@ class ThreeDcModesTest {
         for (Node port : bed.state.gatewayPorts("gw")) {
             String link = Netns.exec(bed.state.gatewayNamespace("gw"), "ip", "link", "show", "dev", port.iface()).stdout();
             assertTrue(!link.contains("xdp"), "close() detaches xsk_all from " + port.iface() + ": " + link);
+        }
+    }
+
+    /**
+     * The AF_XDP gateway checks what the XDP program checks and counts each drop by reason; only the valid packet
+     * reaches the receiver.
+     */
+    @Test
+    void afxdpGatewayDropsAndCountsBadPacketsByReason() throws Exception {
+        IdentifierPlan.Peer toB = plan.addressBook(0).stream().filter(p -> p.rank() == 1).findFirst().orElseThrow();
+        try (AfXdpGateway gw = new AfXdpGateway();
+             HostEndpoint a = HostEndpoint.open(plan.host(0));
+             HostEndpoint b = HostEndpoint.open(plan.host(1))) {
+            gw.start(bed.state, plan, "gw");
+            XafHeader h = new XafHeader();
+            PayloadIntegrity integrity = new PayloadIntegrity();
+            MemorySegment buf = a.xafBuffer();
+            for (int r = 0; r < plan.worldSize(); r++) assertTrue(plan.networkId(r) != (toB.networkId() ^ 0x00ff_0000));
+            int[][] cases = { // {network id, token, hop limit, magic ok}
+                    {toB.networkId(), plan.jobToken() ^ 1, 16, 1}, // drop_bad_token
+                    {toB.networkId() ^ 0x00ff_0000, plan.jobToken(), 16, 1}, // drop_no_route
+                    {toB.networkId(), plan.jobToken(), 1, 1}, // drop_hop_limit
+                    {plan.networkId(0), plan.jobToken(), 16, 1}, // drop_ingress: a's own identifier arriving from a
+                    {toB.networkId(), plan.jobToken(), 16, 0}, // drop_malformed
+                    {toB.networkId(), plan.jobToken(), 16, 1}, // forwarded
+            };
+            for (int[] c : cases) {
+                h.wrap(buf, 0).init().type(MessageType.DATA.code()).networkId(c[0]).jobId(plan.jobId()).jobToken(c[1])
+                        .srcRank(0).dstRank(1).hopLimit(c[2]).payloadLength(16);
+                for (int j = 0; j < 16; j++) buf.set(ValueLayout.JAVA_BYTE, XafHeader.LENGTH + j, (byte) j);
+                integrity.seal(h);
+                if (c[3] == 0) buf.set(ValueLayout.JAVA_BYTE, 0, (byte) 0);
+                a.send(toB, XafHeader.LENGTH + 16, GatewayMode.AFXDP);
+            }
+            MemorySegment got = b.receive(5000);
+            assertTrue(got != null, "the valid packet arrives");
+            assertEquals(XafHeader.DEFAULT_HOP_LIMIT - 1, h.wrap(got, 0).hopLimit());
+            assertEquals(null, b.receive(300), "nothing else arrives");
+            Map<String, Long> c = gw.counters();
+            for (String name : List.of("forwarded", "drop_bad_token", "drop_no_route", "drop_hop_limit", "drop_ingress", "drop_malformed"))
+                assertEquals(Long.valueOf(1), c.get(name), name + " in " + c);
+            assertEquals(Long.valueOf(0), c.get("drop_tx_full"), c.toString());
         }
     }
 
