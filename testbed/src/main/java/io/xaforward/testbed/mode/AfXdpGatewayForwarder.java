@@ -1,6 +1,7 @@
 package io.xaforward.testbed.mode;
 
 import io.xaforward.dataplane.gateway.GatewayConfig;
+import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.dataplane.xsk.FrameHandler;
 import io.xaforward.dataplane.xsk.Umem;
 import io.xaforward.dataplane.xsk.XskConfig;
@@ -11,11 +12,12 @@ import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.ParsedFrame;
 import io.xaforward.protocol.XafHeader;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The AF_XDP gateway's data path: kernel bypass like the XDP gateway, but every forwarding decision is made here in
@@ -23,7 +25,8 @@ import java.util.concurrent.locks.LockSupport;
  * looks its network index identifier up in a preallocated open-addressing table, checks job token, ingress port and
  * hop limit (each drop counted by reason, as the XDP program does), copies the XAF header and payload once into a
  * TX frame of the egress port's socket, writes the egress form's outer headers with {@link FrameWriter} and flushes
- * each port's TX ring once per polling round. Idle rounds spin briefly, then park for a few microseconds.
+ * each port's TX ring once per polling round. After a short spin without frames the thread sleeps in poll(2) on
+ * all sockets, so an idle gateway costs no CPU and the next frame wakes it at once.
  *
  * <p>Nothing is allocated per packet. The sockets and everything else are owned by the polling thread once
  * {@link #start} has run; {@link #close} stops it and releases the ports.
@@ -39,8 +42,9 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     static final int RX_BATCH = 64;
     /** A port's TX ring is flushed early once this many frames wait (copy mode sends 32 per kick). */
     static final int TX_FLUSH_AT = 128;
-    private static final int SPIN_ROUNDS = 200;
-    private static final long IDLE_PARK_NS = 20_000;
+    /** Empty rounds spun before the thread sleeps in poll(2) until a frame arrives (or 1 ms passes). */
+    private static final int SPIN_ROUNDS = 32;
+    private static final int IDLE_POLL_MS = 1;
 
     /** One forwarding route with its egress port and preallocated outer addressing. */
     record Route(int networkId, AfXdpGatewayPort egress, NetworkForm form, long ingressMask, int jobId, int jobToken,
@@ -57,6 +61,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     private AfXdpGatewayPort ingress;
     private volatile boolean running = true;
     private Thread thread;
+    private MemorySegment pollFds;
 
     /** Opens every port of {@code config} (socket + XDP program) and resolves its forward routes. */
     AfXdpGatewayForwarder(GatewayConfig config, XskConfig xsk) {
@@ -95,6 +100,11 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
 
     /** Starts the polling thread; from now on only that thread touches the ports. */
     void start() {
+        pollFds = Arena.ofAuto().allocate(Syscalls.POLLFD_SIZE * ports.size(), 4);
+        for (int i = 0; i < ports.size(); i++) {
+            pollFds.set(ValueLayout.JAVA_INT, i * Syscalls.POLLFD_SIZE, ports.get(i).socket.fd());
+            pollFds.set(ValueLayout.JAVA_SHORT, i * Syscalls.POLLFD_SIZE + 4, Syscalls.POLLIN);
+        }
         thread = Thread.ofPlatform().name("afxdp-gateway").daemon(true).start(this::pollLoop);
     }
 
@@ -112,7 +122,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
                     idle = 0;
                     publish();
                 } else if (++idle > SPIN_ROUNDS) {
-                    LockSupport.parkNanos(IDLE_PARK_NS);
+                    Syscalls.poll(pollFds, ports.size(), IDLE_POLL_MS); // EINTR or timeout: just poll the rings again
                 } else {
                     Thread.onSpinWait();
                 }
