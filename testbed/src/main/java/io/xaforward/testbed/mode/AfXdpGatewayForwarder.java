@@ -18,6 +18,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The AF_XDP gateway's data path: kernel bypass like the XDP gateway, but every forwarding decision is made here in
@@ -34,9 +35,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class AfXdpGatewayForwarder implements AutoCloseable {
     /** Counter indexes, names as printed. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
-            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8;
+            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8, ERRORS = 9;
     static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
-            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_tx_full", "non_xaf"};
+            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_tx_full", "non_xaf", "errors"};
+    private static final int MAX_ERROR_REPORTS = 5;
 
     /** Frames taken from one RX ring per round. */
     static final int RX_BATCH = 64;
@@ -112,12 +114,16 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
         int idle = 0;
         try {
             while (running) {
-                int got = 0;
-                for (AfXdpGatewayPort p : ports) {
-                    ingress = p;
-                    got += p.socket.receive(handler, RX_BATCH);
+                int got;
+                try {
+                    got = pollRound();
+                } catch (RuntimeException e) {
+                    // a failed kick or a frame that broke an invariant: count it, say so (a few times), keep forwarding;
+                    // an error that repeats (a port went down) is retried once per millisecond, not in a hot loop
+                    if (counters[ERRORS]++ < MAX_ERROR_REPORTS) System.err.println("xaf afxdp: " + e);
+                    else LockSupport.parkNanos(1_000_000);
+                    got = 0;
                 }
-                for (AfXdpGatewayPort p : ports) if (p.pendingTx > 0 || p.socket.txInFlight() > 0) p.flush();
                 if (got > 0) {
                     idle = 0;
                     publish();
@@ -127,11 +133,20 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
                     Thread.onSpinWait();
                 }
             }
-        } catch (RuntimeException e) {
-            System.err.println("xaf afxdp: forwarding stopped: " + e);
         } finally {
             publish();
         }
+    }
+
+    /** Takes up to {@value #RX_BATCH} frames from every port, then sends what they produced; the frames taken. */
+    private int pollRound() {
+        int got = 0;
+        for (AfXdpGatewayPort p : ports) {
+            ingress = p;
+            got += p.socket.receive(handler, RX_BATCH);
+        }
+        for (AfXdpGatewayPort p : ports) if (p.pendingTx > 0 || p.socket.txInFlight() > 0) p.flush();
+        return got;
     }
 
     private void publish() {

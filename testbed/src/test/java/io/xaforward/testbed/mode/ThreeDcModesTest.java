@@ -88,7 +88,7 @@ class ThreeDcModesTest {
         String counters = out.stream().filter(l -> l.startsWith(AfXdpGatewayMain.COUNTERS_PREFIX)).reduce((a, b) -> b).orElse("none in " + out);
         assertTrue(counters.contains("forwarded=" + PACKETS * 6 + " "), counters);
         assertTrue(counters.endsWith(" drop_malformed=0 drop_no_route=0 drop_hop_limit=0 drop_bad_token=0 drop_ingress=0"
-                + " drop_too_big=0 drop_tx_full=0 non_xaf=0"), counters);
+                + " drop_too_big=0 drop_tx_full=0 non_xaf=0 errors=0"), counters);
         for (Node port : bed.state.gatewayPorts("gw")) {
             String link = Netns.exec(bed.state.gatewayNamespace("gw"), "ip", "link", "show", "dev", port.iface()).stdout();
             assertTrue(!link.contains("xdp"), "close() detaches xsk_all from " + port.iface() + ": " + link);
@@ -134,6 +134,7 @@ class ThreeDcModesTest {
             for (String name : List.of("forwarded", "drop_bad_token", "drop_no_route", "drop_hop_limit", "drop_ingress", "drop_malformed"))
                 assertEquals(Long.valueOf(1), c.get(name), name + " in " + c);
             assertEquals(Long.valueOf(0), c.get("drop_tx_full"), c.toString());
+            assertEquals(Long.valueOf(0), c.get("errors"), c.toString());
         }
     }
 
