@@ -69,6 +69,11 @@ final class AfXdpGatewayPort implements AutoCloseable {
         int frames = (int) (umem.byteSize() / Umem.FRAME_SIZE);
         slices = new MemorySegment[frames];
         sliceStarts = new long[frames];
+        // Build every slice now, where the data will start (after the kernel's headroom on receive, at the base on
+        // transmit), so that forwarding allocates nothing even before every frame has been used once.
+        Umem u = s.frames();
+        for (int i = 0; i < u.rxFrames(); i++) frameAt(u.rxFrame(i) + Umem.KERNEL_HEADROOM);
+        for (int i = u.rxFrames(); i < frames; i++) frameAt((long) i * Umem.FRAME_SIZE);
     }
 
     /** The UMEM from {@code offset} to the end of its frame (cached per frame). */
