@@ -65,6 +65,8 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     private AfXdpGatewayPort ingress;
     private volatile boolean running = true;
     private Thread thread;
+    /** The ports as an array: the polling loop iterates without an Iterator. */
+    private AfXdpGatewayPort[] polled;
 
     /** Opens every port of {@code config} (socket + XDP program) and resolves its forward routes. */
     AfXdpGatewayForwarder(GatewayConfig config, XskConfig xsk) {
@@ -103,6 +105,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
 
     /** Starts the polling thread; from now on only that thread touches the ports. */
     void start() {
+        polled = ports.toArray(new AfXdpGatewayPort[0]);
         thread = Thread.ofPlatform().name("afxdp-gateway").daemon(true).start(this::pollLoop);
     }
 
@@ -118,6 +121,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
                     // an error that repeats (a port went down) is retried once per millisecond, not in a hot loop
                     if (counters[ERRORS]++ < MAX_ERROR_REPORTS) System.err.println("xaf afxdp: " + e);
                     else LockSupport.parkNanos(1_000_000);
+                    publish();
                     got = 0;
                 }
                 if (got > 0) {
@@ -137,11 +141,11 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     /** Takes up to {@value #RX_BATCH} frames from every port, then sends what they produced; the frames taken. */
     private int pollRound() {
         int got = 0;
-        for (AfXdpGatewayPort p : ports) {
+        for (AfXdpGatewayPort p : polled) {
             ingress = p;
             got += p.socket.receive(handler, RX_BATCH);
         }
-        for (AfXdpGatewayPort p : ports) if (p.pendingTx > 0 || p.socket.txInFlight() > 0) p.flush();
+        for (AfXdpGatewayPort p : polled) if (p.pendingTx > 0 || p.socket.txInFlight() > 0) p.flush();
         return got;
     }
 
