@@ -75,7 +75,7 @@ public final class BenchReport {
         md.append("Senders: **live** = the kernel's XDP generator (BPF_PROG_TEST_RUN live frames, xaf_trafficgen, XDP_TX out of the ")
                 .append("sender's veth: frames reach the gateway as XDP frames, no skb); **skb** = an AF_PACKET socket in the sender ")
                 .append("(one sendto per frame: frames reach the gateway as skbs, which veth copies before XDP). The live generator ")
-                .append("cannot drive the kernel IP stack, so kernel and relay modes only have skb rows; xdp has both. Receiver: ")
+                .append("cannot drive the kernel IP stack, so kernel, relay and afxdp modes only have skb rows; xdp has both. Receiver: ")
                 .append("xaf_sink (XDP, counts and drops). Gateway CPU = threaded-NAPI kthreads of the gateway ports + the gateway ")
                 .append("process's threads; softirq = machine-wide /proc/stat softirq time (includes sender and receiver work).\n\n");
         md.append("| mode | sender | flow | payload B | delivered kpps | Gbit/s | loss % | gateway CPU ns/pkt | softirq ns/pkt | gaps | reordered |\n");
@@ -128,6 +128,11 @@ public final class BenchReport {
         out.add(ratioInv("xdp / kernel gateway CPU per packet", xdpCpu, kernelCpu, 1.0));
         Double xdpLive = xdpSame;
         out.add(ratio("xdp (live generator, no veth copy) / kernel (skb) pps", xdpLive, kernel, 2.0));
+        Double afxdp = median(rows, ForwardBench.Mode.AFXDP, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::pps);
+        Double afxdpCpu = median(rows, ForwardBench.Mode.AFXDP, ForwardBench.Sender.SKB, "ipv4->ipv4", size, ForwardBench.Sample::gatewayNsPerPacket);
+        out.add(compare("xdp / afxdp pps (both skb senders)", xdpSkb, afxdp));
+        out.add(compare("xdp / afxdp gateway CPU per packet", xdpCpu, afxdpCpu));
+        out.add(compare("afxdp / relay pps (both skb senders)", afxdp, relay));
         return out;
     }
 
@@ -135,6 +140,12 @@ public final class BenchReport {
         if (a == null || b == null || b == 0) return what + ": not measured in this run";
         double r = a / b;
         return String.format(Locale.ROOT, "%s: %.2fx (target >= %.2fx) %s", what, r, target, r >= target ? "MET" : "MISSED by " + pct(target, r));
+    }
+
+    /** A ratio without a project target (for context). */
+    private static String compare(String what, Double a, Double b) {
+        if (a == null || b == null || b == 0) return what + ": not measured in this run";
+        return String.format(Locale.ROOT, "%s: %.2fx (no target)", what, a / b);
     }
 
     private static String ratioInv(String what, Double a, Double b, double target) {

@@ -49,7 +49,7 @@ public final class ForwardBench {
 
     /** A bench mode: a gateway mode, or the xdp-bench reference. */
     public enum Mode {
-        REFERENCE, XDP, KERNEL, RELAY;
+        REFERENCE, XDP, KERNEL, RELAY, AFXDP;
 
         public static Mode fromName(String s) {
             return switch (s.trim().toLowerCase()) {
@@ -138,11 +138,11 @@ public final class ForwardBench {
                          List<Sample> samples, List<RttSample> rtts) throws Exception {
         List<Flow> flows = switch (mode) {
             case REFERENCE, KERNEL -> List.of(SAME);
-            case XDP, RELAY -> FLOWS;
+            case XDP, RELAY, AFXDP -> FLOWS;
         };
         List<Sender> senders = switch (mode) {
             case REFERENCE, XDP -> options.quick() ? List.of(Sender.SKB) : List.of(Sender.LIVE, Sender.SKB);
-            case KERNEL, RELAY -> List.of(Sender.SKB);
+            case KERNEL, RELAY, AFXDP -> List.of(Sender.SKB);
         };
         GatewayRunner runner = mode == Mode.REFERENCE ? null : GatewayMode.valueOf(mode.name()).newRunner();
         RedirectReference reference = null;

@@ -16,7 +16,7 @@ public final class BenchCommand {
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
     @Command(name = "forward", mixinStandardHelpOptions = true,
-            description = "Forwarding benchmark: xdp vs kernel vs user-space relay vs a bare XDP redirect, per form pair and payload size.")
+            description = "Forwarding benchmark: xdp vs kernel vs user-space relay vs AF_XDP user-space gateway vs a bare XDP redirect, per form pair and payload size.")
     public static final class Forward implements Callable<Integer> {
         @Option(names = "--quick", description = "Low paced rate, one run, two sizes: a correctness check under a minute.")
         boolean quick;
@@ -27,8 +27,8 @@ public final class BenchCommand {
         @Option(names = "--sizes", split = ",", description = "XAF payload sizes in bytes; 0 = the largest the MTU allows. Default 64,512,1400,0.")
         List<Integer> sizes = new ArrayList<>(List.of(64, 512, 1400, 0));
 
-        @Option(names = "--modes", split = ",", description = "Modes among reference,xdp,kernel,relay; default all.")
-        List<String> modes = new ArrayList<>(List.of("reference", "xdp", "kernel", "relay"));
+        @Option(names = "--modes", split = ",", description = "Modes among reference,xdp,kernel,relay,afxdp; default all.")
+        List<String> modes = new ArrayList<>(List.of("reference", "xdp", "kernel", "relay", "afxdp"));
 
         @Option(names = "--duration-ms", description = "Traffic per sample in milliseconds; default 1000.")
         long durationMs = 1000;

@@ -6,8 +6,9 @@ import java.util.Locale;
 
 /**
  * The ways a testbed gateway can forward XAF traffic. They are compared by the forwarding benchmark, so each one is
- * a realistic deployment of its kind: the XDP gateway (this project), plain Linux forwarding with a firewall, and a
- * user-space relay that handles every packet in a Java process like a traditional routing device.
+ * a realistic deployment of its kind: the XDP gateway (this project), plain Linux forwarding with a firewall, a
+ * user-space relay that handles every packet in a Java process like a traditional routing device, and an AF_XDP
+ * gateway that bypasses the kernel stack like XDP but makes every decision in user space.
  */
 public enum GatewayMode {
     /** The XDP gateway: routes by network index identifier in the driver hook, translating between forms. */
@@ -16,7 +17,10 @@ public enum GatewayMode {
     KERNEL,
     /** User-space relay: sockets in, parse, route, copy, rebuild, sockets out. */
     RELAY,
-    /** AF_XDP user-space gateway (built by someone else; not yet available). */
+    /**
+     * AF_XDP user-space gateway: XAF frames bypass the kernel stack into AF_XDP sockets, and a Java thread routes,
+     * checks, copies and rebuilds them (a software router with kernel bypass, decisions in user space).
+     */
     AFXDP;
 
     /** Parses "xdp", "kernel", "relay" or "afxdp" (any case). */
@@ -38,7 +42,7 @@ public enum GatewayMode {
             case XDP -> new XdpGateway();
             case KERNEL -> new KernelGateway();
             case RELAY -> new RelayGateway();
-            case AFXDP -> throw new UnsupportedOperationException("the afxdp gateway mode is not implemented yet");
+            case AFXDP -> new AfXdpGateway();
         };
     }
 
@@ -65,7 +69,6 @@ public enum GatewayMode {
                 return "kernel forwarding cannot translate between network forms (" + src.configName() + " -> "
                         + dst.configName() + "): it routes IP packets and never rewrites IPv4 into IPv6";
         }
-        if (this == AFXDP) return "the afxdp gateway mode is not implemented yet";
         return null;
     }
 }

@@ -75,6 +75,39 @@ final class GatewayProcess implements AutoCloseable {
     }
 
     /**
+     * Writes {@code line} to the process's standard input and returns the first line starting with {@code replyPrefix}
+     * that it prints afterwards, or null when none comes within {@code timeout} (or the process has ended).
+     */
+    String request(String line, String replyPrefix, Duration timeout) {
+        int seen = output.size();
+        try {
+            process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            process.getOutputStream().flush();
+        } catch (IOException e) {
+            return null;
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            synchronized (output) {
+                for (int i = seen; i < output.size(); i++) if (output.get(i).startsWith(replyPrefix)) return output.get(i);
+            }
+            if (!process.isAlive()) return null;
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** Whether the process is still running. */
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /**
      * The pid of the JVM itself. {@code ip netns exec} execs the command, so the started process is the JVM.
      */
     long pid() {

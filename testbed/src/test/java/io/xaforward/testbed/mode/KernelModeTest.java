@@ -70,11 +70,12 @@ class KernelModeTest {
         assertTrue(GatewayMode.KERNEL.unsupportedReason(NetworkForm.ID, NetworkForm.ID).contains("0x0812"));
         assertTrue(GatewayMode.XDP.supports(NetworkForm.ID, NetworkForm.IPV6));
         assertTrue(GatewayMode.RELAY.supports(NetworkForm.IPV6, NetworkForm.ID));
+        assertTrue(GatewayMode.AFXDP.supports(NetworkForm.ID, NetworkForm.IPV4));
     }
 
     @Test
-    void nonXafTrafficCrossesXdpAndRelayGatewaysThroughTheKernel() throws Exception {
-        for (GatewayMode mode : List.of(GatewayMode.XDP, GatewayMode.RELAY)) {
+    void nonXafTrafficCrossesXdpRelayAndAfXdpGatewaysThroughTheKernel() throws Exception {
+        for (GatewayMode mode : List.of(GatewayMode.XDP, GatewayMode.RELAY, GatewayMode.AFXDP)) {
             try (GatewayRunner g = mode.newRunner()) {
                 g.start(bed.state, plan, "gw");
                 assertEquals(200_000, NonXafFlows.tcpTransfer(a, b, 5201, 200_000), mode + ": TCP a -> b");

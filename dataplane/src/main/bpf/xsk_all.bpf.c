@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xsk_all.bpf.c - hands every XAF-looking frame to the AF_XDP socket of its RX queue and nothing else.
+ *
+ * Used by the AF_XDP user-space gateway (testbed mode "afxdp"): the forwarding decision is made in user space, so
+ * this program does not parse the XAF header, check routes or touch the hop limit. A frame is taken when it is
+ * EtherType 0x0812 (identifier-native form) or IPv4/IPv6 UDP to port 9450 (IPv4 non-first fragments excluded);
+ * everything else (ARP, neighbour discovery, ordinary IP traffic) passes to the kernel. A taken frame whose queue
+ * has no socket is dropped and counted rather than given to the kernel, which would only answer it with ICMP.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <linux/in.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "xaf_shared.h"
+
+enum xsk_all_counter {
+	XSK_ALL_REDIRECTED = 0, /* handed to the queue's AF_XDP socket */
+	XSK_ALL_PASSED,         /* not XAF: passed to the kernel */
+	XSK_ALL_NO_SOCKET,      /* XAF, but no socket registered for the queue: dropped */
+	XSK_ALL__MAX,
+};
+
+/* key: RX queue index -> AF_XDP socket fd (written by user space) */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XAF_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XSK_ALL__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} xsk_all_counters SEC(".maps");
+
+static __always_inline void count(__u32 key)
+{
+	__u64 *v = bpf_map_lookup_elem(&xsk_all_counters, &key);
+	if (v)
+		*v += 1;
+}
+
+/* True for frames the gateway must see: the ID form, or UDP to the XAF port over IPv4/IPv6. */
+static __always_inline int carries_xaf(void *data, void *data_end)
+{
+	struct ethhdr *eth = data;
+	struct udphdr *udp;
+
+	if ((void *)(eth + 1) > data_end)
+		return 0;
+	if (eth->h_proto == bpf_htons(XAF_ETH_P_ID))
+		return 1;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > data_end || ip->protocol != IPPROTO_UDP || ip->ihl < 5)
+			return 0;
+		if (ip->frag_off & bpf_htons(0x1fff)) /* non-first fragment: no UDP header */
+			return 0;
+		udp = (void *)ip + ip->ihl * 4;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_UDP)
+			return 0;
+		udp = (void *)(ip6 + 1);
+	} else {
+		return 0;
+	}
+	if ((void *)(udp + 1) > data_end)
+		return 0;
+	return udp->dest == bpf_htons(XAF_UDP_PORT);
+}
+
+SEC("xdp")
+int xsk_all(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+
+	if (!carries_xaf(data, data_end)) {
+		count(XSK_ALL_PASSED);
+		return XDP_PASS;
+	}
+	if (bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT) {
+		count(XSK_ALL_NO_SOCKET);
+		return XDP_DROP;
+	}
+	count(XSK_ALL_REDIRECTED);
+	return XDP_REDIRECT;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

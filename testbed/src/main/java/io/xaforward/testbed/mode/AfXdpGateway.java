@@ -1,0 +1,134 @@
+package io.xaforward.testbed.mode;
+
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Node;
+import io.xaforward.testbed.TestbedState;
+import io.xaforward.testbed.plan.IdentifierPlan;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs {@link AfXdpGatewayMain}, the AF_XDP user-space gateway, as its own process in the gateway namespace with
+ * the gateway config of the identifier plan: frames bypass the kernel stack as with the XDP gateway, but a Java
+ * thread makes every forwarding decision. Senders address the gateway port as they do for the XDP gateway. The veth
+ * peers of the gateway ports get an XDP_PASS program, as {@link XdpGateway} does, so the receiving side of every
+ * link is the same in both modes.
+ */
+public final class AfXdpGateway implements GatewayRunner {
+    private final List<Node> peersWithXdp = new ArrayList<>();
+    private final List<Node> ports = new ArrayList<>();
+    private String namespace;
+    private Path configFile;
+    private GatewayProcess process;
+
+    @Override
+    public GatewayMode mode() {
+        return GatewayMode.AFXDP;
+    }
+
+    @Override
+    public void start(TestbedState state, IdentifierPlan plan, String gateway) {
+        namespace = state.gatewayNamespace(gateway);
+        try {
+            ports.addAll(state.gatewayPorts(gateway));
+            attachPassToPeers(ports);
+            configFile = Files.createTempFile("xaf-afxdp-" + gateway, ".yaml");
+            Files.writeString(configFile, plan.gatewayYaml(gateway, "off", 0));
+            process = GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
+                    List.of("--config", configFile.toString()), AfXdpGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
+        } catch (IOException e) {
+            close();
+            throw new UncheckedIOException(e);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private void attachPassToPeers(List<Node> gatewayPorts) throws IOException {
+        Path obj = Files.createTempFile("xdp_pass", ".bpf.o");
+        try (InputStream in = AfXdpGateway.class.getResourceAsStream("/bpf/xdp_pass.bpf.o")) {
+            if (in == null) throw new IllegalStateException("bpf/xdp_pass.bpf.o is not on the class path: build the dataplane module");
+            Files.copy(in, obj, StandardCopyOption.REPLACE_EXISTING);
+            for (Node p : gatewayPorts) {
+                Netns.exec(null, "ip", "-force", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(),
+                        "xdpdrv", "object", obj.toString(), "section", "xdp");
+                peersWithXdp.add(p);
+            }
+        } finally {
+            Files.deleteIfExists(obj);
+        }
+    }
+
+    @Override
+    public List<Long> processIds() {
+        return process == null ? List.of() : List.of(process.pid());
+    }
+
+    /** Everything the gateway printed so far (its final counters appear after {@link #close}). */
+    public List<String> processOutput() {
+        return process == null ? List.of() : process.output();
+    }
+
+    /**
+     * The gateway's counters ("forwarded", "drop_no_route", ...): asked for while it runs, the last ones it printed
+     * once it has stopped; empty when it never printed any.
+     */
+    @Override
+    public Map<String, Long> counters() {
+        if (process == null) return Map.of();
+        String line = process.isAlive() ? process.request("counters", AfXdpGatewayMain.COUNTERS_PREFIX, Duration.ofSeconds(5)) : null;
+        if (line == null) {
+            List<String> out = process.output();
+            for (int i = out.size() - 1; i >= 0 && line == null; i--)
+                if (out.get(i).startsWith(AfXdpGatewayMain.COUNTERS_PREFIX)) line = out.get(i);
+        }
+        return line == null ? Map.of() : parseCounters(line);
+    }
+
+    static Map<String, Long> parseCounters(String line) {
+        Map<String, Long> values = new LinkedHashMap<>();
+        for (String kv : line.substring(AfXdpGatewayMain.COUNTERS_PREFIX.length()).trim().split(" ")) {
+            int eq = kv.indexOf('=');
+            if (eq > 0) values.put(kv.substring(0, eq), Long.parseLong(kv.substring(eq + 1)));
+        }
+        return values;
+    }
+
+    /**
+     * Stops the process (it detaches its programs and prints its counters), then makes sure no XDP program is left
+     * on the gateway ports even if it had to be killed, and removes the peers' XDP_PASS programs.
+     */
+    @Override
+    public void close() {
+        try {
+            if (process != null) process.close();
+        } finally {
+            if (namespace != null && Netns.exists(namespace))
+                for (Node p : ports)
+                    Netns.tryExec(null, Netns.DEFAULT_TIMEOUT, null,
+                            List.of("ip", "-n", namespace, "link", "set", "dev", p.iface(), "xdp", "off"));
+            ports.clear();
+            for (Node p : peersWithXdp)
+                if (Netns.exists(p.peerNamespace()))
+                    Netns.tryExec(null, Netns.DEFAULT_TIMEOUT, null,
+                            List.of("ip", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(), "xdpdrv", "off"));
+            peersWithXdp.clear();
+            try {
+                if (configFile != null) Files.deleteIfExists(configFile);
+            } catch (IOException ignored) {
+                // a leftover temp file is harmless
+            }
+        }
+    }
+}
