@@ -19,8 +19,8 @@ import java.util.concurrent.Callable;
  * gateway mode x algorithm, and WAN goodput on the rate-limited topology; writes allreduce.md/.json/.png.
  */
 @Command(name = "allreduce", mixinStandardHelpOptions = true,
-        description = {"All-reduce bandwidth across the data centers of a topology (nccl-tests' algbw and busbw), one worker",
-                "JVM per host namespace, median of several runs; plus goodput over a 100 Mbit/s rate-limited WAN.",
+        description = {"All-reduce bandwidth across the data centers of a topology (nccl-tests' algbw and busbw).",
+                "One worker JVM per host namespace, median of several runs; plus goodput over a 100 Mbit/s rate-limited WAN.",
                 "Writes allreduce.md, allreduce.json and allreduce.png. Needs root."})
 final class AllReduceBenchCommand implements Callable<Integer> {
 

@@ -13,9 +13,9 @@ import java.util.concurrent.Callable;
  * one XAForward XDP gateway; trains the tiny GPT for a few minutes and prints the result table.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"The main job: bring up two emulated data centers (IPv4 and IPv6, two workers each) joined",
-                "by an XAForward XDP gateway, train the tiny GPT data-parallel across them, print a result table,",
-                "and remove everything. Needs root."})
+        description = {"The main job: GPT training across two emulated data centers through an XDP gateway.",
+                "Brings up two data centers (IPv4 and IPv6, two workers each) joined by an XAForward XDP gateway, trains the tiny GPT data-parallel across them, prints a result table,",
+                "and removes everything. Needs root."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--steps", defaultValue = "1000", description = "training steps (default: ${DEFAULT-VALUE}, a few minutes)")
     long steps;

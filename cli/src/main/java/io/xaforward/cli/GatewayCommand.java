@@ -9,9 +9,9 @@ import java.util.concurrent.Callable;
 
 /** {@code xaf gateway --config FILE}: runs an XAForward XDP gateway until SIGTERM/SIGINT. */
 @Command(name = "gateway", mixinStandardHelpOptions = true,
-        description = {"Run an XAForward gateway: attach the XDP program to the configured interfaces, program the",
-                "routes, serve counters on a Prometheus endpoint, apply route changes to the file without",
-                "dropping traffic, and detach on SIGTERM/SIGINT. See docs/GATEWAY.md for the file format."})
+        description = {"Run an XAForward XDP gateway until SIGTERM/SIGINT.",
+                "Attaches the XDP program to the configured interfaces, programs the routes, serves counters on a Prometheus endpoint, applies route changes to the file without",
+                "dropping traffic, and detaches on SIGTERM/SIGINT. See docs/GATEWAY.md for the file format."})
 final class GatewayCommand implements Callable<Integer> {
     @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "gateway YAML config")
     Path config;

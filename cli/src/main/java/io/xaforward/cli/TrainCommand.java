@@ -14,8 +14,8 @@ import java.util.concurrent.Callable;
 
 /** {@code xaf train}: data-parallel GPT training across the emulated data centers of a topology. */
 @Command(name = "train", mixinStandardHelpOptions = true,
-        description = {"Train a GPT model data-parallel across the data centers of a topology: one worker JVM per",
-                "host namespace, gradients all-reduced through the gateways. Needs root."})
+        description = {"Train a GPT model data-parallel across the data centers of a topology.",
+                "One worker JVM per host namespace, gradients all-reduced through the gateways. Needs root."})
 final class TrainCommand implements Callable<Integer> {
     @Option(names = "--topology", defaultValue = "topologies/two-dc.yaml", description = "topology file (default: ${DEFAULT-VALUE})")
     Path topology;
