@@ -6,6 +6,12 @@
  * veth): the kernel feeds the same XAF frame through this program over and over and transmits whatever it returns
  * XDP_TX for out of that veth, with no socket and no skb on the way. Each frame gets the next sequence number in
  * chunk_index (the sink counts gaps and reordering) and the UDP checksum is patched for the change (RFC 1624).
+ *
+ * The kernel copies the frame into its page-pool pages only once and recycles them, and a gateway on veth rewrites
+ * a frame in place (hop limit, outer headers written into the headroom when the form changes). Without a fix the
+ * generator re-sent what the gateway had left behind: frames ran out of hop limit, and cross-form frames no longer
+ * parsed as XAF. So the sender writes the original head of the frame (outer headers + XAF header, from `head`) back
+ * before every transmission.
  */
 #include "xaf_bench_parse.h"
 
@@ -29,13 +35,34 @@ static __always_inline __u16 csum_replace32(__u16 check, __u32 old_be, __u32 new
 	return r ? r : 0xffff; /* 0 means "no checksum" in UDP */
 }
 
+#define TRAFFICGEN_HEAD_MAX 128
+
+/* head: ARRAY[1], the first len (< TRAFFICGEN_HEAD_MAX) bytes of the original frame (0: nothing to restore). */
+struct trafficgen_head {
+	__u32 len;
+	__u8  bytes[TRAFFICGEN_HEAD_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trafficgen_head);
+} head SEC(".maps");
+
 SEC("xdp")
 int xaf_trafficgen(struct xdp_md *ctx)
 {
+	__u32 key = 0;
+	struct trafficgen_head *h = bpf_map_lookup_elem(&head, &key);
+	if (h) {
+		__u32 len = h->len & (TRAFFICGEN_HEAD_MAX - 1); /* a mask the verifier can bound: at most 127 bytes */
+		if (len)
+			bpf_xdp_store_bytes(ctx, 0, h->bytes, len);
+	}
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct udphdr *udp;
 	struct xaf_hdr *x = bench_find_xaf(data, data_end, &udp);
-	__u32 key = 0;
 	__u32 *next = bpf_map_lookup_elem(&seq, &key);
 	if (!x || !next) /* not an XAF frame: send it unchanged */
 		return XDP_TX;

@@ -36,6 +36,19 @@ public final class CpuMeter {
         return napiThreads.size();
     }
 
+    /** Thread ids of the measured NAPI kthreads and of every thread of the measured processes (for pinning). */
+    public List<Long> threadIds() {
+        List<Long> out = new ArrayList<>(napiThreadIds(napiThreads));
+        for (long pid : pids) out.addAll(CpuAffinity.threadsOf(pid));
+        return out;
+    }
+
+    static List<Long> napiThreadIds(List<Path> threads) {
+        List<Long> out = new ArrayList<>();
+        for (Path p : threads) out.add(Long.parseLong(p.getFileName().toString()));
+        return out;
+    }
+
     public Sample sample() {
         long gw = 0;
         for (Path p : napiThreads) gw += schedRunNs(p.resolve("schedstat"));

@@ -26,7 +26,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -87,8 +89,14 @@ public final class ForwardBench {
     /** Everything a bench produced. */
     public record Result(Options options, List<Sample> samples, List<RttSample> rtts, String machine, String command) {}
 
+    /** CPU of the senders and the receivers' NAPI kthreads, and CPU of the gateway (its port kthreads and process). */
+    static final int SENDER_CPU = 0, GATEWAY_CPU = 1;
+    /** Frames of the live generator's first (and smallest) BPF_PROG_TEST_RUN call; see {@link LiveFrameGenerator#run}. */
+    static final int LIVE_FRAMES_PER_CALL = 65_536;
+
     private final Options options;
     private final PrintStream progress;
+    private final List<String> hostDevs = new ArrayList<>();
     private int nextSeq = 1;
 
     public ForwardBench(Options options, PrintStream progress) {
@@ -112,6 +120,17 @@ public final class ForwardBench {
                 portDevs.add(p.iface());
                 Netns.exec(gwNs, "sh", "-c", "echo 1 > /sys/class/net/" + p.iface() + "/threaded");
             }
+            // hosts' veths get their own NAPI kthreads too, so the receiver's work can be pinned away from the gateway
+            hostDevs.clear();
+            for (Flow f : FLOWS) {
+                for (String dc : List.of(f.srcDc(), f.dstDc())) {
+                    Node h = state.host(dc, 0);
+                    if (hostDevs.contains(h.iface())) continue;
+                    hostDevs.add(h.iface());
+                    Netns.exec(h.namespace(), "sh", "-c", "echo 1 > /sys/class/net/" + h.iface() + "/threaded");
+                }
+            }
+            if (pinning()) progress.printf("bench: pinning senders and receivers to CPU %d, the gateway to CPU %d%n", SENDER_CPU, GATEWAY_CPU);
             for (int run = 1; run <= options.runs(); run++) {
                 for (Mode mode : options.modes()) {
                     progress.printf("bench: run %d/%d, mode %s%n", run, options.runs(), mode.label());
@@ -161,13 +180,14 @@ public final class ForwardBench {
                 reference = new RedirectReference(in.namespace(), in.iface(), out.iface());
             }
             CpuMeter cpu = new CpuMeter(portDevs, runner == null ? List.of() : runner.processIds());
+            CpuMeter hosts = new CpuMeter(hostDevs, List.of());
             for (Flow f : flows) {
                 Node src = state.host(f.srcDc(), 0), dst = state.host(f.dstDc(), 0);
                 try (XdpSink sink = new XdpSink(dst.namespace(), dst.iface())) {
                     for (int size : options.sizes()) {
                         int payload = size == 0 ? maxPayload(src, dst) : Math.min(size, maxPayload(src, dst));
                         for (Sender sender : senders) {
-                            Sample s = measure(plan, mode, sender, f, src, dst, payload, run, sink, cpu);
+                            Sample s = measure(plan, mode, sender, f, src, dst, payload, run, sink, cpu, hosts);
                             samples.add(s);
                             progress.printf("bench:   %-22s %-4s %-10s %5d B  %9.0f pps  %6.3f Gbit/s  loss %5.2f%%  gw %6.0f ns/pkt%n",
                                     mode.label(), sender.name().toLowerCase(), f.name(), payload, s.pps(), s.gbps(), s.loss() * 100,
@@ -183,7 +203,7 @@ public final class ForwardBench {
     }
 
     private Sample measure(IdentifierPlan plan, Mode mode, Sender sender, Flow f, Node src, Node dst, int payload, int run,
-                           XdpSink sink, CpuMeter cpu) {
+                           XdpSink sink, CpuMeter cpu, CpuMeter hosts) {
         GatewayMode addressing = mode == Mode.KERNEL ? GatewayMode.KERNEL : GatewayMode.XDP;
         int srcRank = rank(plan, f.srcDc()), dstRank = rank(plan, f.dstDc());
         IdentifierPlan.Peer peer = plan.addressBook(srcRank).stream().filter(p -> p.rank() == dstRank).findFirst().orElseThrow();
@@ -192,20 +212,40 @@ public final class ForwardBench {
         if (src.ip() != null) a.srcIp(src.ip()).dstIp(addressing.sendersAddressDestination() ? dst.ip() : peer.nextHopIp());
         byte[] frame = buildFrame(plan, src.form(), a, peer.networkId(), srcRank, dstRank, payload);
         long durationNs = options.durationMs() * 1_000_000L;
-        XdpSink.Counts before = sink.counts();
-        CpuMeter.Sample cpuBefore = cpu.sample();
-        long t0 = System.nanoTime();
-        long sent = sender == Sender.LIVE
-                ? LiveFrameGenerator.run(src.namespace(), src.iface(), frame, durationNs, 4096, nextSeq)
-                : SkbSender.run(src.namespace(), src.iface(), frame, src.form(), a, durationNs, options.lowRatePps(), etherType(src.form()), nextSeq);
-        nextSeq += (int) sent; // the sink keeps the newest number per source: continue above it
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        sleep(100); // drain the veth rings and the relay's socket buffers
-        CpuMeter.Sample cpuDelta = cpu.sample().minus(cpuBefore);
-        XdpSink.Counts got = sink.counts().minus(before);
-        return new Sample(mode, sender, f.name(), payload, frame.length, run, sent, got.frames(), got.gaps(), got.reordered(),
-                seconds, cpuDelta.gatewayNs(), cpuDelta.softirqNs());
+        int senderCpu = pinning() ? SENDER_CPU : -1;
+        Map<Long, byte[]> previous = pinning() ? CpuAffinity.pin(pinPlan(cpu, hosts)) : Map.of();
+        try {
+            XdpSink.Counts before = sink.counts();
+            CpuMeter.Sample cpuBefore = cpu.sample();
+            long t0 = System.nanoTime();
+            long sent = sender == Sender.LIVE
+                    ? LiveFrameGenerator.run(src.namespace(), src.iface(), frame, durationNs, LIVE_FRAMES_PER_CALL, nextSeq, senderCpu)
+                    : SkbSender.run(src.namespace(), src.iface(), frame, src.form(), a, durationNs, options.lowRatePps(), etherType(src.form()), nextSeq, senderCpu);
+            nextSeq += (int) sent; // the sink keeps the newest number per source: continue above it
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            sleep(100); // drain the veth rings and the relay's socket buffers
+            CpuMeter.Sample cpuDelta = cpu.sample().minus(cpuBefore);
+            XdpSink.Counts got = sink.counts().minus(before);
+            return new Sample(mode, sender, f.name(), payload, frame.length, run, sent, got.frames(), got.gaps(), got.reordered(),
+                    seconds, cpuDelta.gatewayNs(), cpuDelta.softirqNs());
+        } finally {
+            CpuAffinity.restore(previous);
+        }
     }
+
+    /** Pinning needs two CPUs: one for senders and receivers, one for the gateway. */
+    static boolean pinning() {
+        return CpuAffinity.cpuCount() > GATEWAY_CPU;
+    }
+
+    /** Gateway threads (port kthreads, gateway process) to the gateway CPU, the hosts' NAPI kthreads to the sender CPU. */
+    static Map<Long, Integer> pinPlan(CpuMeter gateway, CpuMeter hosts) {
+        Map<Long, Integer> plan = new LinkedHashMap<>();
+        for (long tid : hosts.threadIds()) plan.put(tid, SENDER_CPU);
+        for (long tid : gateway.threadIds()) plan.put(tid, GATEWAY_CPU);
+        return plan;
+    }
+
 
     static int rank(IdentifierPlan plan, String dc) {
         for (int r = 0; r < plan.worldSize(); r++) if (plan.host(r).datacenter().equals(dc)) return r;

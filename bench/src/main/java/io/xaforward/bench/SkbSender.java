@@ -22,12 +22,13 @@ public final class SkbSender {
 
     /**
      * Sends for {@code durationNanos} from {@code ifname} in {@code ns}; {@code pps} &gt; 0 paces the sender, 0 sends
-     * as fast as it can; sequence numbers start at {@code firstSeq}. {@code frame} is a complete frame of {@code form} built with {@code addressing}. Returns the
+     * as fast as it can; sequence numbers start at {@code firstSeq}; the sending thread is pinned to {@code cpu} (-1: not pinned). {@code frame} is a complete frame of {@code form} built with {@code addressing}. Returns the
      * number of frames sent.
      */
     public static long run(String ns, String ifname, byte[] frame, NetworkForm form, OuterAddressing addressing,
-                           long durationNanos, long pps, int etherType, int firstSeq) {
+                           long durationNanos, long pps, int etherType, int firstSeq, int cpu) {
         return NetworkNamespace.call(ns, () -> {
+            if (cpu >= 0) CpuAffinity.pinCurrentThread(cpu); // a fresh thread per call: nothing to restore
             try (Arena arena = Arena.ofConfined(); PacketSocket socket = new PacketSocket(ifname, etherType)) {
                 MemorySegment buf = arena.allocate(frame.length, 64);
                 MemorySegment.copy(MemorySegment.ofArray(frame), 0, buf, 0, frame.length);
