@@ -77,7 +77,9 @@ public final class BenchReport {
                 .append("(one sendto per frame: frames reach the gateway as skbs, which veth copies before XDP). The live generator ")
                 .append("cannot drive the kernel IP stack, so kernel, relay and afxdp modes only have skb rows; xdp has both. Receiver: ")
                 .append("xaf_sink (XDP, counts and drops). Gateway CPU = threaded-NAPI kthreads of the gateway ports + the gateway ")
-                .append("process's threads; softirq = machine-wide /proc/stat softirq time (includes sender and receiver work).\n\n");
+                .append("process's threads; softirq = machine-wide /proc/stat softirq time (includes sender and receiver work). ")
+                .append("Pinning per sample: sender thread and the hosts' NAPI kthreads on CPU0, the gateway (port kthreads and ")
+                .append("any gateway process) on CPU1; the live generator makes one or two long test_run calls per sample.\n\n");
         md.append("| mode | sender | flow | payload B | delivered kpps | Gbit/s | loss % | gateway CPU ns/pkt | softirq ns/pkt | gaps | reordered |\n");
         md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row row : rows) {
