@@ -6,11 +6,9 @@ import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,7 +23,7 @@ import java.util.Map;
  * link is the same in both modes.
  */
 public final class AfXdpGateway implements GatewayRunner {
-    private final List<Node> peersWithXdp = new ArrayList<>();
+    private final PeerXdpPass peerPass = new PeerXdpPass();
     private final List<Node> ports = new ArrayList<>();
     private String namespace;
     private Path configFile;
@@ -41,7 +39,7 @@ public final class AfXdpGateway implements GatewayRunner {
         namespace = state.gatewayNamespace(gateway);
         try {
             ports.addAll(state.gatewayPorts(gateway));
-            attachPassToPeers(ports);
+            peerPass.attach(ports);
             configFile = Files.createTempFile("xaf-afxdp-" + gateway, ".yaml");
             Files.writeString(configFile, plan.gatewayYaml(gateway, "off", 0));
             process = GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
@@ -52,21 +50,6 @@ public final class AfXdpGateway implements GatewayRunner {
         } catch (RuntimeException e) {
             close();
             throw e;
-        }
-    }
-
-    private void attachPassToPeers(List<Node> gatewayPorts) throws IOException {
-        Path obj = Files.createTempFile("xdp_pass", ".bpf.o");
-        try (InputStream in = AfXdpGateway.class.getResourceAsStream("/bpf/xdp_pass.bpf.o")) {
-            if (in == null) throw new IllegalStateException("bpf/xdp_pass.bpf.o is not on the class path: build the dataplane module");
-            Files.copy(in, obj, StandardCopyOption.REPLACE_EXISTING);
-            for (Node p : gatewayPorts) {
-                Netns.exec(null, "ip", "-force", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(),
-                        "xdpdrv", "object", obj.toString(), "section", "xdp");
-                peersWithXdp.add(p);
-            }
-        } finally {
-            Files.deleteIfExists(obj);
         }
     }
 
@@ -119,11 +102,7 @@ public final class AfXdpGateway implements GatewayRunner {
                     Netns.tryExec(null, Netns.DEFAULT_TIMEOUT, null,
                             List.of("ip", "-n", namespace, "link", "set", "dev", p.iface(), "xdp", "off"));
             ports.clear();
-            for (Node p : peersWithXdp)
-                if (Netns.exists(p.peerNamespace()))
-                    Netns.tryExec(null, Netns.DEFAULT_TIMEOUT, null,
-                            List.of("ip", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(), "xdpdrv", "off"));
-            peersWithXdp.clear();
+            peerPass.close();
             try {
                 if (configFile != null) Files.deleteIfExists(configFile);
             } catch (IOException ignored) {

@@ -8,13 +8,10 @@ import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -28,7 +25,7 @@ public final class XdpGateway implements GatewayRunner {
     /** Port of the gateway's metrics endpoint on 127.0.0.1 inside its namespace. */
     public static final int METRICS_PORT = 9464;
 
-    private final List<Node> peersWithXdp = new ArrayList<>();
+    private final PeerXdpPass peerPass = new PeerXdpPass();
     private Path configFile;
     private GatewayProcess process;
     private String namespace;
@@ -43,7 +40,7 @@ public final class XdpGateway implements GatewayRunner {
         namespace = state.gatewayNamespace(gateway);
         String yaml = plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT, dropOneIn);
         try {
-            attachPassToPeers(state.gatewayPorts(gateway));
+            peerPass.attach(state.gatewayPorts(gateway));
             configFile = Files.createTempFile("xaf-gw-" + gateway, ".yaml");
             Files.writeString(configFile, yaml);
             process = GatewayProcess.start(namespace, GatewayMain.class.getName(), List.of("--config", configFile.toString()),
@@ -54,21 +51,6 @@ public final class XdpGateway implements GatewayRunner {
         } catch (RuntimeException e) {
             close();
             throw e;
-        }
-    }
-
-    private void attachPassToPeers(List<Node> ports) throws IOException {
-        Path obj = Files.createTempFile("xdp_pass", ".bpf.o");
-        try (InputStream in = XdpGateway.class.getResourceAsStream("/bpf/xdp_pass.bpf.o")) {
-            if (in == null) throw new IllegalStateException("bpf/xdp_pass.bpf.o is not on the class path: build the dataplane module");
-            Files.copy(in, obj, StandardCopyOption.REPLACE_EXISTING);
-            for (Node p : ports) {
-                Netns.exec(null, "ip", "-force", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(),
-                        "xdpdrv", "object", obj.toString(), "section", "xdp");
-                peersWithXdp.add(p);
-            }
-        } finally {
-            Files.deleteIfExists(obj);
         }
     }
 
@@ -105,11 +87,7 @@ public final class XdpGateway implements GatewayRunner {
             if (process != null) process.close();
         } finally {
             process = null;
-            for (Node p : peersWithXdp)
-                if (Netns.exists(p.peerNamespace()))
-                    Netns.tryExec(null, Netns.DEFAULT_TIMEOUT, null,
-                            List.of("ip", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(), "xdpdrv", "off"));
-            peersWithXdp.clear();
+            peerPass.close();
             try {
                 if (configFile != null) Files.deleteIfExists(configFile);
             } catch (IOException ignored) {
