@@ -36,10 +36,6 @@ public final class TrainingJob {
         return spec.workDir().resolve("final-rank0.ckpt");
     }
 
-    /** A running gateway of some mode, as the job needs it: counters at the end, then stop. */
-    public interface GatewayHandle extends io.xaforward.bench.cluster.GatewayHandle {
-    }
-
     public TrainResult run() throws Exception {
         long start = System.nanoTime();
         ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
