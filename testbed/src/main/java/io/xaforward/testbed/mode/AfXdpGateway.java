@@ -22,12 +22,11 @@ import java.util.Map;
  * peers of the gateway ports get an XDP_PASS program, as {@link XdpGateway} does, so the receiving side of every
  * link is the same in both modes.
  */
-public final class AfXdpGateway implements GatewayRunner {
+public final class AfXdpGateway extends ProcessGatewayRunner {
     private final PeerXdpPass peerPass = new PeerXdpPass();
     private final List<Node> ports = new ArrayList<>();
     private String namespace;
     private Path configFile;
-    private GatewayProcess process;
 
     @Override
     public GatewayMode mode() {
@@ -53,15 +52,7 @@ public final class AfXdpGateway implements GatewayRunner {
         }
     }
 
-    @Override
-    public List<Long> processIds() {
-        return process == null ? List.of() : List.of(process.pid());
-    }
 
-    /** Everything the gateway printed so far (its final counters appear after {@link #close}). */
-    public List<String> processOutput() {
-        return process == null ? List.of() : process.output();
-    }
 
     /**
      * The gateway's counters ("forwarded", "drop_no_route", ...): asked for while it runs, the last ones it printed

@@ -14,8 +14,7 @@ import java.util.List;
  * Runs {@link RelayGatewayMain}, the user-space relay baseline, as its own process in the gateway namespace with
  * the gateway config of the identifier plan. Senders address the gateway port as they do for the XDP gateway.
  */
-public final class RelayGateway implements GatewayRunner {
-    private GatewayProcess process;
+public final class RelayGateway extends ProcessGatewayRunner {
     private Path configFile;
 
     @Override
@@ -35,15 +34,7 @@ public final class RelayGateway implements GatewayRunner {
                 List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
     }
 
-    @Override
-    public List<Long> processIds() {
-        return process == null ? List.of() : List.of(process.pid());
-    }
 
-    /** Everything the relay printed so far (its counters appear after {@link #close}). */
-    public List<String> processOutput() {
-        return process == null ? List.of() : process.output();
-    }
 
     @Override
     public void close() {

@@ -21,13 +21,12 @@ import java.util.Map;
  * endpoint on {@value #METRICS_PORT} inside the namespace. The veth peers of the gateway ports get an XDP_PASS
  * program, without which XDP_REDIRECT between veths drops every frame.
  */
-public final class XdpGateway implements GatewayRunner {
+public final class XdpGateway extends ProcessGatewayRunner {
     /** Port of the gateway's metrics endpoint on 127.0.0.1 inside its namespace. */
     public static final int METRICS_PORT = 9464;
 
     private final PeerXdpPass peerPass = new PeerXdpPass();
     private Path configFile;
-    private GatewayProcess process;
     private String namespace;
 
     @Override
@@ -71,15 +70,7 @@ public final class XdpGateway implements GatewayRunner {
         return process == null ? Map.of() : GatewayMetrics.scrape(namespace, "127.0.0.1", METRICS_PORT);
     }
 
-    @Override
-    public List<Long> processIds() {
-        return process == null ? List.of() : List.of(process.pid());
-    }
 
-    /** Output of the gateway process so far (empty when it runs in this JVM). */
-    public List<String> processOutput() {
-        return process == null ? List.of() : process.output();
-    }
 
     @Override
     public void close() {
