@@ -789,6 +789,23 @@ public final class ReliableTransport implements AutoCloseable {
     // ---------------------------------------------------------------- shutdown
 
     /**
+     * Keeps the transport answering (acknowledging retransmissions) until nothing has arrived for {@code idle}, or
+     * {@code max} has passed. Call it at the end of a job, after the last barrier and before {@link #close()}: a
+     * peer whose final acknowledgement was lost retransmits, and would otherwise wait for an answer from a rank that
+     * is already gone. {@code idle} should exceed the peers' largest retransmission timeout.
+     */
+    public void linger(java.time.Duration idle, java.time.Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        long seen = stats.packetsReceived();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(Math.max(1, Math.min(idle.toMillis(), (deadline - System.nanoTime()) / 1_000_000)));
+            long now = stats.packetsReceived();
+            if (now == seen) return;
+            seen = now;
+        }
+    }
+
+    /**
      * Stops the event loop, fails every unfinished send/expect with an {@link IllegalStateException} and closes the
      * port. Call from the owner of the transport, not from the event-loop thread.
      */

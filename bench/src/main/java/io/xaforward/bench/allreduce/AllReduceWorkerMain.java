@@ -137,6 +137,8 @@ public final class AllReduceWorkerMain {
                     "sent_bytes", s.bytesSent(), "bad_token_drops", s.badTokenDrops()));
             System.out.flush();
             collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
+            // ... and a peer whose last acknowledgement was lost retransmits: stay to answer it.
+            transport.linger(java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(5));
         }
     }
 
