@@ -7,7 +7,6 @@ import io.xaforward.testbed.plan.IdentifierPlan;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +25,6 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
     private final PeerXdpPass peerPass = new PeerXdpPass();
     private final List<Node> ports = new ArrayList<>();
     private String namespace;
-    private Path configFile;
 
     @Override
     public GatewayMode mode() {
@@ -39,8 +37,7 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
         try {
             ports.addAll(state.gatewayPorts(gateway));
             peerPass.attach(ports);
-            configFile = Files.createTempFile("xaf-afxdp-" + gateway, ".yaml");
-            Files.writeString(configFile, plan.gatewayYaml(gateway, "off", 0));
+            Path configFile = writeConfig("afxdp-" + gateway, plan.gatewayYaml(gateway, "off", 0));
             process = GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
                     List.of("--config", configFile.toString()), AfXdpGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
         } catch (IOException e) {
@@ -94,11 +91,7 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
                             List.of("ip", "-n", namespace, "link", "set", "dev", p.iface(), "xdp", "off"));
             ports.clear();
             peerPass.close();
-            try {
-                if (configFile != null) Files.deleteIfExists(configFile);
-            } catch (IOException ignored) {
-                // a leftover temp file is harmless
-            }
+            deleteConfig();
         }
     }
 }

@@ -5,7 +5,6 @@ import io.xaforward.testbed.plan.IdentifierPlan;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -15,7 +14,6 @@ import java.util.List;
  * the gateway config of the identifier plan. Senders address the gateway port as they do for the XDP gateway.
  */
 public final class RelayGateway extends ProcessGatewayRunner {
-    private Path configFile;
 
     @Override
     public GatewayMode mode() {
@@ -24,9 +22,9 @@ public final class RelayGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
+        Path configFile;
         try {
-            configFile = Files.createTempFile("xaf-relay-" + gateway, ".yaml");
-            Files.writeString(configFile, plan.gatewayYaml(gateway, "off", 0));
+            configFile = writeConfig("relay-" + gateway, plan.gatewayYaml(gateway, "off", 0));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -34,15 +32,9 @@ public final class RelayGateway extends ProcessGatewayRunner {
                 List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
     }
 
-
-
     @Override
     public void close() {
         if (process != null) process.close();
-        try {
-            if (configFile != null) Files.deleteIfExists(configFile);
-        } catch (IOException ignored) {
-            // a leftover temp file is harmless
-        }
+        deleteConfig();
     }
 }

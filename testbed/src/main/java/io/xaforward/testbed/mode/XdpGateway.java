@@ -9,7 +9,6 @@ import io.xaforward.testbed.plan.IdentifierPlan;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -26,7 +25,6 @@ public final class XdpGateway extends ProcessGatewayRunner {
     public static final int METRICS_PORT = 9464;
 
     private final PeerXdpPass peerPass = new PeerXdpPass();
-    private Path configFile;
     private String namespace;
 
     @Override
@@ -40,8 +38,7 @@ public final class XdpGateway extends ProcessGatewayRunner {
         String yaml = plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT, dropOneIn);
         try {
             peerPass.attach(state.gatewayPorts(gateway));
-            configFile = Files.createTempFile("xaf-gw-" + gateway, ".yaml");
-            Files.writeString(configFile, yaml);
+            Path configFile = writeConfig("gw-" + gateway, yaml);
             process = GatewayProcess.start(namespace, GatewayMain.class.getName(), List.of("--config", configFile.toString()),
                     GatewayMain.READY, Duration.ofSeconds(30));
         } catch (IOException e) {
@@ -79,11 +76,7 @@ public final class XdpGateway extends ProcessGatewayRunner {
         } finally {
             process = null;
             peerPass.close();
-            try {
-                if (configFile != null) Files.deleteIfExists(configFile);
-            } catch (IOException ignored) {
-                // a leftover temp file is harmless
-            }
+            deleteConfig();
         }
     }
 }
