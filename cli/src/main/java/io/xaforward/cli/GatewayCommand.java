@@ -1,6 +1,6 @@
 package io.xaforward.cli;
 
-import io.xaforward.dataplane.gateway.GatewayMain;
+import io.xaforward.gateway.GatewayMain;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

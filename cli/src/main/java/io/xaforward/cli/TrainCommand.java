@@ -1,9 +1,9 @@
 package io.xaforward.cli;
 
-import io.xaforward.bench.train.SummaryTable;
-import io.xaforward.bench.train.TrainJobSpec;
-import io.xaforward.bench.train.TrainResult;
-import io.xaforward.bench.train.TrainingJob;
+import io.xaforward.cluster.SummaryTable;
+import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.cluster.TrainResult;
+import io.xaforward.cluster.TrainingJob;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -3,7 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.bench.allreduce.AllReduceJob;
 import io.xaforward.bench.allreduce.AllReduceSpec;
 import io.xaforward.bench.allreduce.InputPattern;
-import io.xaforward.bench.cluster.ClusterRun;
+import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.Netns;
 import org.junit.jupiter.api.BeforeAll;

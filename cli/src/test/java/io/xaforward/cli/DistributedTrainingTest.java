@@ -1,8 +1,8 @@
 package io.xaforward.cli;
 
-import io.xaforward.bench.train.TrainJobSpec;
-import io.xaforward.bench.train.TrainResult;
-import io.xaforward.bench.train.TrainingJob;
+import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.cluster.TrainResult;
+import io.xaforward.cluster.TrainingJob;
 import io.xaforward.testbed.Netns;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;

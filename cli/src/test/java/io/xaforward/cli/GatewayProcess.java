@@ -1,6 +1,6 @@
 package io.xaforward.cli;
 
-import io.xaforward.dataplane.gateway.GatewayMain;
+import io.xaforward.gateway.GatewayMain;
 import io.xaforward.testbed.Netns;
 
 import java.io.BufferedReader;

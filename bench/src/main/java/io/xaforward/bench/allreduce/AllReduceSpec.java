@@ -1,6 +1,6 @@
 package io.xaforward.bench.allreduce;
 
-import io.xaforward.bench.cluster.ClusterRun;
+import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 
 import java.io.IOException;

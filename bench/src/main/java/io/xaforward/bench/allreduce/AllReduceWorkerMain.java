@@ -1,7 +1,7 @@
 package io.xaforward.bench.allreduce;
 
-import io.xaforward.bench.cluster.RankNetwork;
-import io.xaforward.bench.train.WorkerLine;
+import io.xaforward.cluster.RankNetwork;
+import io.xaforward.cluster.WorkerLine;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.CollectiveTimeoutException;

@@ -64,17 +64,9 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
             for (int i = out.size() - 1; i >= 0 && line == null; i--)
                 if (out.get(i).startsWith(AfXdpGatewayMain.COUNTERS_PREFIX)) line = out.get(i);
         }
-        return line == null ? Map.of() : parseCounters(line);
+        return line == null ? Map.of() : AfXdpGatewayMain.parseCounters(line);
     }
 
-    static Map<String, Long> parseCounters(String line) {
-        Map<String, Long> values = new LinkedHashMap<>();
-        for (String kv : line.substring(AfXdpGatewayMain.COUNTERS_PREFIX.length()).trim().split(" ")) {
-            int eq = kv.indexOf('=');
-            if (eq > 0) values.put(kv.substring(0, eq), Long.parseLong(kv.substring(eq + 1)));
-        }
-        return values;
-    }
 
     /**
      * Stops the process (it detaches its programs and prints its counters), then makes sure no XDP program is left

@@ -1,6 +1,6 @@
 package io.xaforward.testbed.mode;
 
-import io.xaforward.dataplane.gateway.GatewayMain;
+import io.xaforward.gateway.GatewayMain;
 
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;

@@ -1,7 +1,7 @@
 package io.xaforward.testbed.plan;
 
-import io.xaforward.dataplane.gateway.GatewayConfig;
-import io.xaforward.dataplane.gateway.GatewayConfigParser;
+import io.xaforward.gateway.GatewayConfig;
+import io.xaforward.gateway.GatewayConfigParser;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.testbed.Layout;
 import io.xaforward.testbed.Node;

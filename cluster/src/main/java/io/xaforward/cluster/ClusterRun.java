@@ -1,0 +1,224 @@
+package io.xaforward.cluster;
+
+import io.xaforward.cluster.WorkerLine;
+import io.xaforward.testbed.GatewaySpec;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.testbed.mode.GatewayRunner;
+import io.xaforward.testbed.mode.XdpGateway;
+import io.xaforward.testbed.Node;
+import io.xaforward.testbed.Testbed;
+import io.xaforward.testbed.TestbedState;
+import io.xaforward.testbed.Topology;
+import io.xaforward.testbed.plan.IdentifierPlan;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The emulated cluster of one job: brings a topology's testbed up, starts its gateways in the chosen mode (see
+ * {@link GatewayMode}), starts worker JVMs in the host namespaces of the ranks and turns their stdout into one
+ * stream of {@link Event}s, and tears everything down again on {@link #close()}, on failure or on Ctrl-C (a
+ * shutdown hook). Shared by {@code xaf train} and {@code xaf bench allreduce}, so that both set up and clean up
+ * the same way.
+ *
+ * <p>Use: {@code try (ClusterRun c = new ClusterRun(spec, out)) { c.up(); c.startWorker(...); ... c.poll(...) }}.
+ */
+public final class ClusterRun implements AutoCloseable {
+    /**
+     * @param prefix    name prefix of the testbed's namespaces (unique per run)
+     * @param jobToken  the token the gateways accept for this job
+     * @param dropOneIn &gt; 0 makes every gateway drop one in that many forwarded frames
+     */
+    public record Spec(Path topology, String prefix, String gatewayMode, int jobId, int jobToken, int dropOneIn,
+                       Path workDir) {
+        public Spec {
+            Objects.requireNonNull(topology, "topology");
+            Objects.requireNonNull(prefix, "prefix");
+            Objects.requireNonNull(gatewayMode, "gatewayMode");
+            Objects.requireNonNull(workDir, "workDir");
+            if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
+        }
+    }
+
+    /**
+     * One thing a worker did: printed a line ({@code line} is its parse, null when it is not a protocol line) or
+     * exited ({@code exitCode} non-null).
+     */
+    public record Event(int rank, WorkerLine line, String text, Integer exitCode) {
+        public boolean exited() {
+            return exitCode != null;
+        }
+    }
+
+    private final Spec spec;
+    private final PrintStream out;
+    private final Testbed testbed = new Testbed();
+    private final List<Process> workers = new ArrayList<>();
+    private final List<GatewayHandle> gateways = new ArrayList<>();
+    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
+    private Topology topology;
+    private IdentifierPlan plan;
+    private boolean hookAdded;
+
+    public ClusterRun(Spec spec, PrintStream out) {
+        this.spec = Objects.requireNonNull(spec, "spec");
+        this.out = Objects.requireNonNull(out, "out");
+    }
+
+    public Spec spec() { return spec; }
+
+    /** Brings the testbed and the gateways up; returns the identifier plan of the job. Needs root. */
+    public IdentifierPlan up() throws Exception {
+        if (!Netns.isRoot()) throw new IllegalStateException("jobs across emulated data centers need root (network namespaces, XDP)");
+        if (topology != null) throw new IllegalStateException("already up");
+        GatewayMode mode = GatewayMode.fromName(spec.gatewayMode());
+        if (spec.dropOneIn() > 0 && mode != GatewayMode.XDP) {
+            throw new IllegalArgumentException("loss injection (dropOneIn) needs the xdp gateway mode, not " + mode.configName());
+        }
+        Runtime.getRuntime().addShutdownHook(hook);
+        hookAdded = true;
+        Topology t = Topology.load(spec.topology()).withPrefix(spec.prefix());
+        out.printf("xaf: bringing up %s (%d data centers, %d hosts) with prefix %s ...%n", t.name(),
+                t.datacenters().size(), t.datacenters().stream().mapToInt(d -> d.hosts().size()).sum(), spec.prefix());
+        topology = t;
+        TestbedState state = testbed.up(t);
+        testbed.attachXdpPass(state);
+        plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
+        Files.createDirectories(spec.workDir());
+        for (GatewaySpec gw : t.gateways()) {
+            GatewayRunner runner = mode == GatewayMode.XDP ? new XdpGateway(spec.dropOneIn()) : mode.newRunner();
+            gateways.add(GatewayHandle.of(runner));
+            runner.start(state, plan, gw.name());
+        }
+        out.printf("xaf: %d gateway(s) up in %s mode%s%n", gateways.size(), spec.gatewayMode(),
+                spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
+        return plan;
+    }
+
+    public IdentifierPlan plan() {
+        if (plan == null) throw new IllegalStateException("the cluster is not up");
+        return plan;
+    }
+
+    public Topology topology() {
+        if (topology == null) throw new IllegalStateException("the cluster is not up");
+        return topology;
+    }
+
+    /** Starts the worker of {@code rank} in its host namespace; its stderr goes to {@link #workerLog}. */
+    public synchronized void startWorker(int rank, List<String> jvmArgs, String mainClass, List<String> args) throws IOException {
+        Node host = plan().host(rank);
+        ProcessBuilder pb = Netns.javaProcessBuilder(host.namespace(), jvmArgs, mainClass, args);
+        pb.redirectError(workerLog(rank).toFile());
+        Process p = pb.start();
+        workers.add(p);
+        Thread.ofPlatform().daemon(true).name("worker-" + rank + "-out").start(() -> pump(rank, p));
+    }
+
+    /** The next event, or null after {@code timeout}. */
+    public Event poll(long timeout, TimeUnit unit) throws InterruptedException {
+        return events.poll(timeout, unit);
+    }
+
+    public Path workerLog(int rank) {
+        return spec.workDir().resolve("worker-" + rank + ".log");
+    }
+
+    /** The last {@code lines} lines of a worker's log. */
+    public String logTail(int rank, int lines) {
+        return tail(workerLog(rank), lines);
+    }
+
+    /** Counters of all gateways, summed per name; empty once torn down or when a gateway cannot be read. */
+    public synchronized Map<String, Long> gatewayCounters() {
+        Map<String, Long> counters = new LinkedHashMap<>();
+        for (GatewayHandle g : gateways) {
+            try {
+                g.counters().forEach((k, v) -> counters.merge(k, v, Long::sum));
+            } catch (RuntimeException e) {
+                out.println("xaf: cannot read gateway counters: " + e.getMessage());
+            }
+        }
+        return counters;
+    }
+
+    private void pump(int rank, Process p) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
+            for (String line; (line = r.readLine()) != null; ) {
+                events.add(new Event(rank, WorkerLine.parse(line), line, null));
+            }
+        } catch (IOException ignored) {
+            // the process ended; its exit code tells
+        }
+        try {
+            events.add(new Event(rank, null, null, p.waitFor()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    public static String tail(Path file, int lines) {
+        try {
+            List<String> all = Files.readAllLines(file);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+
+    /** Stops workers and gateways and removes the testbed; idempotent. */
+    @Override
+    public void close() {
+        teardown();
+        if (hookAdded) {
+            hookAdded = false;
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException ignored) {
+                // already shutting down
+            }
+        }
+    }
+
+    private synchronized void teardown() {
+        for (Process p : workers) p.destroyForcibly();
+        for (Process p : workers) {
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        workers.clear();
+        for (GatewayHandle g : gateways) {
+            try {
+                g.close();
+            } catch (RuntimeException ignored) {
+                // best effort: the namespace removal below takes whatever is left
+            }
+        }
+        gateways.clear();
+        if (topology != null) {
+            try {
+                testbed.down(topology);
+            } catch (RuntimeException e) {
+                out.println("xaf: teardown: " + e.getMessage());
+            }
+            topology = null;
+        }
+    }
+}

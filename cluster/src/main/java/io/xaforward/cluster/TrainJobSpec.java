@@ -1,0 +1,69 @@
+package io.xaforward.cluster;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+
+/**
+ * Everything a distributed training run needs, shared by the launcher and every worker process (written to a
+ * properties file that each worker reads). Defaults make {@code xaf demo} a few-minute run on two cores.
+ *
+ * @param topology     topology file (data centers, gateways)
+ * @param prefix       name prefix of the testbed's namespaces (unique per run)
+ * @param gatewayMode  xdp | relay | afxdp | kernel
+ * @param algorithm    all-reduce algorithm: hierarchical | ring | ps
+ * @param data         training text file (byte-level tokens)
+ * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
+ */
+public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                           long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                           long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                           int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                           String rateLimit) {
+
+    public void write(Path file) throws IOException {
+        Properties p = new Properties();
+        p.setProperty("topology", topology.toAbsolutePath().toString());
+        p.setProperty("prefix", prefix);
+        p.setProperty("gatewayMode", gatewayMode);
+        p.setProperty("algorithm", algorithm);
+        p.setProperty("preset", preset);
+        p.setProperty("steps", Long.toString(steps));
+        p.setProperty("globalBatch", Integer.toString(globalBatch));
+        p.setProperty("seed", Long.toString(seed));
+        p.setProperty("learningRate", Double.toString(learningRate));
+        p.setProperty("warmupSteps", Long.toString(warmupSteps));
+        p.setProperty("evalEvery", Long.toString(evalEvery));
+        p.setProperty("checksumEvery", Long.toString(checksumEvery));
+        p.setProperty("data", data.toAbsolutePath().toString());
+        p.setProperty("jobId", Integer.toString(jobId));
+        p.setProperty("jobToken", Integer.toString(jobToken));
+        p.setProperty("threadsPerWorker", Integer.toString(threadsPerWorker));
+        p.setProperty("bucketBytes", Long.toString(bucketBytes));
+        p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
+        p.setProperty("workDir", workDir.toAbsolutePath().toString());
+        p.setProperty("rateLimit", rateLimit);
+        try (Writer w = Files.newBufferedWriter(file)) {
+            p.store(w, "XAForward training job");
+        }
+    }
+
+    public static TrainJobSpec read(Path file) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(file)) {
+            p.load(r);
+        }
+        return new TrainJobSpec(Path.of(p.getProperty("topology")), p.getProperty("prefix"), p.getProperty("gatewayMode"),
+                p.getProperty("algorithm"), p.getProperty("preset"), Long.parseLong(p.getProperty("steps")),
+                Integer.parseInt(p.getProperty("globalBatch")), Long.parseLong(p.getProperty("seed")),
+                Double.parseDouble(p.getProperty("learningRate")), Long.parseLong(p.getProperty("warmupSteps")),
+                Long.parseLong(p.getProperty("evalEvery")), Long.parseLong(p.getProperty("checksumEvery")),
+                Path.of(p.getProperty("data")), Integer.parseInt(p.getProperty("jobId")),
+                Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("threadsPerWorker")),
+                Long.parseLong(p.getProperty("bucketBytes")), Long.parseLong(p.getProperty("pacingBytesPerSecond")),
+                Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"));
+    }
+}

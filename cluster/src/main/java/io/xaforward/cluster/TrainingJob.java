@@ -1,0 +1,143 @@
+package io.xaforward.cluster;
+
+import io.xaforward.cluster.ClusterRun;
+import io.xaforward.testbed.plan.IdentifierPlan;
+import io.xaforward.training.SyntheticCorpus;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one data-parallel training job across the emulated data centers of a topology: brings the testbed up,
+ * starts the gateways of the chosen mode and one worker JVM per host (each in its own network namespace), streams
+ * their progress into one {@link ProgressView}, checks that all ranks hold identical weights, and tears everything
+ * down on success, failure or Ctrl-C. The cluster part (testbed, gateways, worker processes, teardown) is
+ * {@link ClusterRun}.
+ */
+public final class TrainingJob {
+
+    private final TrainJobSpec spec;
+    private final PrintStream out;
+
+    public TrainingJob(TrainJobSpec spec, PrintStream out) {
+        this.spec = spec;
+        this.out = out;
+    }
+
+    /** Where rank 0 leaves the final weights (and optimizer state) of a finished job. */
+    public static Path finalCheckpoint(TrainJobSpec spec) {
+        return spec.workDir().resolve("final-rank0.ckpt");
+    }
+
+    public TrainResult run() throws Exception {
+        long start = System.nanoTime();
+        ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
+                spec.jobToken(), 0, spec.workDir());
+        try (ClusterRun cluster = new ClusterRun(clusterSpec, out)) {
+            return runUp(cluster, start);
+        }
+    }
+
+    private TrainResult runUp(ClusterRun cluster, long start) throws Exception {
+        IdentifierPlan plan = cluster.up();
+
+        if (!Files.exists(spec.data())) {
+            SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
+        }
+        Path specFile = spec.workDir().resolve("job.properties");
+        spec.write(specFile);
+
+        int world = plan.worldSize();
+        for (int r = 0; r < world; r++) {
+            List<String> jvm = List.of("-Xmx2g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=4",
+                    "-Dai.djl.pytorch.num_threads=" + spec.threadsPerWorker(), "-Dai.djl.offline=true");
+            cluster.startWorker(r, jvm, WorkerMain.class.getName(), List.of(specFile.toString(), Integer.toString(r)));
+        }
+        out.printf("xaf: %d workers started (preset %s, %d steps, global batch %d, %s all-reduce)%n", world,
+                spec.preset(), spec.steps(), spec.globalBatch(), spec.algorithm());
+
+        ProgressView view = new ProgressView(out, spec.steps());
+        Map<Long, Map<Integer, WorkerLine>> byStep = new TreeMap<>();
+        List<TrainResult.Step> steps = new ArrayList<>();
+        Map<Integer, WorkerLine> done = new HashMap<>();
+        long parameterCount = 0;
+        int exited = 0;
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(Math.max(5, spec.steps()));
+        while (exited < world) {
+            ClusterRun.Event e = cluster.poll(5, TimeUnit.SECONDS);
+            if (System.nanoTime() > deadline) throw new IllegalStateException("the job did not finish in time; worker logs in " + spec.workDir());
+            if (e == null) continue;
+            if (e.exitCode() != null) {
+                exited++;
+                if (e.exitCode() != 0 || !done.containsKey(e.rank())) {
+                    throw new IllegalStateException("worker rank " + e.rank() + " failed (exit " + e.exitCode() + "):\n"
+                            + cluster.logTail(e.rank(), 15));
+                }
+                continue;
+            }
+            if (e.line() == null) continue;
+            switch (e.line().kind()) {
+                case "start" -> parameterCount = e.line().integer("params");
+                case "step" -> {
+                    long s = e.line().integer("step");
+                    Map<Integer, WorkerLine> at = byStep.computeIfAbsent(s, k -> new HashMap<>());
+                    at.put(e.rank(), e.line());
+                    if (at.size() == world) {
+                        TrainResult.Step st = combine(s, at);
+                        steps.add(st);
+                        view.update(s, st.loss(), st.tokensPerSecond(), st.computeMs(), st.commMs(), st.stepMs());
+                        byStep.remove(s);
+                    }
+                }
+                case "done" -> done.put(e.rank(), e.line());
+                default -> { }
+            }
+        }
+        long checksum = Long.parseUnsignedLong(done.get(0).get("checksum"), 16);
+        for (var d : done.entrySet()) {
+            if (Long.parseUnsignedLong(d.getValue().get("checksum"), 16) != checksum) {
+                throw new IllegalStateException("final weights differ: rank 0 0x" + Long.toHexString(checksum) + ", rank "
+                        + d.getKey() + " 0x" + d.getValue().get("checksum"));
+            }
+        }
+        Map<String, Long> counters = cluster.gatewayCounters();
+        double wall = (System.nanoTime() - start) / 1e9;
+        return new TrainResult(spec, world, steps, wall, counters, checksum, parameterCount);
+    }
+
+    /** Combines the ranks' reports of one step; weights must agree whenever ranks report a checksum. */
+    private static TrainResult.Step combine(long step, Map<Integer, WorkerLine> at) {
+        String checksum = null;
+        double stepMs = 0, compute = 0, comm = 0, tps = 0;
+        for (var e : at.entrySet()) {
+            WorkerLine l = e.getValue();
+            String c = l.values().get("checksum");
+            if (c != null) {
+                if (checksum != null && !checksum.equals(c)) {
+                    throw new IllegalStateException("weights diverged at step " + step + ": ranks report checksums "
+                            + checksum + " and " + c + " (rank " + e.getKey() + ")");
+                }
+                checksum = c;
+            }
+            stepMs = Math.max(stepMs, l.number("ms"));
+            compute += l.number("compute_ms");
+            comm += l.number("comm_ms");
+            tps += l.number("tok_s");
+        }
+        WorkerLine any = at.values().iterator().next();
+        double val = any.values().containsKey("val") ? any.number("val") : Double.NaN;
+        // tokens/s is already global on every rank (global batch / step time): average, do not add up.
+        return new TrainResult.Step(step, any.number("loss"), val, stepMs, compute / at.size(), comm / at.size(), tps / at.size());
+    }
+
+    static String tail(Path file, int lines) {
+        return ClusterRun.tail(file, lines);
+    }
+}

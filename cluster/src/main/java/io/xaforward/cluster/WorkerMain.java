@@ -1,0 +1,103 @@
+package io.xaforward.cluster;
+
+import io.xaforward.cluster.RankNetwork;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.CollectiveConfig;
+import io.xaforward.collective.Collectives;
+import io.xaforward.testbed.Node;
+import io.xaforward.training.DataParallelTrainer;
+import io.xaforward.training.DjlRuntime;
+import io.xaforward.training.StepStats;
+import io.xaforward.training.TextDataset;
+import io.xaforward.training.TokenDataset;
+import io.xaforward.training.TrainerConfig;
+import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.TransportConfig;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * One rank of a distributed training job, run by {@link TrainingJob} as its own JVM inside the rank's host
+ * namespace: {@code WorkerMain JOB.properties RANK}. Trains with gradients all-reduced across data centers through
+ * the gateways, and reports progress as {@link WorkerLine}s on stdout.
+ */
+public final class WorkerMain {
+    private WorkerMain() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: WorkerMain JOB.properties RANK");
+            System.exit(2);
+        }
+        TrainJobSpec spec = TrainJobSpec.read(Path.of(args[0]));
+        int rank = Integer.parseInt(args[1]);
+        try {
+            run(spec, rank);
+        } catch (Throwable t) {
+            System.err.println("rank " + rank + ": " + t);
+            t.printStackTrace();
+            System.out.flush();
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    static void run(TrainJobSpec spec, int rank) throws Exception {
+        RankNetwork net = RankNetwork.of(spec.topology(), spec.prefix(), spec.jobId(), spec.jobToken(), rank, spec.gatewayMode());
+        int world = net.worldSize();
+        Node self = net.self();
+
+        DjlRuntime.load(Path.of(".cache", "djl"), spec.threadsPerWorker());
+        TokenDataset all = TextDataset.open(spec.data());
+        TokenDataset.Split split = all.split(0.05);
+
+        TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
+        if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
+
+        Algorithm algorithm = switch (spec.algorithm()) {
+            case "ring" -> Algorithm.RING;
+            case "ps" -> Algorithm.PARAMETER_SERVER;
+            default -> Algorithm.HIERARCHICAL;
+        };
+        TrainerConfig config = TrainerConfig.builder(spec.preset())
+                .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
+                .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
+                .evalEvery(spec.evalEvery()).threads(spec.threadsPerWorker())
+                .build();
+
+        try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort()).start();
+             Collectives collectives = new Collectives(net.group(), transport,
+                     CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
+                             .withOperationTimeout(Duration.ofSeconds(120)));
+             DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), rank, world,
+                     collectives::allReduceMean)) {
+            System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
+                    "form", self.form().configName(), "dc", self.datacenter()));
+            trainer.train(stats -> report(stats, trainer, spec));
+            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
+            System.out.println(WorkerLine.format("done", "rank", rank, "checksum", Long.toHexString(trainer.weightChecksum()),
+                    "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
+            System.out.flush();
+            collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
+            // ... and a peer whose last acknowledgement was lost retransmits: stay to answer it.
+            transport.linger(java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(5));
+        }
+    }
+
+    private static void report(StepStats s, DataParallelTrainer trainer, TrainJobSpec spec) {
+        long step = s.step() + 1;
+        boolean checksum = spec.checksumEvery() > 0 && (step % spec.checksumEvery() == 0 || step == spec.steps());
+        StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
+                "loss", String.format(Locale.ROOT, "%.6f", s.loss()),
+                "ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.communicationMillis() + s.optimizerMillis()),
+                "compute_ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.optimizerMillis()),
+                "comm_ms", String.format(Locale.ROOT, "%.2f", s.communicationMillis()),
+                "tok_s", String.format(Locale.ROOT, "%.1f", s.tokensPerSecond())));
+        if (s.hasValidationLoss()) line.append(" val=").append(String.format(Locale.ROOT, "%.6f", s.validationLoss()));
+        if (checksum) line.append(" checksum=").append(Long.toHexString(trainer.weightChecksum()));
+        System.out.println(line);
+        System.out.flush();
+    }
+}

@@ -1,0 +1,43 @@
+package io.xaforward.gateway;
+
+import io.xaforward.protocol.NetworkForm;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What {@code xaf gateway --config FILE} runs: the interfaces the gateway attaches to (each speaking one network
+ * form) and the routes keyed by network index identifier. Parsed and validated by {@link GatewayConfigParser};
+ * docs/GATEWAY.md documents the file.
+ */
+public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics, boolean reload,
+                            List<PortConfig> ports, List<RouteConfig> routes) {
+
+    public enum AttachMode {
+        /** Native (driver) XDP only; fail if the interface cannot do it. */
+        NATIVE,
+        /** Native, and generic as an explicit, logged fallback. */
+        NATIVE_OR_GENERIC
+    }
+
+    public record MetricsEndpoint(String host, int port) {}
+
+    /** One attached interface; {@code slot} is its bit in a route's ingress mask and its devmap key. */
+    public record PortConfig(String iface, NetworkForm form, int slot) {}
+
+    public enum Action { FORWARD, LOCAL }
+
+    /**
+     * One route. For {@code FORWARD}, {@code egress} names a port; MACs and addresses describe the next hop on the
+     * egress network. {@code srcMac} empty means the egress interface's own MAC. {@code ingress} empty means any port.
+     */
+    public record RouteConfig(int networkId, int jobId, int jobToken, Action action, Optional<String> egress,
+                              Optional<NetworkForm> form, List<String> ingress,
+                              Optional<byte[]> srcMac, Optional<byte[]> dstMac,
+                              Optional<byte[]> srcIp, Optional<byte[]> dstIp,
+                              int srcPort, int dstPort, int srcId, int dropOneIn) {}
+
+    public Optional<PortConfig> port(String iface) {
+        return ports.stream().filter(p -> p.iface().equals(iface)).findFirst();
+    }
+}

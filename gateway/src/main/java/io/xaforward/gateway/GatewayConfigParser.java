@@ -1,0 +1,290 @@
+package io.xaforward.gateway;
+
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.XafHeader;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads a gateway YAML file into a {@link GatewayConfig}. Every error names the file and the offending entry, so
+ * that a bad config fails before anything is attached.
+ */
+public final class GatewayConfigParser {
+    private final String source;
+
+    private GatewayConfigParser(String source) {
+        this.source = source;
+    }
+
+    public static GatewayConfig parse(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException(file + ": file not found");
+        } catch (IOException e) {
+            throw new ConfigException(file + ": cannot read: " + e.getMessage());
+        }
+        return parse(text, file.toString());
+    }
+
+    public static GatewayConfig parse(String yaml, String source) {
+        return new GatewayConfigParser(source).parseText(yaml);
+    }
+
+    private GatewayConfig parseText(String yaml) {
+        Object root;
+        try {
+            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+        } catch (RuntimeException e) {
+            throw fail("not valid YAML: " + e.getMessage());
+        }
+        if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");
+        checkKeys(top, "top level", Set.of("attach", "metrics", "reload", "ports", "routes"));
+
+        GatewayConfig.AttachMode attach = switch (str(top, "attach", "native", "top level")) {
+            case "native" -> GatewayConfig.AttachMode.NATIVE;
+            case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
+            default -> throw fail("attach: expected native or native-or-generic");
+        };
+        // YAML reads a bare `off` or `no` as boolean false.
+        Optional<GatewayConfig.MetricsEndpoint> metrics = Boolean.FALSE.equals(top.get("metrics")) ? Optional.empty()
+                : parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
+        boolean reload = bool(top, "reload", true, "top level");
+
+        List<GatewayConfig.PortConfig> ports = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        List<?> portList = list(top, "ports", "top level");
+        if (portList.isEmpty()) throw fail("ports: at least one interface is needed");
+        for (int i = 0; i < portList.size(); i++) {
+            String where = "ports[" + i + "]";
+            Map<?, ?> p = map(portList.get(i), where);
+            checkKeys(p, where, Set.of("interface", "form", "slot"));
+            String iface = required(p, "interface", where);
+            if (!names.add(iface)) throw fail(where + ": interface '" + iface + "' listed twice");
+            int slot = (int) num(p, "slot", i, where);
+            if (slot < 0 || slot >= 64) throw fail(where + ": slot must be 0..63");
+            if (ports.stream().anyMatch(q -> q.slot() == slot)) throw fail(where + ": slot " + slot + " used twice");
+            ports.add(new GatewayConfig.PortConfig(iface, form(required(p, "form", where), where), slot));
+        }
+
+        List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
+        Set<Integer> ids = new HashSet<>();
+        List<?> routeList = top.containsKey("routes") ? list(top, "routes", "top level") : List.of();
+        for (int i = 0; i < routeList.size(); i++) {
+            String where = "routes[" + i + "]";
+            GatewayConfig.RouteConfig r = parseRoute(map(routeList.get(i), where), where, ports);
+            if (!ids.add(r.networkId())) {
+                throw fail(where + ": identifier " + hex(r.networkId()) + " has more than one route");
+            }
+            routes.add(r);
+        }
+        return new GatewayConfig(attach, metrics, reload, List.copyOf(ports), List.copyOf(routes));
+    }
+
+    private GatewayConfig.RouteConfig parseRoute(Map<?, ?> r, String entry, List<GatewayConfig.PortConfig> ports) {
+        int id = (int) unsigned32(r, "id", null, entry);
+        String where = entry + " (id " + hex(id) + ")";
+        checkKeys(r, where, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
+                "src-ip", "dst-ip", "src-port", "dst-port", "src-id", "drop-one-in"));
+        int job = (int) unsigned32(r, "job", null, where);
+        int token = (int) unsigned32(r, "token", null, where);
+        GatewayConfig.Action action = switch (str(r, "action", "forward", where)) {
+            case "forward" -> GatewayConfig.Action.FORWARD;
+            case "local" -> GatewayConfig.Action.LOCAL;
+            default -> throw fail(where + ": action must be forward or local");
+        };
+        List<String> ingress = new ArrayList<>();
+        if (r.containsKey("ingress")) {
+            for (Object o : list(r, "ingress", where)) {
+                String name = String.valueOf(o);
+                if (ports.stream().noneMatch(p -> p.iface().equals(name))) {
+                    throw fail(where + ": ingress '" + name + "' is not one of the ports");
+                }
+                ingress.add(name);
+            }
+        }
+        Optional<String> egress = Optional.ofNullable(r.get("egress")).map(String::valueOf);
+        Optional<NetworkForm> form = Optional.empty();
+        Optional<byte[]> srcMac = Optional.empty(), dstMac = Optional.empty(), srcIp = Optional.empty(), dstIp = Optional.empty();
+        if (action == GatewayConfig.Action.FORWARD) {
+            String eg = egress.orElseThrow(() -> fail(where + ": a forward route needs 'egress' (a port interface)"));
+            GatewayConfig.PortConfig port = ports.stream().filter(p -> p.iface().equals(eg)).findFirst()
+                    .orElseThrow(() -> fail(where + ": egress '" + eg + "' is not one of the ports"));
+            NetworkForm f = r.containsKey("form") ? form(str(r, "form", null, where), where) : port.form();
+            form = Optional.of(f);
+            dstMac = Optional.of(mac(required(r, "dst-mac", where), where + ": dst-mac"));
+            if (r.containsKey("src-mac")) srcMac = Optional.of(mac(str(r, "src-mac", null, where), where + ": src-mac"));
+            if (f == NetworkForm.IPV4 || f == NetworkForm.IPV6) {
+                srcIp = Optional.of(ip(required(r, "src-ip", where), f, where + ": src-ip"));
+                dstIp = Optional.of(ip(required(r, "dst-ip", where), f, where + ": dst-ip"));
+            }
+        }
+        int srcPort = port(r, "src-port", where);
+        int dstPort = port(r, "dst-port", where);
+        int srcId = (int) unsigned32(r, "src-id", 0L, where);
+        long dropOneIn = num(r, "drop-one-in", 0, where);
+        if (dropOneIn < 0) throw fail(where + ": drop-one-in must be >= 0");
+        return new GatewayConfig.RouteConfig(id, job, token, action, egress, form, List.copyOf(ingress),
+                srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, srcId, (int) dropOneIn);
+    }
+
+
+    private Optional<GatewayConfig.MetricsEndpoint> parseMetrics(String v) {
+        if (v.equals("off") || v.equals("none")) return Optional.empty();
+        int colon = v.lastIndexOf(':');
+        if (colon <= 0) throw fail("metrics: expected HOST:PORT or off, got '" + v + "'");
+        try {
+            int port = Integer.parseInt(v.substring(colon + 1));
+            if (port < 0 || port > 65535) throw new NumberFormatException();
+            String host = v.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
+            return Optional.of(new GatewayConfig.MetricsEndpoint(host, port));
+        } catch (NumberFormatException e) {
+            throw fail("metrics: bad port in '" + v + "'");
+        }
+    }
+
+    private NetworkForm form(String name, String where) {
+        try {
+            return NetworkForm.fromName(name);
+        } catch (IllegalArgumentException e) {
+            throw fail(where + ": form '" + name + "' is not one of ipv4, ipv6, id");
+        }
+    }
+
+    private int port(Map<?, ?> m, String key, String where) {
+        long v = num(m, key, XafHeader.UDP_PORT, where);
+        if (v < 1 || v > 65535) throw fail(where + ": " + key + " must be 1..65535");
+        return (int) v;
+    }
+
+    static byte[] parseMac(String s) {
+        String[] parts = s.split(":");
+        if (parts.length != 6) throw new IllegalArgumentException("'" + s + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
+        byte[] b = new byte[6];
+        for (int i = 0; i < 6; i++) {
+            if (parts[i].length() != 2) throw new IllegalArgumentException("'" + s + "' is not a MAC address");
+            b[i] = (byte) Integer.parseInt(parts[i], 16);
+        }
+        return b;
+    }
+
+    private byte[] mac(String s, String where) {
+        try {
+            return parseMac(s);
+        } catch (IllegalArgumentException e) {
+            throw fail(where + ": " + e.getMessage());
+        }
+    }
+
+    private byte[] ip(String s, NetworkForm f, String where) {
+        boolean v6 = s.contains(":");
+        if ((f == NetworkForm.IPV6) != v6) throw fail(where + ": '" + s + "' is not an " + f.name() + " address");
+        try {
+            InetAddress a = InetAddress.ofLiteral(s);
+            if (f == NetworkForm.IPV4 && !(a instanceof Inet4Address)) throw fail(where + ": '" + s + "' is not IPv4");
+            if (f == NetworkForm.IPV6 && !(a instanceof Inet6Address)) throw fail(where + ": '" + s + "' is not IPv6");
+            return a.getAddress();
+        } catch (IllegalArgumentException e) {
+            throw fail(where + ": '" + s + "' is not an IP address");
+        }
+    }
+
+    private long unsigned32(Map<?, ?> m, String key, Long dflt, String where) {
+        Object v = m.get(key);
+        if (v == null) {
+            if (dflt == null) throw fail(where + ": '" + key + "' is required");
+            return dflt;
+        }
+        long n = toLong(v, where + ": " + key);
+        if (n < 0 || n > 0xFFFF_FFFFL) throw fail(where + ": " + key + " must fit in 32 bits unsigned");
+        return n;
+    }
+
+    private long num(Map<?, ?> m, String key, long dflt, String where) {
+        Object v = m.get(key);
+        return v == null ? dflt : toLong(v, where + ": " + key);
+    }
+
+    private long toLong(Object v, String what) {
+        if (v instanceof Number n) return n.longValue();
+        String s = String.valueOf(v).trim().replace("_", "");
+        try {
+            return s.startsWith("0x") || s.startsWith("0X") ? Long.parseLong(s.substring(2), 16) : Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw fail(what + ": '" + v + "' is not a number");
+        }
+    }
+
+    private String str(Map<?, ?> m, String key, String dflt, String where) {
+        Object v = m.get(key);
+        if (v == null) {
+            if (dflt == null) throw fail(where + ": '" + key + "' is required");
+            return dflt;
+        }
+        return String.valueOf(v);
+    }
+
+    private boolean bool(Map<?, ?> m, String key, boolean dflt, String where) {
+        Object v = m.get(key);
+        if (v == null) return dflt;
+        if (v instanceof Boolean b) return b;
+        throw fail(where + ": " + key + " must be true or false");
+    }
+
+    private String required(Map<?, ?> m, String key, String where) {
+        return str(m, key, null, where);
+    }
+
+    private List<?> list(Map<?, ?> m, String key, String where) {
+        Object v = m.get(key);
+        if (v == null) throw fail(where + ": '" + key + "' is required");
+        if (!(v instanceof List<?> l)) throw fail(where + ": '" + key + "' must be a list");
+        return l;
+    }
+
+    private Map<?, ?> map(Object o, String where) {
+        if (!(o instanceof Map<?, ?> m)) throw fail(where + ": expected a mapping");
+        return m;
+    }
+
+    private void checkKeys(Map<?, ?> m, String where, Set<String> allowed) {
+        for (Object k : m.keySet()) {
+            if (!allowed.contains(String.valueOf(k))) {
+                throw fail(where + ": unknown key '" + k + "' (allowed: " + String.join(", ", allowed.stream().sorted().toList()) + ")");
+            }
+        }
+    }
+
+    private ConfigException fail(String msg) {
+        return new ConfigException(source + ": " + msg);
+    }
+
+    static String hex(int id) {
+        return String.format("0x%08x", id);
+    }
+
+    /** A gateway config that cannot be used; the message names the file and the entry. */
+    public static final class ConfigException extends RuntimeException {
+        public ConfigException(String message) {
+            super(message);
+        }
+    }
+}

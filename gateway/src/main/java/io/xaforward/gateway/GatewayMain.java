@@ -1,0 +1,43 @@
+package io.xaforward.gateway;
+
+import java.nio.file.Path;
+
+/**
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}. Prints {@code xaf gateway: ready}
+ * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
+ */
+public final class GatewayMain {
+    public static final String READY = "xaf gateway: ready";
+
+    private GatewayMain() {}
+
+    public static void main(String[] args) {
+        if (args.length != 2 || !args[0].equals("--config")) {
+            System.err.println("usage: GatewayMain --config FILE");
+            System.exit(2);
+        }
+        System.exit(run(Path.of(args[1])));
+    }
+
+    /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */
+    public static int run(Path config) {
+        GatewayService service;
+        try {
+            service = GatewayService.start(config, System.out);
+        } catch (RuntimeException e) {
+            System.err.println("xaf gateway: " + e.getMessage());
+            return 1;
+        }
+        // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
+        Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        System.out.println(READY);
+        System.out.flush();
+        try {
+            service.awaitStop();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,246 @@
+package io.xaforward.gateway;
+
+import io.xaforward.dataplane.Counter;
+import io.xaforward.dataplane.CounterSnapshot;
+import io.xaforward.dataplane.Route;
+import io.xaforward.dataplane.XafDataplane;
+import io.xaforward.dataplane.sys.Syscalls;
+import io.xaforward.protocol.NetworkForm;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A running XAForward gateway: the XDP program attached to every configured interface, routes programmed from
+ * the config file, counters served to Prometheus, and the file watched for route changes.
+ *
+ * <p>Start-up checks everything that can be checked before touching the kernel (config, interfaces, privileges),
+ * so a bad config leaves nothing attached. {@link #close()} detaches from every interface it attached to.
+ */
+public final class GatewayService implements AutoCloseable {
+    private static final long RELOAD_POLL_MS = 500;
+
+    private final Path configFile;
+    private final PrintStream log;
+    private final XafDataplane dataplane;
+    private final Map<String, Integer> ifindexes = new HashMap<>();
+    private final Map<String, byte[]> macs = new HashMap<>();
+    private final MetricsServer metrics;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final Thread watcher;
+    private volatile GatewayConfig config;
+    private volatile boolean closing;
+    private int reloads;
+
+    private GatewayService(Path configFile, GatewayConfig config, PrintStream log) {
+        this.configFile = configFile;
+        this.config = config;
+        this.log = log;
+        for (GatewayConfig.PortConfig p : config.ports()) {
+            ifindexes.put(p.iface(), resolveIfindex(p.iface()));
+            macs.put(p.iface(), readMac(p.iface()));
+        }
+        XafDataplane dp = XafDataplane.load();
+        try {
+            for (GatewayConfig.PortConfig p : config.ports()) {
+                int ifindex = ifindexes.get(p.iface());
+                dp.setPort(ifindex, p.slot(), p.form().code());
+                dp.setTxPort(p.slot(), ifindex);
+            }
+            for (GatewayConfig.RouteConfig r : config.routes()) {
+                dp.putRoute(r.networkId(), toRoute(config, r));
+            }
+            for (GatewayConfig.PortConfig p : config.ports()) {
+                var a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
+                log.printf("xaf gateway: attached to %s (ifindex %d, %s, %s mode)%n", p.iface(), a.ifindex(),
+                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT));
+            }
+        } catch (RuntimeException e) {
+            dp.close(); // detaches whatever was attached before the failure
+            throw e;
+        }
+        this.dataplane = dp;
+        MetricsServer m = null;
+        if (config.metrics().isPresent()) {
+            GatewayConfig.MetricsEndpoint ep = config.metrics().get();
+            try {
+                m = new MetricsServer(ep.host(), ep.port(), this::prometheusText);
+                log.printf("xaf gateway: metrics on http://%s:%d/metrics%n", ep.host().contains(":") ? "[" + ep.host() + "]" : ep.host(), m.port());
+            } catch (RuntimeException e) {
+                dp.close();
+                throw e;
+            }
+        }
+        this.metrics = m;
+        this.watcher = config.reload() ? Thread.ofPlatform().daemon(true).name("xaf-gateway-reload").start(this::watchConfig) : null;
+    }
+
+    /** Validates {@code configFile}, attaches and programs the gateway. Throws with a clear message on any problem. */
+    public static GatewayService start(Path configFile, PrintStream log) {
+        GatewayConfig config = GatewayConfigParser.parse(configFile);
+        return new GatewayService(configFile, config, log);
+    }
+
+    public GatewayConfig config() { return config; }
+
+    public int reloadCount() {
+        synchronized (this) { return reloads; }
+    }
+
+    public synchronized CounterSnapshot counters() {
+        return dataplane.counters();
+    }
+
+    /** The ifindex of a port, as resolved at start-up. */
+    public int ifindex(String iface) {
+        return ifindexes.get(iface);
+    }
+
+    public int metricsPort() {
+        return metrics == null ? -1 : metrics.port();
+    }
+
+    private static int resolveIfindex(String iface) {
+        try {
+            return Syscalls.ifNameToIndex(iface);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("interface '" + iface + "' does not exist in this network namespace"
+                    + " (run the gateway in the namespace that has it, e.g. ip netns exec NS xaf gateway ...)");
+        }
+    }
+
+    private static byte[] readMac(String iface) {
+        // /sys/class/net shows the namespace of the mount: check it is ours (ip netns exec remounts /sys; nsenter does not).
+        Path dir = Path.of("/sys/class/net", iface);
+        try {
+            int sysIndex = Integer.parseInt(Files.readString(dir.resolve("ifindex")).trim());
+            if (sysIndex != Syscalls.ifNameToIndex(iface)) {
+                throw new IllegalStateException("/sys/class/net shows another network namespace than this process's;"
+                        + " start the gateway with 'ip netns exec NS ...' so that /sys is remounted");
+            }
+            return GatewayConfigParser.parseMac(Files.readString(dir.resolve("address")).trim());
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read the MAC address of '" + iface + "' from " + dir
+                    + " (/sys shows another network namespace? use ip netns exec): " + e.getMessage());
+        }
+    }
+
+    private Route toRoute(GatewayConfig c, GatewayConfig.RouteConfig r) {
+        long ingressMask = 0;
+        for (String in : r.ingress()) ingressMask |= 1L << c.port(in).orElseThrow().slot();
+        if (r.action() == GatewayConfig.Action.LOCAL) {
+            return Route.local(ingressMask, r.jobId(), r.jobToken()).withDropOneIn(r.dropOneIn());
+        }
+        String egress = r.egress().orElseThrow();
+        GatewayConfig.PortConfig port = c.port(egress).orElseThrow();
+        NetworkForm form = r.form().orElse(port.form());
+        byte[] srcMac = r.srcMac().orElseGet(() -> macs.get(egress));
+        return Route.forward(port.slot(), form.code(), ingressMask, r.jobId(), r.jobToken(), r.srcId(), srcMac,
+                r.dstMac().orElseThrow(), r.srcIp().orElse(null), r.dstIp().orElse(null), r.srcPort(), r.dstPort())
+                .withDropOneIn(r.dropOneIn());
+    }
+
+    private void watchConfig() {
+        FileTime last = mtime();
+        while (!closing) {
+            try {
+                Thread.sleep(RELOAD_POLL_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            FileTime now = mtime();
+            if (now == null || now.equals(last)) continue;
+            last = now;
+            try {
+                reload();
+            } catch (RuntimeException e) {
+                log.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+            }
+        }
+    }
+
+    private FileTime mtime() {
+        try {
+            return Files.getLastModifiedTime(configFile);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Re-reads the config file and applies route changes: new and changed routes are written first (each an atomic
+     * map update), removed routes deleted last, so traffic of unchanged routes never sees a gap.
+     */
+    public synchronized void reload() {
+        GatewayConfig next = GatewayConfigParser.parse(configFile);
+        if (!next.ports().equals(config.ports())) {
+            throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
+        }
+        Map<Integer, Route> wanted = new LinkedHashMap<>();
+        for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
+        Set<Integer> old = new HashSet<>();
+        for (GatewayConfig.RouteConfig r : config.routes()) old.add(r.networkId());
+        int added = 0, changed = 0, removed = 0;
+        for (Map.Entry<Integer, Route> e : wanted.entrySet()) {
+            Route current = dataplane.route(e.getKey());
+            if (e.getValue().equals(current)) continue;
+            dataplane.putRoute(e.getKey(), e.getValue());
+            if (current == null) added++; else changed++;
+        }
+        for (int id : old) {
+            if (!wanted.containsKey(id) && dataplane.deleteRoute(id)) removed++;
+        }
+        config = next;
+        reloads++;
+        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", configFile, added, changed, removed);
+    }
+
+    /** Counters in the Prometheus text format. */
+    public String prometheusText() {
+        CounterSnapshot s = counters();
+        StringBuilder b = new StringBuilder(2048);
+        b.append("# HELP xaf_packets_total Frames seen by the XAForward XDP program, by outcome.\n");
+        b.append("# TYPE xaf_packets_total counter\n");
+        for (Counter c : Counter.values()) {
+            b.append("xaf_packets_total{counter=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.packets(c)).append('\n');
+        }
+        b.append("# HELP xaf_bytes_total Bytes of the frames seen by the XAForward XDP program, by outcome.\n");
+        b.append("# TYPE xaf_bytes_total counter\n");
+        for (Counter c : Counter.values()) {
+            b.append("xaf_bytes_total{counter=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
+        }
+        b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
+        b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
+                .append("xaf_config_reloads_total ").append(reloadCount()).append('\n');
+        return b.toString();
+    }
+
+    /** Blocks until {@link #close()} is called (from a shutdown hook, on SIGTERM or SIGINT). */
+    public void awaitStop() throws InterruptedException {
+        stopped.await();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closing) return;
+        closing = true;
+        try {
+            if (watcher != null) watcher.interrupt();
+            if (metrics != null) metrics.close();
+            dataplane.close();
+            log.println("xaf gateway: detached from " + String.join(", ", ifindexes.keySet()));
+        } finally {
+            stopped.countDown();
+        }
+    }
+}

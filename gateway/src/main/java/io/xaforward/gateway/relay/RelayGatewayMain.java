@@ -1,0 +1,318 @@
+package io.xaforward.gateway.relay;
+
+import io.xaforward.gateway.GatewayConfig;
+import io.xaforward.gateway.GatewayConfigParser;
+import io.xaforward.dataplane.sys.PacketSocket;
+import io.xaforward.protocol.EthernetHeader;
+import io.xaforward.protocol.FrameParser;
+import io.xaforward.protocol.FrameWriter;
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.OuterAddressing;
+import io.xaforward.protocol.ParsedFrame;
+import io.xaforward.protocol.XafHeader;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.DatagramChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The "traditional routing device" baseline: a user-space gateway that takes every XAF packet out of the kernel
+ * through a socket (UDP 9450 on IP ports, AF_PACKET with EtherType 0x0812 on identifier ports), parses and checks
+ * it (magic, lengths, route by network index identifier, job token, ingress port, hop limit), copies it into a new
+ * buffer with freshly built outer headers for the egress form, and hands it back to the kernel. It reads the same
+ * gateway config file as the XDP gateway and translates between all forms the same way.
+ *
+ * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}. Prints {@value #READY_LINE} once
+ * every socket is bound, and its counters when its standard input ends. One thread per port; buffers and flyweights are per thread and
+ * allocated once.
+ */
+public final class RelayGatewayMain {
+    static final String READY_LINE = "xaf relay: ready";
+
+    /** Counter indexes. */
+    static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
+            DROP_INGRESS = 5, DROP_SEND = 6, NON_XAF = 7;
+    static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
+            "drop_bad_token", "drop_ingress", "drop_send", "non_xaf"};
+
+    private static final int BUFFER = 65536;
+
+    /** One gateway port: its socket and its addresses. */
+    static final class Port {
+        final GatewayConfig.PortConfig config;
+        final byte[] mac;
+        final InetAddress ip;
+        final DatagramChannel udp;
+        final PacketSocket packet;
+
+        Port(GatewayConfig.PortConfig config) throws IOException {
+            this.config = config;
+            // /sys/class/net is this namespace's view under `ip netns exec`; Java's NetworkInterface skips address-less links
+            Path sys = Path.of("/sys/class/net", config.iface(), "address");
+            if (!Files.exists(sys)) throw new IllegalArgumentException("interface " + config.iface() + " does not exist in this namespace");
+            mac = HexFormat.ofDelimiter(":").parseHex(Files.readString(sys).strip());
+            if (config.form() == NetworkForm.ID) {
+                ip = null;
+                udp = null;
+                packet = new PacketSocket(config.iface(), EthernetHeader.ETHER_TYPE_XAF_ID);
+            } else {
+                NetworkInterface nif = NetworkInterface.getByName(config.iface());
+                if (nif == null) throw new IllegalArgumentException("interface " + config.iface() + " has no IP address");
+                ip = address(nif, config.form());
+                udp = DatagramChannel.open(config.form() == NetworkForm.IPV4 ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
+                udp.setOption(StandardSocketOptions.SO_RCVBUF, 8 << 20);
+                udp.setOption(StandardSocketOptions.SO_SNDBUF, 8 << 20);
+                udp.bind(new InetSocketAddress(ip, XafHeader.UDP_PORT));
+                packet = null;
+            }
+        }
+
+        private static InetAddress address(NetworkInterface nif, NetworkForm form) throws SocketException {
+            for (InetAddress a : Collections.list(nif.getInetAddresses())) {
+                if (form == NetworkForm.IPV4 && a instanceof Inet4Address) return a;
+                if (form == NetworkForm.IPV6 && a instanceof Inet6Address && !a.isLinkLocalAddress()) return a;
+            }
+            throw new IllegalArgumentException("interface " + nif.getName() + " has no " + form + " address");
+        }
+
+        void close() {
+            try {
+                if (udp != null) udp.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+            if (packet != null) packet.close();
+        }
+    }
+
+    /** One route, resolved to a port and preallocated outer addressing. */
+    record RelayRoute(int networkId, Port egress, long ingressMask, int jobId, int jobToken,
+                      InetSocketAddress udpDestination, OuterAddressing idAddressing) {}
+
+    private final List<Port> ports = new ArrayList<>();
+    private final IntRouteTable routes = new IntRouteTable();
+    private final AtomicLongArray counters = new AtomicLongArray(COUNTER_NAMES.length);
+    private volatile boolean running = true;
+
+    RelayGatewayMain(GatewayConfig config) throws IOException {
+        try {
+            for (GatewayConfig.PortConfig p : config.ports()) ports.add(new Port(p));
+            for (GatewayConfig.RouteConfig r : config.routes()) {
+                if (r.action() != GatewayConfig.Action.FORWARD) continue;
+                Port egress = port(r.egress().orElseThrow());
+                long mask = 0;
+                for (String in : r.ingress()) mask |= 1L << port(in).config.slot();
+                InetSocketAddress dst = null;
+                OuterAddressing id = null;
+                if (egress.config.form() == NetworkForm.ID) {
+                    id = new OuterAddressing().srcMac(r.srcMac().orElse(egress.mac)).dstMac(r.dstMac().orElseThrow())
+                            .srcId(r.srcId()).dstId(r.networkId());
+                } else {
+                    dst = new InetSocketAddress(InetAddress.getByAddress(r.dstIp().orElseThrow()), r.dstPort());
+                }
+                routes.put(r.networkId(), new RelayRoute(r.networkId(), egress, mask, r.jobId(), r.jobToken(), dst, id));
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private Port port(String iface) {
+        for (Port p : ports) if (p.config.iface().equals(iface)) return p;
+        throw new IllegalArgumentException("route names interface " + iface + ", which is not a port");
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2 || !args[0].equals("--config")) {
+            System.err.println("usage: RelayGatewayMain --config FILE");
+            System.exit(2);
+        }
+        GatewayConfig config = GatewayConfigParser.parse(Path.of(args[1]));
+        RelayGatewayMain relay = new RelayGatewayMain(config);
+        List<Thread> workers = relay.startWorkers();
+        System.out.println(READY_LINE);
+        System.out.flush();
+        // Runs until its standard input ends (the runner closes it) or it is killed; "counters" prints the counters.
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; )
+            if (line.strip().equals("counters")) System.out.println("xaf relay: counters " + relay.counterText());
+        relay.running = false;
+        System.out.println("xaf relay: counters " + relay.counterText());
+        System.out.flush();
+        relay.close();
+        for (Thread t : workers) t.join(500);
+        System.exit(0);
+    }
+
+    List<Thread> startWorkers() {
+        List<Thread> threads = new ArrayList<>();
+        for (Port p : ports) {
+            Runnable loop = p.udp != null ? () -> udpLoop(p) : () -> packetLoop(p);
+            threads.add(Thread.ofPlatform().daemon(true).name("relay-" + p.config.iface()).start(loop));
+        }
+        return threads;
+    }
+
+    String counterText() {
+        StringBuilder s = new StringBuilder();
+        for (int i = 0; i < COUNTER_NAMES.length; i++) s.append(i == 0 ? "" : " ").append(COUNTER_NAMES[i]).append('=').append(counters.get(i));
+        return s.toString();
+    }
+
+    /** Per-thread working set: allocated once per worker. */
+    private static final class Work {
+        final ByteBuffer in = ByteBuffer.allocateDirect(BUFFER);
+        final MemorySegment inSeg = MemorySegment.ofBuffer(in);
+        final ByteBuffer out = ByteBuffer.allocateDirect(BUFFER);
+        final MemorySegment outSeg = MemorySegment.ofBuffer(out);
+        final XafHeader xaf = new XafHeader();
+        final FrameParser parser = new FrameParser();
+        final FrameWriter writer = new FrameWriter();
+        final long[] local = new long[COUNTER_NAMES.length];
+    }
+
+    private void udpLoop(Port p) {
+        Work w = new Work();
+        try {
+            while (running) {
+                w.in.clear();
+                if (p.udp.receive(w.in) == null) continue;
+                int n = w.in.position();
+                if (FrameParser.validateXaf(w.inSeg, 0, n) != null) {
+                    counters.incrementAndGet(DROP_MALFORMED);
+                    continue;
+                }
+                forward(w, p, 0, n);
+            }
+        } catch (ClosedChannelException e) {
+            // shutting down
+        } catch (IOException e) {
+            if (running) System.err.println("xaf relay: " + p.config.iface() + ": " + e);
+        }
+    }
+
+    private void packetLoop(Port p) {
+        Work w = new Work();
+        while (running) {
+            int n;
+            try {
+                n = p.packet.receive(w.inSeg, 100);
+            } catch (RuntimeException e) {
+                if (running) System.err.println("xaf relay: " + p.config.iface() + ": " + e.getMessage());
+                return;
+            }
+            if (n < 0) continue;
+            // AF_PACKET also shows this socket's own outgoing frames: those carry our MAC as source.
+            if (MemorySegment.mismatch(w.inSeg, 6, 12, MemorySegment.ofArray(p.mac), 0, 6) == -1) continue;
+            ParsedFrame f = w.parser.parse(w.inSeg, n);
+            if (!f.isXaf()) {
+                counters.incrementAndGet(f.kind() == ParsedFrame.Kind.MALFORMED ? DROP_MALFORMED : NON_XAF);
+                continue;
+            }
+            forward(w, p, f.xafOffset(), XafHeader.LENGTH + f.payloadLength());
+        }
+    }
+
+    /** Routes, checks and re-sends the XAF packet at {@code offset} of the worker's input buffer. */
+    private void forward(Work w, Port ingress, long offset, int xafBytes) {
+        w.xaf.wrap(w.inSeg, offset);
+        RelayRoute r = routes.get(w.xaf.networkId());
+        if (r == null) {
+            counters.incrementAndGet(DROP_NO_ROUTE);
+            return;
+        }
+        if (w.xaf.jobId() != r.jobId() || w.xaf.jobToken() != r.jobToken()) {
+            counters.incrementAndGet(DROP_BAD_TOKEN);
+            return;
+        }
+        if (r.ingressMask() != 0 && (r.ingressMask() & (1L << ingress.config.slot())) == 0) {
+            counters.incrementAndGet(DROP_INGRESS);
+            return;
+        }
+        int hop = w.xaf.hopLimit();
+        if (hop <= 1) {
+            counters.incrementAndGet(DROP_HOP_LIMIT);
+            return;
+        }
+        Port egress = r.egress();
+        try {
+            if (egress.udp != null) {
+                MemorySegment.copy(w.inSeg, offset, w.outSeg, 0, xafBytes);
+                w.xaf.wrap(w.outSeg, 0).hopLimit(hop - 1);
+                w.out.clear().limit(xafBytes);
+                egress.udp.send(w.out, r.udpDestination());
+            } else {
+                int at = NetworkForm.ID.outerHeaderLength();
+                MemorySegment.copy(w.inSeg, offset, w.outSeg, at, xafBytes);
+                w.xaf.wrap(w.outSeg, at).hopLimit(hop - 1);
+                int len = w.writer.encapsulate(w.outSeg, NetworkForm.ID, r.idAddressing());
+                egress.packet.send(w.outSeg, len);
+            }
+            counters.incrementAndGet(FORWARDED);
+        } catch (IOException | RuntimeException e) {
+            counters.incrementAndGet(DROP_SEND);
+        }
+    }
+
+    void close() {
+        running = false;
+        for (Port p : ports) p.close();
+    }
+
+    /** Open-addressing map from a network index identifier to its route: lookups allocate nothing. */
+    static final class IntRouteTable {
+        private int[] keys = new int[64];
+        private RelayRoute[] values = new RelayRoute[64];
+        private int size;
+
+        void put(int key, RelayRoute value) {
+            if ((size + 1) * 2 > keys.length) grow();
+            int i = slot(key, keys.length);
+            while (values[i] != null && keys[i] != key) i = (i + 1) & (keys.length - 1);
+            if (values[i] == null) size++;
+            keys[i] = key;
+            values[i] = value;
+        }
+
+        RelayRoute get(int key) {
+            int mask = keys.length - 1;
+            for (int i = slot(key, keys.length); values[i] != null; i = (i + 1) & mask)
+                if (keys[i] == key) return values[i];
+            return null;
+        }
+
+        private static int slot(int key, int length) {
+            return (key * 0x9E3779B9 >>> 16) & (length - 1);
+        }
+
+        private void grow() {
+            int[] k = keys;
+            RelayRoute[] v = values;
+            keys = new int[k.length * 2];
+            values = new RelayRoute[k.length * 2];
+            size = 0;
+            for (int i = 0; i < k.length; i++) if (v[i] != null) put(k[i], v[i]);
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package io.xaforward.gateway;
+
+import io.xaforward.protocol.NetworkForm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class GatewayConfigParserTest {
+    static final String GOOD = """
+            attach: native-or-generic
+            metrics: "[::1]:0"
+            ports:
+              - {interface: gw-a, form: ipv4}
+              - {interface: gw-b, form: ipv6, slot: 5}
+              - {interface: gw-c, form: id}
+            routes:
+              - id: 0x00020001
+                job: 7
+                token: 0xdeadbeef
+                egress: gw-b
+                ingress: [gw-a, gw-c]
+                dst-mac: 02:58:02:01:00:00
+                src-ip: fd77:0:2::fe
+                dst-ip: fd77:0:2::1
+              - id: 0x00030001
+                job: 7
+                token: 0xdeadbeef
+                egress: gw-c
+                dst-mac: 02:58:03:01:00:00
+                src-mac: 02:58:03:fe:00:00
+                src-id: 0x00030000
+                drop-one-in: 10
+              - id: 4096
+                job: 7
+                token: 1
+                action: local
+            """;
+
+    @Test
+    void parsesAFullConfig() {
+        GatewayConfig c = GatewayConfigParser.parse(GOOD, "gw.yaml");
+        assertEquals(GatewayConfig.AttachMode.NATIVE_OR_GENERIC, c.attach());
+        assertEquals("::1", c.metrics().orElseThrow().host());
+        assertTrue(c.reload());
+        assertEquals(3, c.ports().size());
+        assertEquals(5, c.port("gw-b").orElseThrow().slot());
+        assertEquals(2, c.port("gw-c").orElseThrow().slot());
+        GatewayConfig.RouteConfig r0 = c.routes().get(0);
+        assertEquals(0x00020001, r0.networkId());
+        assertEquals(0xdeadbeef, r0.jobToken());
+        assertEquals(NetworkForm.IPV6, r0.form().orElseThrow(), "form defaults to the egress port's");
+        assertEquals(16, r0.dstIp().orElseThrow().length);
+        assertEquals(java.util.List.of("gw-a", "gw-c"), r0.ingress());
+        assertTrue(r0.srcMac().isEmpty());
+        assertEquals(9450, r0.dstPort());
+        GatewayConfig.RouteConfig r1 = c.routes().get(1);
+        assertEquals(NetworkForm.ID, r1.form().orElseThrow());
+        assertEquals(10, r1.dropOneIn());
+        assertEquals(0x00030000, r1.srcId());
+        assertEquals((byte) 0xfe, r1.srcMac().orElseThrow()[3]);
+        assertEquals(GatewayConfig.Action.LOCAL, c.routes().get(2).action());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "bad form          | form: ipx                          | form 'ipx' is not one of ipv4, ipv6, id",
+            "unknown key       | colour: red                        | unknown key 'colour'",
+            "missing egress    | egress: ~                          | a forward route needs 'egress'",
+            "unknown egress    | egress: gw-z                       | egress 'gw-z' is not one of the ports",
+            "bad mac           | dst-mac: 02:58                     | dst-mac: '02:58' is not a MAC address",
+            "v4 on v6 port     | dst-ip: 10.0.0.1                   | dst-ip: '10.0.0.1' is not an IPV6 address",
+            "bad port          | dst-port: 70000                    | dst-port must be 1..65535",
+            "unknown ingress   | ingress: [gw-q]                    | ingress 'gw-q' is not one of the ports",
+            "negative drop     | drop-one-in: -1                    | drop-one-in must be >= 0",
+    })
+    void badRouteFieldsNameTheEntry(String name, String override, String expected) {
+        String key = override.substring(0, override.indexOf(':'));
+        String yaml = """
+                ports:
+                  - {interface: gw-a, form: ipv4}
+                  - {interface: gw-b, form: ipv6}
+                routes:
+                  - id: 0x10
+                    job: 1
+                    token: 2
+                    egress: gw-b
+                    dst-mac: 02:00:00:00:00:01
+                    src-ip: fd00::1
+                    dst-ip: fd00::2
+                """;
+        yaml = yaml.lines().filter(l -> !l.trim().startsWith(key + ":")).reduce("", (a, b) -> a + b + "\n")
+                + "    " + override + "\n";
+        String y = yaml;
+        var e = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse(y, "gw.yaml"));
+        assertTrue(e.getMessage().startsWith("gw.yaml: routes[0] (id 0x00000010)"), e.getMessage());
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    @Test
+    void duplicateIdentifiersAndPortsAreRejected() {
+        var dupId = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("""
+                ports: [{interface: a, form: id}]
+                routes:
+                  - {id: 1, job: 1, token: 1, action: local}
+                  - {id: 1, job: 1, token: 1, action: local}
+                """, "g"));
+        assertTrue(dupId.getMessage().contains("identifier 0x00000001 has more than one route"), dupId.getMessage());
+        var dupPort = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("""
+                ports: [{interface: a, form: id}, {interface: a, form: ipv4}]
+                """, "g"));
+        assertTrue(dupPort.getMessage().contains("interface 'a' listed twice"), dupPort.getMessage());
+        var noPorts = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("ports: []", "g"));
+        assertTrue(noPorts.getMessage().contains("at least one interface"), noPorts.getMessage());
+    }
+
+    @Test
+    void metricsCanBeTurnedOff() {
+        assertTrue(GatewayConfigParser.parse("metrics: off\nports: [{interface: a, form: id}]", "g").metrics().isEmpty());
+        assertTrue(GatewayConfigParser.parse("metrics: \"off\"\nports: [{interface: a, form: id}]", "g").metrics().isEmpty());
+        assertEquals(9464, GatewayConfigParser.parse("ports: [{interface: a, form: id}]", "g").metrics().orElseThrow().port());
+    }
+
+    @Test
+    void missingFileIsAClearError() {
+        var e = assertThrows(GatewayConfigParser.ConfigException.class,
+                () -> GatewayConfigParser.parse(Path.of("/nonexistent/gw.yaml")));
+        assertEquals("/nonexistent/gw.yaml: file not found", e.getMessage());
+    }
+
+    @Test
+    void invalidYamlIsAClearError() {
+        var e = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("ports: [", "g"));
+        assertTrue(e.getMessage().startsWith("g: not valid YAML"), e.getMessage());
+    }
+}
