@@ -2,6 +2,7 @@ package io.xaforward.cli;
 
 import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.testbed.mode.GatewayMode;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -36,6 +37,9 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "default: ${DEFAULT-VALUE}")
     String algorithms;
 
+    @Option(names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: afxdp with the xdp gateway, udp otherwise)")
+    String endpoint;
+
     @Option(names = "--runs", description = "runs per cell (default 5; 2 with --quick)")
     Integer runs;
 
@@ -68,14 +72,14 @@ final class AllReduceBenchCommand implements Callable<Integer> {
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
         List<String> modeList = Arrays.stream(modes.split(",")).map(String::trim).toList();
-        for (String m : modeList) GatewayMode.fromName(m); // fail before any setup on an unknown mode
+        for (String m : modeList) Endpoint.resolve(endpoint, GatewayMode.fromName(m).configName()); // fail before any setup
         Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
                 AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
-                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"));
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint);
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         String command = "xaf " + (!args.isEmpty() && args.get(0).equals("bench") ? "" : "bench allreduce ") + String.join(" ", args);

@@ -62,6 +62,10 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (0 = off)")
     long pacingMbps;
 
+    @Option(names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets); "
+            + "default: afxdp with the xdp gateway, udp otherwise")
+    String endpoint;
+
     @Option(names = "--work-dir", description = "where logs, configs and the corpus go (default: a new temp dir)")
     Path workDir;
 
@@ -81,7 +85,7 @@ final class TrainCommand implements Callable<Integer> {
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
                 evalEvery, checksumEvery, data != null ? data : dir.resolve("corpus.txt"), 1, 0x5eed0001, threads,
-                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none");
+                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", endpoint);
     }
 
     @Override

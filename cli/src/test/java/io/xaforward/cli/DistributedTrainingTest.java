@@ -13,6 +13,8 @@ import io.xaforward.training.TextDataset;
 import io.xaforward.training.TokenDataset;
 import io.xaforward.training.TrainerConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -24,13 +26,15 @@ import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * Data-parallel training across two emulated data centers (IPv4 and IPv6, two workers each, one XDP gateway)
- * computes what one process computes on the same global batch.
+ * computes what one process computes on the same global batch, whether the workers use AF_XDP sockets or kernel
+ * UDP sockets.
  */
 class DistributedTrainingTest {
     static final int STEPS = 6;
 
-    @Test
-    void twoDatacentersTimesTwoWorkersMatchOneProcess() throws Exception {
+    @ParameterizedTest(name = "{0} endpoints")
+    @ValueSource(strings = {"afxdp", "udp"})
+    void twoDatacentersTimesTwoWorkersMatchOneProcess(String endpoint) throws Exception {
         assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
         Path dir = Files.createTempDirectory("xaf-dist-train");
         TrainCommand cmd = new TrainCommand();
@@ -48,10 +52,13 @@ class DistributedTrainingTest {
         cmd.threads = 1;
         cmd.bucketMb = 1; // several buckets, so the pipelining path is exercised
         cmd.workDir = dir;
+        cmd.endpoint = endpoint;
         TrainJobSpec spec = cmd.spec();
+        assertEquals(endpoint, spec.endpoint());
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         TrainResult distributed = new TrainingJob(spec, new PrintStream(console, true)).run();
         assertEquals(STEPS, distributed.steps().size(), console.toString());
+        assertTrue(console.toString().contains("xdp mode, " + endpoint + " endpoints"), console.toString());
         assertTrue(distributed.gatewayCounters().get("xaf_packets_total{forwarded}") > 0, "gradients crossed the gateway");
         assertEquals(0L, distributed.gatewayCounters().get("xaf_packets_total{drop_malformed}"));
         assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.prefix() + "-")), "namespaces left behind");

@@ -41,15 +41,22 @@ public final class ClusterRun implements AutoCloseable {
      * @param prefix    name prefix of the testbed's namespaces (unique per run)
      * @param jobToken  the token the gateways accept for this job
      * @param dropOneIn &gt; 0 makes every gateway drop one in that many forwarded frames
+     * @param endpoint  the workers' {@link Endpoint} ("afxdp" or "udp"); null or blank: the gateway mode's default
      */
     public record Spec(Path topology, String prefix, String gatewayMode, int jobId, int jobToken, int dropOneIn,
-                       Path workDir) {
+                       Path workDir, String endpoint) {
         public Spec {
             Objects.requireNonNull(topology, "topology");
             Objects.requireNonNull(prefix, "prefix");
             Objects.requireNonNull(gatewayMode, "gatewayMode");
             Objects.requireNonNull(workDir, "workDir");
             if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
+            endpoint = Endpoint.resolve(endpoint, gatewayMode).configName();
+        }
+
+        /** With the gateway mode's default endpoint. */
+        public Spec(Path topology, String prefix, String gatewayMode, int jobId, int jobToken, int dropOneIn, Path workDir) {
+            this(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, null);
         }
     }
 
@@ -104,9 +111,25 @@ public final class ClusterRun implements AutoCloseable {
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
         }
-        out.printf("xaf: %d gateway(s) up in %s mode%s%n", gateways.size(), spec.gatewayMode(),
+        if (Endpoint.fromName(spec.endpoint()) == Endpoint.AFXDP) releaseHostInterfaces(state);
+        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), spec.gatewayMode(), spec.endpoint(),
                 spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
         return plan;
+    }
+
+    /**
+     * A host wired straight to a gateway port got XDP_PASS on its interface from the testbed and the gateway (so
+     * that redirected frames are accepted); an AF_XDP worker attaches the XAF program there itself, which serves the same purpose, so the
+     * placeholder goes.
+     */
+    private void releaseHostInterfaces(TestbedState state) {
+        java.util.Set<String> hostNamespaces = new java.util.HashSet<>();
+        for (Node h : state.hosts()) hostNamespaces.add(h.namespace());
+        for (Node port : state.gatewayPorts()) {
+            if (hostNamespaces.contains(port.peerNamespace())) {
+                testbed.detachXdp(state.topology().prefix(), port.peerNamespace(), port.peerIface());
+            }
+        }
     }
 
     public IdentifierPlan plan() {

@@ -10,12 +10,15 @@ import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.transport.AddressBook;
 import io.xaforward.transport.DatagramPort;
+import io.xaforward.dataplane.xsk.XskConfig;
+import io.xaforward.transport.EthernetIpPeer;
 import io.xaforward.transport.EthernetPeer;
 import io.xaforward.transport.InetPeer;
 import io.xaforward.transport.PacketDatagramPort;
 import io.xaforward.transport.Peer;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.UdpDatagramPort;
+import io.xaforward.transport.XskDatagramPort;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -26,8 +29,8 @@ import java.time.Duration;
  * What a worker JVM derives from the topology to talk to its peers, the same way in every kind of job: the
  * identifier plan (recomputed, it is deterministic), its own host, the address book (peers in its data center
  * directly, others through the next gateway; the kernel mode sends to the destination's IP instead), a datagram
- * port of its network's form (UDP for IPv4/IPv6, AF_PACKET for the identifier-native form) and a transport
- * configuration sized for the smallest MTU of the topology.
+ * port of its network's form (an AF_XDP socket, or UDP for IPv4/IPv6 and AF_PACKET for the identifier-native
+ * form; see {@link Endpoint}) and a transport configuration sized for the smallest MTU of the topology.
  */
 public final class RankNetwork {
     private final IdentifierPlan plan;
@@ -35,29 +38,39 @@ public final class RankNetwork {
     private final Node self;
     private final int minMtu;
     private final boolean kernelForwarding;
+    private final Endpoint endpoint;
 
-    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, boolean kernelForwarding) {
+    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, boolean kernelForwarding, Endpoint endpoint) {
         this.plan = plan;
         this.rank = rank;
         this.self = plan.host(rank);
         this.minMtu = minMtu;
         this.kernelForwarding = kernelForwarding;
+        this.endpoint = endpoint;
     }
 
     /** @param gatewayMode only "kernel" changes addressing (IP routing instead of identifier forwarding) */
     public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, String gatewayMode) {
+        return of(topologyFile, prefix, jobId, planToken, rank, gatewayMode, null);
+    }
+
+    /** @param endpoint "afxdp" or "udp"; null: the gateway mode's default ({@link Endpoint#resolve}) */
+    public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, String gatewayMode,
+                                 String endpoint) {
+        Endpoint ep = Endpoint.resolve(endpoint, gatewayMode);
         Topology topology = Topology.load(topologyFile).withPrefix(prefix);
         Layout layout = Layout.of(topology);
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
         int minMtu = topology.datacenters().stream().mapToInt(d -> d.mtu()).min().orElseThrow();
-        return new RankNetwork(plan, rank, minMtu, gatewayMode.equals("kernel"));
+        return new RankNetwork(plan, rank, minMtu, gatewayMode.equals("kernel"), ep);
     }
 
     public IdentifierPlan plan() { return plan; }
     public Node self() { return self; }
     public int rank() { return rank; }
     public int worldSize() { return plan.worldSize(); }
+    public Endpoint endpoint() { return endpoint; }
 
     /** The collective group: data center of every rank from the plan. */
     public CollectiveGroup group() {
@@ -69,16 +82,22 @@ public final class RankNetwork {
 
     /**
      * Transport settings every job uses: chunks that fit the smallest MTU (at most 1400 bytes, whole floats), a
-     * 512-chunk window, messages up to 1 GiB, and the given acknowledgement timeout. {@code token} is normally the
+     * 128-chunk window per peer, a retransmission timeout of at least 50 ms, messages up to 1 GiB, and the given
+     * acknowledgement timeout. Why not larger windows and shorter timeouts: worker threads share few CPUs, and a
+     * rank that waits a few milliseconds for a CPU made every chunk in flight to it time out at once (a 512-chunk
+     * window and a 5 ms floor retransmitted about half of all chunks of a 16 MB all-reduce, nearly all of them
+     * duplicates; 128 chunks and 50 ms cut that about tenfold). Real losses are still repaired within a round trip
+     * by the SACK holes. {@code token} is normally the
      * plan's; a different one makes this rank an impostor that gateways and peers drop.
      */
     public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
         int maxPayload = TransportConfig.maxPayloadForMtu(minMtu, NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
         return TransportConfig.builder(rank, plan.jobId(), token)
                 .maxPayload(Math.min(maxPayload, 1400))
-                .windowChunks(512)
+                .windowChunks(128)
                 .maxMessageBytes(1L << 30)
-                .ackTimeout(ackTimeout);
+                .ackTimeout(ackTimeout)
+                .retransmitTimeouts(Duration.ofMillis(100), Duration.ofMillis(50), Duration.ofMillis(500));
     }
 
     public AddressBook addressBook() {
@@ -88,20 +107,44 @@ public final class RankNetwork {
             // send to the next hop of our own network.
             var ip = kernelForwarding && !p.direct() ? p.destination().ip() : p.nextHopIp();
             book.add(p.rank(), p.networkId(), self.form() == NetworkForm.ID ? EthernetPeer.of(p.nextHopMac())
+                    : endpoint == Endpoint.AFXDP ? new EthernetIpPeer(EthernetPeer.of(p.nextHopMac()).mac(), ip)
                     : new InetPeer(new InetSocketAddress(ip, XafHeader.UDP_PORT)));
         }
         return book.build();
     }
 
-    /** Opens this rank's datagram port (AF_PACKET for the ID form, UDP otherwise). */
-    public DatagramPort openPort() throws IOException {
+    /**
+     * Opens this rank's datagram port: an AF_XDP socket on the host's interface that receives the frames of this
+     * rank's network index identifier and job ({@code token}: the token its peers send with), or else AF_PACKET
+     * for the ID form and UDP for the IP forms.
+     *
+     * @throws IllegalStateException naming the interface when AF_XDP cannot be used there (no native XDP, no
+     *                               privileges, no AF_XDP in the kernel)
+     */
+    public DatagramPort openPort(int token) throws IOException {
+        if (endpoint == Endpoint.AFXDP) {
+            try {
+                return new XskDatagramPort(self.iface(), 0, self.form(), self.mac(), self.ip(), self.identity(),
+                        self.mtu(), plan.jobId(), token, XskConfig.defaults(), false, plan.networkId(rank));
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("cannot open an AF_XDP endpoint on " + self.iface() + " of host "
+                        + self.name() + " (needs root, native XDP on the interface and AF_XDP in the kernel; "
+                        + "--endpoint udp uses kernel sockets instead): " + e.getMessage(), e);
+            }
+        }
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(self.iface(), self.mac(), self.identity(), self.mtu())
                 : new UdpDatagramPort(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
     }
 
+    /** {@link #openPort(int)} with the plan's token. */
+    public DatagramPort openPort() throws IOException {
+        return openPort(plan.jobToken());
+    }
+
     private Peer selfPeer() {
-        return self.form() == NetworkForm.ID ? EthernetPeer.of(self.mac())
+        if (self.form() == NetworkForm.ID) return EthernetPeer.of(self.mac());
+        return endpoint == Endpoint.AFXDP ? new EthernetIpPeer(EthernetPeer.of(self.mac()).mac(), self.ip())
                 : new InetPeer(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
     }
 }

@@ -17,12 +17,28 @@ import java.util.Properties;
  * @param algorithm    all-reduce algorithm: hierarchical | ring | ps
  * @param data         training text file (byte-level tokens)
  * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
+ * @param endpoint     the workers' {@link Endpoint}: afxdp | udp (null or blank: the gateway mode's default)
  */
 public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                           String rateLimit) {
+                           String rateLimit, String endpoint) {
+
+    public TrainJobSpec {
+        endpoint = Endpoint.resolve(endpoint, gatewayMode).configName();
+    }
+
+    /** With the gateway mode's default endpoint. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, null);
+    }
 
     public void write(Path file) throws IOException {
         Properties p = new Properties();
@@ -46,6 +62,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
         p.setProperty("workDir", workDir.toAbsolutePath().toString());
         p.setProperty("rateLimit", rateLimit);
+        p.setProperty("endpoint", endpoint);
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
         }
@@ -64,6 +81,6 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Path.of(p.getProperty("data")), Integer.parseInt(p.getProperty("jobId")),
                 Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("threadsPerWorker")),
                 Long.parseLong(p.getProperty("bucketBytes")), Long.parseLong(p.getProperty("pacingBytesPerSecond")),
-                Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"));
+                Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"), p.getProperty("endpoint"));
     }
 }

@@ -39,7 +39,7 @@ public final class TrainingJob {
     public TrainResult run() throws Exception {
         long start = System.nanoTime();
         ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
-                spec.jobToken(), 0, spec.workDir());
+                spec.jobToken(), 0, spec.workDir(), spec.endpoint());
         try (ClusterRun cluster = new ClusterRun(clusterSpec, out)) {
             return runUp(cluster, start);
         }

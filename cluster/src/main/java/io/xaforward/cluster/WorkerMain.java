@@ -45,7 +45,8 @@ public final class WorkerMain {
     }
 
     static void run(TrainJobSpec spec, int rank) throws Exception {
-        RankNetwork net = RankNetwork.of(spec.topology(), spec.prefix(), spec.jobId(), spec.jobToken(), rank, spec.gatewayMode());
+        RankNetwork net = RankNetwork.of(spec.topology(), spec.prefix(), spec.jobId(), spec.jobToken(), rank, spec.gatewayMode(),
+                spec.endpoint());
         int world = net.worldSize();
         Node self = net.self();
 
@@ -67,14 +68,14 @@ public final class WorkerMain {
                 .evalEvery(spec.evalEvery()).threads(spec.threadsPerWorker())
                 .build();
 
-        try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort()).start();
+        try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort(spec.jobToken())).start();
              Collectives collectives = new Collectives(net.group(), transport,
                      CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
                              .withOperationTimeout(Duration.ofSeconds(120)));
              DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), rank, world,
                      collectives::allReduceMean)) {
             System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
-                    "form", self.form().configName(), "dc", self.datacenter()));
+                    "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName()));
             trainer.train(stats -> report(stats, trainer, spec));
             if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
             System.out.println(WorkerLine.format("done", "rank", rank, "checksum", Long.toHexString(trainer.weightChecksum()),

@@ -24,6 +24,42 @@ public interface DatagramPort extends AutoCloseable {
      */
     boolean send(MemorySegment buffer, long offset, int length, Peer destination);
 
+    /** {@link #claim} result: this port has no claim-then-write path; use {@link #send}. */
+    long CLAIM_UNSUPPORTED = -2;
+    /** {@link #claim} result: no room now (ring or buffer full); try again later. */
+    long CLAIM_FULL = -1;
+
+    /**
+     * Claim-then-write, the one-copy send path (as Aeron's BufferClaim): reserves room for one datagram of exactly
+     * {@code length} bytes to {@code destination} and returns the offset in {@link #claimSegment()} where the caller
+     * writes the XAF datagram (header + payload) in place, straight into the outgoing frame or send buffer; then
+     * {@link #commitClaim()} sends it. Returns {@link #CLAIM_FULL} when there is no room now and
+     * {@link #CLAIM_UNSUPPORTED} (the default) when the port only offers {@link #send}.
+     *
+     * @throws IllegalArgumentException as {@link #send} does, for a bad destination or length
+     */
+    default long claim(int length, Peer destination) {
+        return CLAIM_UNSUPPORTED;
+    }
+
+    /** Whether {@link #claim} is implemented (never changes for a port). */
+    default boolean supportsClaim() {
+        return false;
+    }
+
+    /** The memory that {@link #claim} offsets point into; stable for the port's life. */
+    default MemorySegment claimSegment() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no claim-then-write path");
+    }
+
+    /**
+     * Sends the datagram written at the last successful {@link #claim}. Returns false when the backend refused it
+     * at the last moment (the datagram is lost; the reliability layer retransmits).
+     */
+    default boolean commitClaim() {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no claim-then-write path");
+    }
+
     /**
      * Delivers up to {@code limit} received datagrams to {@code handler} and returns how many it delivered;
      * never blocks.

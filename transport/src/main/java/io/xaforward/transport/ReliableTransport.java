@@ -48,12 +48,13 @@ public final class ReliableTransport implements AutoCloseable {
     private final XafHeader rxHeader = new XafHeader();
     private final ByteBuffer txBuffer;
     private final MemorySegment txSegment;
-    private final CRC32C crc = new CRC32C();
+    private final Crc32cView rxCrc = new Crc32cView();
+    private final Crc32cView txCrc = new Crc32cView();
+    /** The port writes datagrams in place ({@link DatagramPort#claim}): one copy of the payload on send. */
+    private final boolean claiming;
     /** A freshly initialised header, copied over the send buffer instead of XafHeader.init() (which slices). */
     private final MemorySegment headerTemplate;
     private final DatagramHandler receiveHandler = this::onDatagram;
-    private MemorySegment rxCachedSegment;
-    private ByteBuffer rxCachedBuffer;
 
     // Recently completed inbound messages, so that a retransmission after a lost final ACK is answered.
     private final int[] completedSrc = new int[COMPLETED_MEMORY];
@@ -93,6 +94,7 @@ public final class ReliableTransport implements AutoCloseable {
         txBuffer = ByteBuffer.allocateDirect(Math.max(datagram, XafHeader.LENGTH + AckPayload.MAX_LENGTH));
         txSegment = MemorySegment.ofBuffer(txBuffer);
         headerTemplate = MemorySegment.ofArray(new byte[XafHeader.LENGTH]);
+        claiming = port.supportsClaim();
         new XafHeader().wrap(headerTemplate, 0).init();
         peers = new PeerState[addressBook.rankLimit()];
         for (int rank = 0; rank < peers.length; rank++) {
@@ -305,7 +307,7 @@ public final class ReliableTransport implements AutoCloseable {
             return;
         }
         long payloadOffset = h.payloadOffset();
-        if (crc32c(segment, payloadOffset, payloadLength) != h.payloadCrc32c()) {
+        if (rxCrc.crc32c(segment, payloadOffset, payloadLength) != h.payloadCrc32c()) {
             stats.increment(Counter.CRC_FAILURES);
             return;
         }
@@ -314,28 +316,6 @@ public final class ReliableTransport implements AutoCloseable {
             case 2, 3 -> onAck(peer, h, segment, payloadOffset, payloadLength);
             default -> stats.increment(Counter.MALFORMED_DROPS);
         }
-    }
-
-    private int crc32c(MemorySegment segment, long offset, int length) {
-        ByteBuffer buffer;
-        long base;
-        if (segment == rxCachedSegment) {
-            buffer = rxCachedBuffer;
-            base = offset;
-        } else if (segment.byteSize() <= Integer.MAX_VALUE) {
-            rxCachedSegment = segment;
-            rxCachedBuffer = segment.asByteBuffer();
-            buffer = rxCachedBuffer;
-            base = offset;
-        } else {
-            buffer = segment.asSlice(offset, length).asByteBuffer(); // huge (UMEM-sized) segments only
-            base = 0;
-        }
-        buffer.limit((int) (base + length)).position((int) base);
-        crc.reset();
-        crc.update(buffer);
-        buffer.clear();
-        return (int) crc.getValue();
     }
 
     private void onData(PeerState peer, XafHeader h, MemorySegment segment, long payloadOffset, int length) {
@@ -741,10 +721,25 @@ public final class ReliableTransport implements AutoCloseable {
         int length = m.chunkLength(c);
         int flags = (c == m.chunkCount - 1 ? XafHeader.FLAG_LAST_CHUNK : 0)
                 | (retransmit ? XafHeader.FLAG_RETRANSMIT : 0);
-        MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
-        writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount, length);
-        if (!transmit(peer, length)) {
-            return false;
+        if (claiming) {
+            // One copy: the payload goes from the caller's buffer straight into the port's outgoing frame.
+            long at = port.claim(XafHeader.LENGTH + length, peer.address);
+            if (at < 0) {
+                stats.increment(Counter.PORT_SEND_FAILURES);
+                return false;
+            }
+            MemorySegment frame = port.claimSegment();
+            MemorySegment.copy(m.data, m.chunkOffset(c), frame, at + XafHeader.LENGTH, length);
+            writeHeader(frame, at, peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount, length);
+            if (!committed(port.commitClaim(), length)) {
+                return false;
+            }
+        } else {
+            MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
+            writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount, length);
+            if (!transmit(peer, length)) {
+                return false;
+            }
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
         long sentAt = nowNanos == 0 ? 1 : nowNanos; // 0 means "never sent"
@@ -757,27 +752,34 @@ public final class ReliableTransport implements AutoCloseable {
 
     private void writeHeader(PeerState peer, int type, int flags, int elemType, int step, int bucket,
                              int chunkIndex, int chunkCount, int payloadLength) {
-        MemorySegment.copy(headerTemplate, 0, txSegment, 0, XafHeader.LENGTH);
-        txHeader.wrap(txSegment, 0)
+        writeHeader(txSegment, 0, peer, type, flags, elemType, step, bucket, chunkIndex, chunkCount, payloadLength);
+    }
+
+    /** Writes the XAF header at {@code at} of {@code segment} for the payload that already follows it. */
+    private void writeHeader(MemorySegment segment, long at, PeerState peer, int type, int flags, int elemType,
+                             int step, int bucket, int chunkIndex, int chunkCount, int payloadLength) {
+        MemorySegment.copy(headerTemplate, 0, segment, at, XafHeader.LENGTH);
+        txHeader.wrap(segment, at)
                 .type(type).flags(flags).elemType(elemType)
                 .networkId(peer.networkId).jobId(config.jobId()).jobToken(config.jobToken())
                 .srcRank(config.localRank()).dstRank(peer.rank)
                 .step(step).bucketId(bucket).chunkIndex(chunkIndex).chunkCount(chunkCount)
                 .payloadLength(payloadLength)
-                .payloadSum(PayloadChecksums.onesComplementSum(txSegment, XafHeader.LENGTH, payloadLength));
-        txBuffer.limit(XafHeader.LENGTH + payloadLength).position(XafHeader.LENGTH);
-        crc.reset();
-        crc.update(txBuffer);
-        txBuffer.clear();
-        txHeader.payloadCrc32c((int) crc.getValue());
+                .payloadSum(PayloadChecksums.onesComplementSum(segment, at + XafHeader.LENGTH, payloadLength));
+        txHeader.payloadCrc32c(txCrc.crc32c(segment, at + XafHeader.LENGTH, payloadLength));
     }
 
     private boolean transmit(PeerState peer, int payloadLength) {
-        int length = XafHeader.LENGTH + payloadLength;
-        if (!port.send(txSegment, 0, length, peer.address)) {
+        return committed(port.send(txSegment, 0, XafHeader.LENGTH + payloadLength, peer.address), payloadLength);
+    }
+
+    /** Accounts for one datagram the port took ({@code sent}) or refused. */
+    private boolean committed(boolean sent, int payloadLength) {
+        if (!sent) {
             stats.increment(Counter.PORT_SEND_FAILURES);
             return false;
         }
+        int length = XafHeader.LENGTH + payloadLength;
         if (pacingBytesPerNano > 0) {
             tokens -= length;
         }

@@ -85,6 +85,47 @@ public final class UdpDatagramPort implements DatagramPort {
         }
     }
 
+    private InetSocketAddress claimedAddress;
+    private int claimedLength;
+
+    /** Claims the direct send buffer: the transport writes the datagram there, and the kernel copies it once. */
+    @Override
+    public long claim(int length, Peer destination) {
+        if (!(destination instanceof InetPeer(InetSocketAddress address))) {
+            throw new IllegalArgumentException("UDP port cannot send to " + destination);
+        }
+        if (length > maxDatagramLength) {
+            throw new IllegalArgumentException("datagram of " + length + " bytes exceeds the port limit of "
+                    + maxDatagramLength + " bytes");
+        }
+        claimedAddress = address;
+        claimedLength = length;
+        return 0;
+    }
+
+    @Override
+    public boolean supportsClaim() {
+        return true;
+    }
+
+    @Override
+    public MemorySegment claimSegment() {
+        return sendSegment;
+    }
+
+    @Override
+    public boolean commitClaim() {
+        if (claimedAddress == null) throw new IllegalStateException("commitClaim without a claim");
+        InetSocketAddress address = claimedAddress;
+        claimedAddress = null;
+        sendBuffer.clear().limit(claimedLength);
+        try {
+            return channel.send(sendBuffer, address) == claimedLength;
+        } catch (IOException e) {
+            return false; // as in send: an ICMP error is a lost datagram
+        }
+    }
+
     @Override
     public int poll(DatagramHandler handler, int limit) {
         int delivered = 0;

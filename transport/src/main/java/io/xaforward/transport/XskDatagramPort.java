@@ -223,8 +223,65 @@ public final class XskDatagramPort implements DatagramPort {
             addressing.dstId(header.networkId());
         }
         writer.encapsulate(frame, form, addressing);
-        socket.submitTx();
-        pendingTx++;
+        pendingTx++; // published to the TX ring with the rest of the batch at the next flush
+        return true;
+    }
+
+    private long claimedFrame = -1;
+    private OuterAddressing claimedAddressing;
+
+    /**
+     * Claims a UMEM transmit frame and returns the UMEM offset behind this form's outer headers, where the caller
+     * writes the XAF datagram in place (the only copy of the payload on the way out); {@link #commitClaim} writes
+     * the outer headers around it and queues the frame. Frames leave in batches as with {@link #send}.
+     */
+    @Override
+    public long claim(int length, Peer destination) {
+        if (closed) throw new IllegalStateException(this + " is closed");
+        OuterAddressing addressing = addressingFor(destination);
+        if (length < XafHeader.LENGTH || length > maxDatagramLength) {
+            throw new IllegalArgumentException("datagram of " + length + " bytes is outside [" + XafHeader.LENGTH
+                    + ", " + maxDatagramLength + "] for this " + form + " port");
+        }
+        if (claimedFrame >= 0) throw new IllegalStateException("the previous claim was not committed");
+        if (pendingTx >= TX_BATCH) flushTx();
+        long frameOffset = socket.claimTx(outer + length);
+        if (frameOffset < 0) {
+            flushTx();
+            frameOffset = socket.claimTx(outer + length);
+            if (frameOffset < 0) {
+                txRingFull++;
+                return CLAIM_FULL;
+            }
+        }
+        claimedFrame = frameOffset;
+        claimedAddressing = addressing;
+        return frameOffset + outer;
+    }
+
+    /** The whole UMEM: claimed offsets are UMEM offsets. */
+    @Override
+    public boolean supportsClaim() {
+        return true;
+    }
+
+    @Override
+    public MemorySegment claimSegment() {
+        return umem;
+    }
+
+    @Override
+    public boolean commitClaim() {
+        if (claimedFrame < 0) throw new IllegalStateException("commitClaim without a claim");
+        MemorySegment frame = frameAt(claimedFrame);
+        OuterAddressing addressing = claimedAddressing;
+        claimedFrame = -1;
+        claimedAddressing = null;
+        if (form == NetworkForm.ID) {
+            addressing.dstId(header.wrap(frame, outer).networkId());
+        }
+        writer.encapsulate(frame, form, addressing);
+        pendingTx++; // published to the TX ring with the rest of the batch at the next flush
         return true;
     }
 
@@ -341,6 +398,14 @@ public final class XskDatagramPort implements DatagramPort {
 
     /** The socket's user-space and kernel counters (XDP_STATISTICS). */
     public XskStats socketStats() { return socket.stats(); }
+
+    /**
+     * XAF frames for this endpoint that the XDP program dropped because their job id or token was not this port's
+     * (with AF_XDP the kernel-side program checks tokens before the transport sees a frame).
+     */
+    public long badTokenDrops() {
+        return redirect.dataplane().counters().packets(io.xaforward.dataplane.Counter.DROP_BAD_TOKEN);
+    }
 
     /** The installed XDP redirect, for its dataplane counters. */
     public XskRedirect redirect() { return redirect; }

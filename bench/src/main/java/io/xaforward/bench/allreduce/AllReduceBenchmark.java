@@ -30,10 +30,20 @@ import java.util.Set;
  */
 public final class AllReduceBenchmark {
 
-    /** What to measure. {@code goodputTopology} null skips the goodput part. */
+    /**
+     * What to measure. {@code goodputTopology} null skips the goodput part; {@code endpoint} null gives every mode
+     * its default endpoint (afxdp with the xdp gateway, udp otherwise).
+     */
     public record Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                           long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
-                          int goodputRepeats, double pacingFraction, Path workDir) {}
+                          int goodputRepeats, double pacingFraction, Path workDir, String endpoint) {
+        public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+                       long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
+                       int goodputRepeats, double pacingFraction, Path workDir) {
+            this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
+                    goodputBytes, goodputRepeats, pacingFraction, workDir, null);
+        }
+    }
 
     /** One cell of the table: times over the runs, and the bandwidths derived from them. */
     public record Cell(String mode, Algorithm algorithm, long bytes, int ranks, double[] seconds) {
@@ -135,7 +145,7 @@ public final class AllReduceBenchmark {
     private AllReduceSpec spec(Path topology, String mode, List<Long> sizes, int runs, long pacing, int jobNo) {
         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         Path dir = options.workDir().resolve("job-" + jobNo);
-        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir);
+        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir, options.endpoint());
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
                 sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of());

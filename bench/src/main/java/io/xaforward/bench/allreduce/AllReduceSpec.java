@@ -83,6 +83,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         p.setProperty("jobId", Integer.toString(cluster.jobId()));
         p.setProperty("jobToken", Integer.toString(cluster.jobToken()));
         p.setProperty("dropOneIn", Integer.toString(cluster.dropOneIn()));
+        p.setProperty("endpoint", cluster.endpoint());
         p.setProperty("workDir", cluster.workDir().toAbsolutePath().toString());
         p.setProperty("sizesBytes", sizesBytes.stream().map(String::valueOf).collect(Collectors.joining(",")));
         p.setProperty("algorithms", algorithms.stream().map(Algorithm::name).collect(Collectors.joining(",")));
@@ -112,7 +113,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         }
         ClusterRun.Spec c = new ClusterRun.Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
                 p.getProperty("gatewayMode"), Integer.parseInt(p.getProperty("jobId")), Integer.parseInt(p.getProperty("jobToken")),
-                Integer.parseInt(p.getProperty("dropOneIn")), Path.of(p.getProperty("workDir")));
+                Integer.parseInt(p.getProperty("dropOneIn")), Path.of(p.getProperty("workDir")), p.getProperty("endpoint"));
         Map<Integer, Integer> overrides = new TreeMap<>();
         for (String kv : split(p.getProperty("tokenOverrides"))) {
             String[] parts = kv.split(":");

@@ -6,7 +6,9 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.CollectiveTimeoutException;
 import io.xaforward.collective.Collectives;
+import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.MessageId;
+import io.xaforward.transport.XskDatagramPort;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.TransportConfig;
 
@@ -70,21 +72,23 @@ public final class AllReduceWorkerMain {
 
     static void run(AllReduceSpec spec, int rank) throws Exception {
         var c = spec.cluster();
-        RankNetwork net = RankNetwork.of(c.topology(), c.prefix(), c.jobId(), c.jobToken(), rank, c.gatewayMode());
+        RankNetwork net = RankNetwork.of(c.topology(), c.prefix(), c.jobId(), c.jobToken(), rank, c.gatewayMode(), c.endpoint());
         int world = net.worldSize();
         TransportConfig.Builder tc = net.transportConfig(spec.tokenOf(rank), spec.operationTimeout());
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
         long maxBytes = spec.sizesBytes().stream().mapToLong(s -> s / Float.BYTES * Float.BYTES).max().orElse(Float.BYTES);
         InputPattern pattern = new InputPattern(spec.pattern(), spec.seed());
 
+        var port = net.openPort(spec.tokenOf(rank));
         try (Arena arena = Arena.ofShared();
-             ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort()).start();
+             ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), port).start();
              Collectives collectives = new Collectives(net.group(), transport, CollectiveConfig.defaults()
                      .withBucketBytes(spec.bucketBytes()).withOperationTimeout(spec.operationTimeout()))) {
             System.out.println(WorkerLine.format("ready", "rank", rank, "form", net.self().form().configName(),
+                    "endpoint", net.endpoint().configName(),
                     "dc", net.self().datacenter()));
             System.out.flush();
-            rendezvous(transport, rank, world, c.jobId(), spec);
+            rendezvous(transport, rank, world, c.jobId(), spec, port);
 
             MemorySegment buffer = arena.allocate(maxBytes, 64);
             int step = 0;
@@ -102,13 +106,16 @@ public final class AllReduceWorkerMain {
                         }
                         collectives.barrier(); // all ranks start the timed part together
                         long start = System.nanoTime();
+                        long cpuStart = processCpuNanos();
                         for (int i = 0; i < spec.iterations(); i++) {
                             collectives.allReduce(buffer, count, op, step++, algorithm);
                         }
                         double seconds = (System.nanoTime() - start) / 1e9 / spec.iterations();
+                        double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9 / spec.iterations();
                         List<Object> line = new ArrayList<>(List.of("rank", rank, "run", run, "bytes", (long) count * Float.BYTES,
                                 "algorithm", AllReduceSpec.name(algorithm),
-                                "seconds", String.format(Locale.ROOT, "%.6f", seconds)));
+                                "seconds", String.format(Locale.ROOT, "%.6f", seconds),
+                                "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds)));
                         InputPattern.Check check = null;
                         if (run < spec.verifyRuns()) {
                             pattern.fill(buffer, rank, count);
@@ -133,8 +140,13 @@ public final class AllReduceWorkerMain {
             }
             if (spec.goodputBytes() > 0) goodput(collectives, transport, net, spec, arena);
             var s = transport.stats();
+            System.err.println("rank " + rank + " transport " + s + " port " + port); // diagnostics in the worker log
+            if (port instanceof io.xaforward.transport.XskDatagramPort x) {
+                System.err.println("rank " + rank + " xsk " + x.socketStats() + " txRingFull " + x.txRingFull()
+                        + " foreign " + x.foreignFrames() + " csum " + x.checksumFailures());
+            }
             System.out.println(WorkerLine.format("done", "rank", rank, "retransmits", s.retransmits(),
-                    "sent_bytes", s.bytesSent(), "bad_token_drops", s.badTokenDrops()));
+                    "sent_bytes", s.bytesSent(), "bad_token_drops", badTokenDrops(transport, port)));
             System.out.flush();
             collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
             // ... and a peer whose last acknowledgement was lost retransmits: stay to answer it.
@@ -142,13 +154,24 @@ public final class AllReduceWorkerMain {
         }
     }
 
+    /** CPU time of this worker process (all threads, user + system): what one rank costs, whatever the load. */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** Wrong-token packets this rank dropped: in its transport, or (AF_XDP endpoint) in its XDP program. */
+    private static long badTokenDrops(ReliableTransport transport, DatagramPort port) {
+        return transport.stats().badTokenDrops() + (port instanceof XskDatagramPort x ? x.badTokenDrops() : 0);
+    }
+
     /**
      * Every rank sends a small message to every other rank and expects one from each: proves that the whole group is
      * up and reachable before any timing starts, and names the ranks that are not, instead of a collective timing
      * out on whichever neighbour its algorithm happens to wait for.
      */
-    private static void rendezvous(ReliableTransport transport, int rank, int world, int jobId, AllReduceSpec spec)
-            throws InterruptedException {
+    private static void rendezvous(ReliableTransport transport, int rank, int world, int jobId, AllReduceSpec spec,
+                                   DatagramPort port) throws InterruptedException {
         MessageId id = new MessageId(jobId, 0, OWN_KIND);
         MemorySegment mine = MemorySegment.ofArray(new int[]{rank});
         List<CompletableFuture<Void>> sends = new ArrayList<>(), receives = new ArrayList<>();
@@ -185,7 +208,7 @@ public final class AllReduceWorkerMain {
             throw new RendezvousException("no answer from rank" + (missing.size() > 1 ? "s " : " ") + missing
                     .toString().replaceAll("[\\[\\]]", "") + " within " + spec.operationTimeout().toMillis()
                     + " ms at start-up (not running, unreachable, or using another job token; this rank dropped "
-                    + s.badTokenDrops() + " packets with a wrong token)",
+                    + badTokenDrops(transport, port) + " packets with a wrong token)",
                     missing.stream().mapToInt(Integer::intValue).toArray());
         }
     }

@@ -50,6 +50,10 @@ public final class XskSocket implements AutoCloseable {
     private final XskRing.Consumer rx, completion;
     private final MemorySegment pollFd, statsBuffer, statsLength;
     private long rxFrames, txFrames;
+    /** Received frames not yet back in the FILL ring (see {@link #refill()}); sized for every receive frame. */
+    private final long[] fillBacklog;
+    private int fillBacklogSize;
+    private long fillDeferred;
     private int txClaimed, txInFlight;
     private boolean closed;
 
@@ -63,6 +67,7 @@ public final class XskSocket implements AutoCloseable {
         this.arena = arena;
         this.umem = umem;
         this.umemMemory = umem.memory();
+        this.fillBacklog = new long[umem.rxFrames()];
         this.fill = fill;
         this.tx = tx;
         this.rx = rx;
@@ -248,6 +253,7 @@ public final class XskSocket implements AutoCloseable {
      * the frames up to and including the failing one are consumed and recycled; the rest stay in the RX ring.
      */
     public int receive(FrameHandler handler, int max) {
+        refill();
         int n = rx.peek(max);
         if (n == 0) return 0;
         int first = rx.first();
@@ -265,17 +271,32 @@ public final class XskSocket implements AutoCloseable {
     }
 
     private void recycle(int first, int n) {
-        int slots = fill.free(n);
-        if (slots < n) {
-            // Cannot happen while rxFrames <= fillRingSize (XskConfig guarantees it): every frame has a FILL slot.
-            throw new IllegalStateException("FILL ring has " + slots + " free slots for " + n + " recycled frames");
-        }
-        int f = fill.reserve(n);
-        for (int k = 0; k < n; k++) fill.setAddr(f + k, Umem.frameBase(rx.descAddr(first + k)));
-        fill.submit();
+        for (int k = 0; k < n; k++) fillBacklog[fillBacklogSize++] = Umem.frameBase(rx.descAddr(first + k));
         rx.release(n);
         rxFrames += n;
+        refill();
     }
+
+    /**
+     * Offers the frames of {@link #fillBacklog} to the FILL ring, as many as it has room for. The kernel publishes
+     * its FILL consumer index lazily (it reads FILL entries in batches), so frames may already sit in the RX ring
+     * while the FILL ring still counts their entries as taken: the rest waits for the next call. Every received
+     * frame is either in the backlog or in the kernel's rings, so the backlog never exceeds the receive frames.
+     */
+    private void refill() {
+        if (fillBacklogSize == 0) return;
+        int slots = fill.free(fillBacklogSize);
+        if (slots == 0) return;
+        int f = fill.reserve(slots);
+        int start = fillBacklogSize - slots;
+        for (int k = 0; k < slots; k++) fill.setAddr(f + k, fillBacklog[start + k]);
+        fill.submit();
+        fillBacklogSize = start;
+        if (fillBacklogSize > 0) fillDeferred++;
+    }
+
+    /** Times received frames had to wait for room in the FILL ring (the kernel had not published its progress). */
+    public long fillDeferred() { return fillDeferred; }
 
     /**
      * Waits up to {@code timeoutMs} for received frames; true when some are ready. For loops that would otherwise

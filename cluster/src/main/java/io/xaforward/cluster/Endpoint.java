@@ -1,0 +1,43 @@
+package io.xaforward.cluster;
+
+import io.xaforward.testbed.mode.GatewayMode;
+
+import java.util.Locale;
+
+/**
+ * How a worker's transport reaches the network: {@link #AFXDP} sends and receives XAF frames through an AF_XDP
+ * socket on the host's interface (the XAF XDP program steers the rank's frames into it; no socket layer per
+ * packet), {@link #UDP} through a kernel UDP socket (AF_PACKET for the identifier-native form).
+ *
+ * <p>Both speak the same wire format, so every gateway mode carries either. The default is AF_XDP with the XDP
+ * gateway (the whole path bypasses the kernel stack) and UDP with the other modes, whose baselines are kernel
+ * endpoints.
+ */
+public enum Endpoint {
+    AFXDP, UDP;
+
+    /** Parses "afxdp" or "udp" (any case); anything else is an error naming the choices. */
+    public static Endpoint fromName(String name) {
+        if (name != null) {
+            for (Endpoint e : values()) {
+                if (e.configName().equals(name.trim().toLowerCase(Locale.ROOT))) return e;
+            }
+        }
+        throw new IllegalArgumentException("unknown endpoint '" + name + "'; expected afxdp or udp");
+    }
+
+    /** The endpoint a job uses: {@code name} when given (null or blank: the default for {@code gatewayMode}). */
+    public static Endpoint resolve(String name, String gatewayMode) {
+        if (name == null || name.isBlank()) return defaultFor(gatewayMode);
+        return fromName(name);
+    }
+
+    /** AF_XDP with the XDP gateway, UDP with every other mode. */
+    public static Endpoint defaultFor(String gatewayMode) {
+        return GatewayMode.XDP.configName().equals(gatewayMode) ? AFXDP : UDP;
+    }
+
+    public String configName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,65 @@
+package io.xaforward.cluster;
+
+import io.xaforward.testbed.Netns;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/** Choosing a worker's endpoint: strict names, the defaults per gateway mode, and a clear error where AF_XDP fails. */
+class EndpointTest {
+
+    @Test
+    void namesAreStrict() {
+        assertEquals(Endpoint.AFXDP, Endpoint.fromName("afxdp"));
+        assertEquals(Endpoint.UDP, Endpoint.fromName(" UDP "));
+        for (String bad : new String[]{"dpdk", "af_xdp", "", "udp,afxdp"}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> Endpoint.fromName(bad));
+            assertTrue(e.getMessage().contains("expected afxdp or udp"), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> Endpoint.fromName(null));
+    }
+
+    @Test
+    void afxdpIsTheDefaultWithTheXdpGatewayOnly() {
+        assertEquals(Endpoint.AFXDP, Endpoint.resolve(null, "xdp"));
+        assertEquals(Endpoint.AFXDP, Endpoint.resolve("", "xdp"));
+        for (String mode : new String[]{"kernel", "relay", "afxdp"}) assertEquals(Endpoint.UDP, Endpoint.resolve(null, mode));
+        assertEquals(Endpoint.UDP, Endpoint.resolve("udp", "xdp"));
+        assertEquals(Endpoint.AFXDP, Endpoint.resolve("afxdp", "kernel"));
+    }
+
+    @Test
+    void specsResolveAndCarryTheEndpoint() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-endpoint-spec");
+        TrainJobSpec spec = new TrainJobSpec(Path.of("topologies/two-dc.yaml"), "t123", "relay", "hierarchical", "tiny",
+                1, 8, 1, 1e-3, 0, 0, 0, dir.resolve("corpus.txt"), 1, 7, 1, 1 << 20, 0, dir, "none");
+        assertEquals("udp", spec.endpoint(), "relay's default");
+        Path file = dir.resolve("job.properties");
+        new TrainJobSpec(spec.topology(), spec.prefix(), "xdp", spec.algorithm(), spec.preset(), 1, 8, 1, 1e-3, 0, 0, 0,
+                spec.data(), 1, 7, 1, 1 << 20, 0, dir, "none", "udp").write(file);
+        assertEquals("udp", TrainJobSpec.read(file).endpoint(), "an explicit choice survives the worker's spec file");
+        assertThrows(IllegalArgumentException.class, () -> new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir, "rdma"));
+        assertEquals("afxdp", new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir).endpoint());
+    }
+
+    /** The plan's interface does not exist here (the testbed is not up): opening AF_XDP on it must say so clearly. */
+    @Test
+    void afxdpWhereTheInterfaceCannotCarryItFailsClearly() throws Exception {
+        assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
+        RankNetwork net = RankNetwork.of(topology(), "zq" + ProcessHandle.current().pid() % 1000, 1, 7, 0, "xdp", "afxdp");
+        var e = assertThrows(IllegalStateException.class, net::openPort);
+        assertTrue(e.getMessage().startsWith("cannot open an AF_XDP endpoint on " + net.self().iface()), e.getMessage());
+        assertTrue(e.getMessage().contains("--endpoint udp"), e.getMessage());
+    }
+
+    private static Path topology() {
+        for (String base : new String[]{".", ".."}) {
+            Path p = Path.of(base, "topologies", "two-dc.yaml");
+            if (Files.exists(p)) return p;
+        }
+        throw new IllegalStateException("topologies/two-dc.yaml not found");
+    }
+}
