@@ -1,5 +1,11 @@
 package io.xaforward.bench.train;
 
+import io.xaforward.cluster.TrainingJob;
+
+import io.xaforward.cluster.TrainResult;
+
+import io.xaforward.cluster.TrainJobSpec;
+
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
