@@ -40,6 +40,7 @@ public enum GatewayMode {
     /** Parses a mode by its exact {@link #configName()}: xdp, kernel, kernel-tunnel, relay, afxdp or direct. */
     public static GatewayMode fromName(String name) {
         for (GatewayMode m : values()) if (m.configName().equals(name)) return m;
+        if (name == null) throw new IllegalArgumentException("no gateway mode given; expected one of " + names());
         throw new IllegalArgumentException("unknown gateway mode '" + name + "'; expected one of " + names());
     }
 

@@ -139,6 +139,20 @@ public final class KernelTunnelGateway implements GatewayRunner {
         if (!commands.isEmpty()) Netns.exec(null, TIMEOUT, commands, List.of("ip", "-n", ns, "-b", "-"));
     }
 
+    /** Packets through the gateway's tunnel devices: "tunnel_packets{xafvx1,rx}" -> count, and tx likewise. */
+    @Override
+    public Map<String, Long> counters() {
+        Map<String, Long> c = new LinkedHashMap<>();
+        if (namespace == null) return c;
+        for (String dev : gatewayDevices) {
+            String[] v = Netns.exec(namespace, "cat", "/sys/class/net/" + dev + "/statistics/rx_packets",
+                    "/sys/class/net/" + dev + "/statistics/tx_packets").stdout().trim().split("\\s+");
+            c.put("tunnel_packets{" + dev + ",rx}", Long.parseLong(v[0]));
+            c.put("tunnel_packets{" + dev + ",tx}", Long.parseLong(v[1]));
+        }
+        return c;
+    }
+
     @Override
     public void close() {
         firewall.close();
