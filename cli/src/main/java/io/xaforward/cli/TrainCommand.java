@@ -1,5 +1,7 @@
 package io.xaforward.cli;
 
+import io.xaforward.testbed.mode.GatewayMode;
+
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
@@ -20,7 +22,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--topology", defaultValue = "topologies/two-dc.yaml", description = "topology file (default: ${DEFAULT-VALUE})")
     Path topology;
 
-    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp or kernel")
+    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp, kernel, kernel-tunnel or direct (docs/TOPOLOGY.md)")
     String gatewayMode;
 
     @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
@@ -77,6 +79,7 @@ final class TrainCommand implements Callable<Integer> {
 
     TrainJobSpec spec() throws Exception {
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
+        GatewayMode.fromName(gatewayMode); // an unknown mode fails before anything is set up
         Path dir = workDir != null ? workDir : Files.createTempDirectory("xaf-train-");
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
