@@ -4,6 +4,8 @@ import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.TrainingJob;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.mode.GatewayMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -77,6 +79,8 @@ final class TrainCommand implements Callable<Integer> {
 
     TrainJobSpec spec() throws Exception {
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
+        GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
+        Algorithm.fromName(algorithm);
         Path dir = workDir != null ? workDir : Files.createTempDirectory("xaf-train-");
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
