@@ -79,6 +79,41 @@ final class CheckpointFile {
         }
     }
 
+    /** The header alone (no CRC check: for choosing the model shape before {@link #read}). */
+    static Header readHeader(Path file, long expectedMagic) throws IOException {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+            return readHeader(in, file, expectedMagic);
+        } catch (EOFException e) {
+            throw new IOException("checkpoint " + file + " is truncated", e);
+        }
+    }
+
+    private static Header readHeader(DataInputStream in, Path file, long expectedMagic) throws IOException {
+        long magic = in.readLong();
+        if (magic != expectedMagic) {
+            throw new IOException(file + " is not a checkpoint of this format");
+        }
+        boolean littleEndian = in.readBoolean();
+        if (littleEndian != (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN)) {
+            throw new IOException("checkpoint " + file + " was written on a machine of another byte order");
+        }
+        String preset = in.readUTF();
+        long seed = in.readLong();
+        long step = in.readLong();
+        long updates = in.readLong();
+        int count = in.readInt();
+        if (count < 0 || count > 1_000_000) {
+            throw new IOException("checkpoint " + file + " has a corrupt header");
+        }
+        List<String> names = new ArrayList<>(count);
+        long[] sizes = new long[count];
+        for (int i = 0; i < count; i++) {
+            names.add(in.readUTF());
+            sizes[i] = in.readLong();
+        }
+        return new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
+    }
+
     static Header read(Path file, long expectedMagic, List<List<MemorySegment>> sections, Validator validator)
             throws IOException {
         long payload = Files.size(file) - Long.BYTES;
@@ -103,26 +138,7 @@ final class CheckpointFile {
             }
         }
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), CHUNK))) {
-            long magic = in.readLong();
-            if (magic != expectedMagic) {
-                throw new IOException(file + " is not a checkpoint of this format");
-            }
-            boolean littleEndian = in.readBoolean();
-            if (littleEndian != (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN)) {
-                throw new IOException("checkpoint " + file + " was written on a machine of another byte order");
-            }
-            String preset = in.readUTF();
-            long seed = in.readLong();
-            long step = in.readLong();
-            long updates = in.readLong();
-            int count = in.readInt();
-            List<String> names = new ArrayList<>(count);
-            long[] sizes = new long[count];
-            for (int i = 0; i < count; i++) {
-                names.add(in.readUTF());
-                sizes[i] = in.readLong();
-            }
-            Header header = new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
+            Header header = readHeader(in, file, expectedMagic);
             validator.check(header);
             byte[] chunk = new byte[CHUNK];
             for (List<MemorySegment> section : sections) {
