@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
                 GatewayCommand.class,
                 TopoCommand.class,
                 TrainCommand.class,
+                WorkerCommand.class,
                 DemoCommand.class,
                 BenchCommand.class,
                 DataCommand.class,

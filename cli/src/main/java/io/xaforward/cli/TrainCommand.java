@@ -3,6 +3,8 @@ package io.xaforward.cli;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.mode.GatewayMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -97,6 +99,8 @@ final class TrainCommand implements Callable<Integer> {
     TrainJobSpec spec() throws Exception {
         if (topology == null) topology = shippedTopology("two-dc.yaml");
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
+        GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
+        Algorithm.fromName(algorithm);
         if (resume != null) UserPaths.requireFile(resume, "checkpoint");
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");

@@ -56,11 +56,7 @@ public final class WorkerMain {
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
-        Algorithm algorithm = switch (spec.algorithm()) {
-            case "ring" -> Algorithm.RING;
-            case "ps" -> Algorithm.PARAMETER_SERVER;
-            default -> Algorithm.HIERARCHICAL;
-        };
+        Algorithm algorithm = Algorithm.fromName(spec.algorithm());
         TrainerConfig config = TrainerConfig.builder(spec.preset())
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
