@@ -95,6 +95,50 @@ final class CheckpointFile {
         }
     }
 
+    /** The header alone (no CRC check: for choosing the model shape before {@link #read}). */
+    static Header readHeader(Path file, long expectedMagic) throws IOException {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+            return readHeader(in, file, expectedMagic);
+        } catch (EOFException e) {
+            throw new IOException("checkpoint " + file + " is truncated", e);
+        }
+    }
+
+    private static Header readHeader(DataInputStream in, Path file, long expectedMagic) throws IOException {
+        long magic = in.readLong();
+        if (magic != expectedMagic) {
+            throw new IOException(file + " is not a checkpoint of this format");
+        }
+        boolean littleEndian = in.readBoolean();
+        if (littleEndian != (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN)) {
+            throw new IOException("checkpoint " + file + " was written on a machine of another byte order");
+        }
+        String preset = in.readUTF();
+        long seed = in.readLong();
+        long step = in.readLong();
+        long updates = in.readLong();
+        int count = in.readInt();
+        long payload = Files.size(file) - Long.BYTES;
+        // The header so far took 8 + 1 + (2 + preset) + 3 * 8 + 4 bytes; each entry needs at least 10 more.
+        long headerSoFar = 8 + 1 + 2 + modifiedUtf8Length(preset) + 3L * Long.BYTES + Integer.BYTES;
+        long maxEntries = Math.max(0, (payload - headerSoFar) / MIN_ENTRY_BYTES);
+        if (count < 0 || count > maxEntries) {
+            throw new IOException("checkpoint " + file + " declares " + count + " parameters, but its "
+                    + Files.size(file) + " bytes can hold at most " + maxEntries);
+        }
+        List<String> names = new ArrayList<>(count);
+        long[] sizes = new long[count];
+        for (int i = 0; i < count; i++) {
+            names.add(in.readUTF());
+            sizes[i] = in.readLong();
+            if (sizes[i] < 0 || sizes[i] > payload) {
+                throw new IOException("checkpoint " + file + " declares " + sizes[i] + " bytes for parameter "
+                        + names.get(i) + ", more than the file's " + Files.size(file) + " bytes");
+            }
+        }
+        return new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
+    }
+
     static Header read(Path file, long expectedMagic, List<List<MemorySegment>> sections, Validator validator)
             throws IOException {
         long payload = Files.size(file) - Long.BYTES;
@@ -119,37 +163,7 @@ final class CheckpointFile {
             }
         }
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), CHUNK))) {
-            long magic = in.readLong();
-            if (magic != expectedMagic) {
-                throw new IOException(file + " is not a checkpoint of this format");
-            }
-            boolean littleEndian = in.readBoolean();
-            if (littleEndian != (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN)) {
-                throw new IOException("checkpoint " + file + " was written on a machine of another byte order");
-            }
-            String preset = in.readUTF();
-            long seed = in.readLong();
-            long step = in.readLong();
-            long updates = in.readLong();
-            int count = in.readInt();
-            // The header so far took 8 + 1 + (2 + preset) + 3 * 8 + 4 bytes; each entry needs at least 10 more.
-            long headerSoFar = 8 + 1 + 2 + modifiedUtf8Length(preset) + 3L * Long.BYTES + Integer.BYTES;
-            long maxEntries = (payload - headerSoFar) / MIN_ENTRY_BYTES;
-            if (count < 0 || count > maxEntries) {
-                throw new IOException("checkpoint " + file + " declares " + count + " parameters, but its "
-                        + Files.size(file) + " bytes can hold at most " + Math.max(0, maxEntries));
-            }
-            List<String> names = new ArrayList<>(count);
-            long[] sizes = new long[count];
-            for (int i = 0; i < count; i++) {
-                names.add(in.readUTF());
-                sizes[i] = in.readLong();
-                if (sizes[i] < 0 || sizes[i] > payload) {
-                    throw new IOException("checkpoint " + file + " declares " + sizes[i] + " bytes for parameter "
-                            + names.get(i) + ", more than the file's " + Files.size(file) + " bytes");
-                }
-            }
-            Header header = new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
+            Header header = readHeader(in, file, expectedMagic);
             validator.check(header);
             byte[] chunk = new byte[CHUNK];
             for (List<MemorySegment> section : sections) {
