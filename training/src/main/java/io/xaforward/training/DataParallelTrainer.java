@@ -44,7 +44,7 @@ import java.util.zip.CRC32C;
 public final class DataParallelTrainer implements AutoCloseable {
 
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
-    private static final long CHECKPOINT_MAGIC = 0x5841_4643_4B50_5431L; // "XAFCKPT1"
+    static final long CHECKPOINT_MAGIC = 0x5841_4643_4B50_5431L; // "XAFCKPT1"
 
     private final TrainerConfig config;
     private final ModelConfig model;
