@@ -68,6 +68,7 @@ public final class ClusterRun implements AutoCloseable {
     private final Testbed testbed = new Testbed();
     private final List<Process> workers = new ArrayList<>();
     private final List<GatewayHandle> gateways = new ArrayList<>();
+    private final Placement placement = new Placement();
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
     private Topology topology;
@@ -97,16 +98,24 @@ public final class ClusterRun implements AutoCloseable {
         topology = t;
         TestbedState state = testbed.up(t);
         testbed.attachXdpPass(state);
+        placement.placeNetwork(t);
         plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {
             GatewayRunner runner = mode == GatewayMode.XDP ? new XdpGateway(spec.dropOneIn()) : mode.newRunner();
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
+            for (long pid : runner.processIds()) placement.placeGatewayProcess(pid);
         }
+        out.println("xaf: placement: " + placement.describe());
         out.printf("xaf: %d gateway(s) up in %s mode%s%n", gateways.size(), spec.gatewayMode(),
                 spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
         return plan;
+    }
+
+    /** Where the gateway and the workers run; its {@link Placement#gatewayCpuNs()} is the gateway's CPU time. */
+    public Placement placement() {
+        return placement;
     }
 
     public IdentifierPlan plan() {
@@ -123,6 +132,9 @@ public final class ClusterRun implements AutoCloseable {
     public synchronized void startWorker(int rank, List<String> jvmArgs, String mainClass, List<String> args) throws IOException {
         Node host = plan().host(rank);
         ProcessBuilder pb = Netns.javaProcessBuilder(host.namespace(), jvmArgs, mainClass, args);
+        List<String> command = new ArrayList<>(placement.workerCommandPrefix());
+        command.addAll(pb.command());
+        pb.command(command); // the affinity is inherited through exec by the JVM and all its threads
         pb.redirectError(workerLog(rank).toFile());
         Process p = pb.start();
         workers.add(p);

@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class WanThroughputTest {
     static final Path TOPOLOGIES = Path.of("..", "topologies");
     static final int PAYLOAD = 1300; // fits every mode's path, the kernel tunnel's 70 bytes included
-    static final long WARMUP_MS = 700, WINDOW_MS = 2500;
+    static final long WARMUP_MS = 1000, WINDOW_MS = 2500;
     static final double OFFERED = 1.3; // offered load relative to the WAN rate
     static final int ATTEMPTS = 3;
 
