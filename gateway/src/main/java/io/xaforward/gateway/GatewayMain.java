@@ -1,13 +1,18 @@
 package io.xaforward.gateway;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.nio.file.Path;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}. Prints {@code xaf gateway: ready}
- * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}. Prints {@code xaf gateway: ready} on
+ * stdout once every interface is attached, so launchers can wait for that line; everything else is logged through
+ * SLF4J (timestamped and levelled, on stderr). {@code xaf gateway} calls {@link #run}.
  */
 public final class GatewayMain {
     public static final String READY = "xaf gateway: ready";
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayMain.class);
 
     private GatewayMain() {}
 
@@ -23,9 +28,9 @@ public final class GatewayMain {
     public static int run(Path config) {
         GatewayService service;
         try {
-            service = GatewayService.start(config, System.out);
+            service = GatewayService.start(config);
         } catch (RuntimeException e) {
-            System.err.println("xaf gateway: " + e.getMessage());
+            LOG.error("cannot start: {}", e.getMessage());
             return 1;
         }
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
