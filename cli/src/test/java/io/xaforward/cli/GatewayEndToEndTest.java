@@ -171,7 +171,9 @@ class GatewayEndToEndTest {
         });
         // Rewrite the config while traffic flows: an extra route added, then removed again.
         String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
-        String extra = base + "  - id: 0x00ff0001\n    job: 255\n    token: 1\n    action: local\n";
+        Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
+        String extra = base + "  - id: 0x00ff0001\n    job: 255\n    token: 1\n    egress: " + idPort.iface()
+                + "\n    dst-mac: 02:00:00:00:00:01\n";
         Files.writeString(configFile, extra);
         Files.setLastModifiedTime(configFile, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 1000));
         long deadline = System.currentTimeMillis() + 10_000;
