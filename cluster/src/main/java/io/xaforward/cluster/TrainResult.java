@@ -42,7 +42,7 @@ public record TrainResult(TrainJobSpec spec, int worldSize, List<Step> steps, do
         return steps.stream().mapToDouble(Step::stepMs).sum() / 1000;
     }
 
-    static double median(double[] v) {
+    public static double median(double[] v) {
         if (v.length == 0) return Double.NaN;
         double[] s = v.clone();
         java.util.Arrays.sort(s);

@@ -63,6 +63,17 @@ public final class TrainingJob {
         out.printf("xaf: %d workers started (preset %s, %d steps, global batch %d, %s all-reduce)%n", world,
                 spec.preset(), spec.steps(), spec.globalBatch(), spec.algorithm());
 
+        try (JobMetrics metrics = new JobMetrics(spec, cluster)) {
+            return follow(cluster, world, start, metrics);
+        }
+    }
+
+    /** Per-step metrics as JSON lines: metrics.jsonl in the work directory. */
+    public static Path metricsFile(TrainJobSpec spec) {
+        return JobMetrics.file(spec);
+    }
+
+    private TrainResult follow(ClusterRun cluster, int world, long start, JobMetrics metrics) throws Exception {
         ProgressView view = new ProgressView(out, spec.steps());
         Map<Long, Map<Integer, WorkerLine>> byStep = new TreeMap<>();
         List<TrainResult.Step> steps = new ArrayList<>();
@@ -92,6 +103,7 @@ public final class TrainingJob {
                     if (at.size() == world) {
                         TrainResult.Step st = combine(s, at);
                         steps.add(st);
+                        metrics.write(st, at);
                         view.update(s, st.loss(), st.tokensPerSecond(), st.computeMs(), st.commMs(), st.stepMs());
                         byStep.remove(s);
                     }

@@ -47,7 +47,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * allocated once.
  */
 public final class RelayGatewayMain {
-    static final String READY_LINE = "xaf relay: ready";
+    public static final String READY_LINE = "xaf relay: ready";
 
     /** Counter indexes. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,

@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.gateway.afxdp.AfXdpGatewayMain;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;

@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.gateway.relay.RelayGatewayMain;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 

@@ -1,6 +1,7 @@
 package io.xaforward.testbed.mode;
 
 import io.xaforward.gateway.GatewayMain;
+import io.xaforward.gateway.GatewayMetrics;
 
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;

@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.gateway.afxdp.AfXdpGatewayMain;
 import io.xaforward.protocol.MessageType;
 import io.xaforward.protocol.PayloadIntegrity;
 import io.xaforward.protocol.XafHeader;
