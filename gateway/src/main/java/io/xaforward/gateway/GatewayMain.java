@@ -1,6 +1,11 @@
 package io.xaforward.gateway;
 
+import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.gateway.registry.RouteRegistryWatch;
+
+import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}. Prints {@code xaf gateway: ready}
@@ -21,12 +26,31 @@ public final class GatewayMain {
 
     /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */
     public static int run(Path config) {
+        return run(config, null, null);
+    }
+
+    /**
+     * As {@link #run(Path)}; with a {@code registry} (etcd endpoint) the routes come from the keys under
+     * {@code prefix} there and follow their changes, and the file gives the ports.
+     */
+    public static int run(Path config, URI registry, String prefix) {
         GatewayService service;
         try {
             service = GatewayService.start(config, System.out);
         } catch (RuntimeException e) {
             System.err.println("xaf gateway: " + e.getMessage());
             return 1;
+        }
+        if (registry != null) {
+            try {
+                service.stopWatchingFile();
+                new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix, System.out).start();
+                System.out.println("xaf gateway: routes from the registry " + registry + prefix);
+            } catch (RuntimeException e) {
+                service.close(); // detach: a gateway that cannot read its routes leaves nothing attached
+                System.err.println("xaf gateway: " + e.getMessage());
+                return 1;
+            }
         }
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
         Thread hook = new Thread(service::close, "xaf-gateway-shutdown");

@@ -19,6 +19,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import java.util.List;
 
 /**
  * A running XAForward gateway: the XDP program attached to every configured interface, routes programmed from
@@ -41,6 +44,7 @@ public final class GatewayService implements AutoCloseable {
     private volatile GatewayConfig config;
     private volatile boolean closing;
     private int reloads;
+    private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
     private GatewayService(Path configFile, GatewayConfig config, PrintStream log) {
         this.configFile = configFile;
@@ -182,9 +186,30 @@ public final class GatewayService implements AutoCloseable {
      * map update), removed routes deleted last, so traffic of unchanged routes never sees a gap.
      */
     public synchronized void reload() {
-        GatewayConfig next = GatewayConfigParser.parse(configFile);
+        apply(GatewayConfigParser.parse(configFile), configFile.toString());
+    }
+
+    /**
+     * Replaces the routes by {@code routes} (from a route registry), with the same add-first/remove-last rule as a
+     * file reload. The ports stay as they are.
+     */
+    public synchronized void applyRoutes(List<GatewayConfig.RouteConfig> routes, String source) {
+        apply(new GatewayConfig(config.attach(), config.metrics(), config.reload(), config.ports(), List.copyOf(routes)), source);
+    }
+
+    /** Stops following the config file (a route registry owns the routes instead). */
+    public void stopWatchingFile() {
+        if (watcher != null) watcher.interrupt();
+    }
+
+    /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    public void addMetrics(Supplier<String> lines) {
+        extraMetrics.add(lines);
+    }
+
+    private void apply(GatewayConfig next, String source) {
         if (!next.ports().equals(config.ports())) {
-            throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
+            throw new IllegalArgumentException(source + ": ports changed; port changes need a restart");
         }
         Map<Integer, Route> wanted = new LinkedHashMap<>();
         for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
@@ -202,7 +227,7 @@ public final class GatewayService implements AutoCloseable {
         }
         config = next;
         reloads++;
-        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", configFile, added, changed, removed);
+        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", source, added, changed, removed);
     }
 
     /** Counters in the Prometheus text format. */
@@ -222,6 +247,7 @@ public final class GatewayService implements AutoCloseable {
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
         b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
                 .append("xaf_config_reloads_total ").append(reloadCount()).append('\n');
+        for (Supplier<String> extra : extraMetrics) b.append(extra.get());
         return b.toString();
     }
 
