@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}. Prints {@code xaf gateway: ready}
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints {@code xaf gateway: ready}
  * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
  */
 public final class GatewayMain {
@@ -22,6 +22,22 @@ public final class GatewayMain {
             System.exit(2);
         }
         System.exit(run(Path.of(args[1])));
+    }
+
+    /**
+     * SIGHUP re-reads the config, as daemons do (the JVM's default would run the shutdown hooks and stop the
+     * gateway). The reload runs on its own thread: the signal thread must not block on the reload lock.
+     */
+    @SuppressWarnings("removal")
+    static void reloadOnSighup(GatewayService service) {
+        sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
+            System.out.println("xaf gateway: SIGHUP, reloading the config");
+            try {
+                service.reload();
+            } catch (RuntimeException e) {
+                System.out.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+            }
+        }));
     }
 
     /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */
@@ -55,6 +71,7 @@ public final class GatewayMain {
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
         Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        if (registry == null) reloadOnSighup(service); // with a registry the file gives only the ports
         System.out.println(READY);
         System.out.flush();
         try {

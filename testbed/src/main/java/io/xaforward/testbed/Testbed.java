@@ -326,7 +326,7 @@ public final class Testbed {
         s.put("namespaces", l.namespaces());
         List<Object> veths = new ArrayList<>();
         for (Layout.VethPair v : l.veths())
-            veths.add(Map.of("ns", v.nsA(), "dev", v.devA(), "peerNs", v.nsB(), "peerDev", v.devB()));
+            veths.add(Map.of("ns", v.nsA(), "dev", v.devA(), "peer_ns", v.nsB(), "peer_dev", v.devB()));
         s.put("veths", veths);
         List<Object> bridges = new ArrayList<>();
         for (Layout.Bridge b : l.bridges()) bridges.add(Map.of("ns", b.namespace(), "name", b.name()));

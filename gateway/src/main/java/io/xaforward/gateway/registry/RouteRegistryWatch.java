@@ -110,7 +110,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
     private void applyEntries() {
         String source = "registry " + etcd.endpoint() + prefix;
         try {
-            service.applyRoutes(parse(entries, service.config(), source), source);
+            service.applyRoutes(parse(entries, service.config(), source));
             updates.incrementAndGet();
         } catch (RuntimeException e) {
             rejected.incrementAndGet();
