@@ -2,17 +2,22 @@ package io.xaforward.gateway;
 
 import io.xaforward.gateway.registry.EtcdClient;
 import io.xaforward.gateway.registry.RouteRegistryWatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints {@code xaf gateway: ready}
- * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints
+ * {@code xaf gateway: ready} on stdout once every interface is attached, so launchers can wait for that line;
+ * everything else is logged through SLF4J (timestamped and levelled, on stderr). {@code xaf gateway} calls
+ * {@link #run}.
  */
 public final class GatewayMain {
     public static final String READY = "xaf gateway: ready";
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayMain.class);
 
     private GatewayMain() {}
 
@@ -31,11 +36,11 @@ public final class GatewayMain {
     @SuppressWarnings("removal")
     static void reloadOnSighup(GatewayService service) {
         sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
-            System.out.println("xaf gateway: SIGHUP, reloading the config");
+            LOG.info("SIGHUP, reloading the config");
             try {
                 service.reload();
             } catch (RuntimeException e) {
-                System.out.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+                LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }));
     }
@@ -52,19 +57,19 @@ public final class GatewayMain {
     public static int run(Path config, URI registry, String prefix) {
         GatewayService service;
         try {
-            service = GatewayService.start(config, System.out);
+            service = GatewayService.start(config);
         } catch (RuntimeException e) {
-            System.err.println("xaf gateway: " + e.getMessage());
+            LOG.error("cannot start: {}", e.getMessage());
             return 1;
         }
         if (registry != null) {
             try {
                 service.stopWatchingFile();
-                new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix, System.out).start();
-                System.out.println("xaf gateway: routes from the registry " + registry + prefix);
+                new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix).start();
+                LOG.info("routes from the registry {}{}", registry, prefix);
             } catch (RuntimeException e) {
                 service.close(); // detach: a gateway that cannot read its routes leaves nothing attached
-                System.err.println("xaf gateway: " + e.getMessage());
+                LOG.error("cannot start: {}", e.getMessage());
                 return 1;
             }
         }

@@ -3,11 +3,12 @@ package io.xaforward.gateway.registry;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
 import io.xaforward.gateway.GatewayService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,11 +28,11 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class RouteRegistryWatch implements AutoCloseable {
     private static final long RETRY_MS = 1000;
+    private static final Logger LOG = LoggerFactory.getLogger(RouteRegistryWatch.class);
 
     private final GatewayService service;
     private final EtcdClient etcd;
     private final String prefix;
-    private final PrintStream log;
     private final Map<String, String> entries = new TreeMap<>();
     private final AtomicLong updates = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
@@ -40,12 +41,11 @@ public final class RouteRegistryWatch implements AutoCloseable {
     private volatile boolean closing;
     private Thread thread;
 
-    public RouteRegistryWatch(GatewayService service, EtcdClient etcd, String prefix, PrintStream log) {
+    public RouteRegistryWatch(GatewayService service, EtcdClient etcd, String prefix) {
         if (!prefix.startsWith("/")) throw new IllegalArgumentException("registry prefix must start with '/', was " + prefix);
         this.service = service;
         this.etcd = etcd;
         this.prefix = prefix.endsWith("/") ? prefix : prefix + "/";
-        this.log = log;
     }
 
     /**
@@ -87,7 +87,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
             } catch (EtcdException e) {
                 if (closing) return;
                 errors.incrementAndGet();
-                if (up) log.println("xaf gateway: route registry lost, keeping the last routes: " + e.getMessage());
+                if (up) LOG.warn("route registry lost, keeping the last routes: {}", e.getMessage());
                 up = false;
             }
             // Back off, then read everything again: changes made while we were away are not replayed.
@@ -95,7 +95,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
                 try {
                     Thread.sleep(RETRY_MS);
                     from = resync() + 1;
-                    log.println("xaf gateway: route registry " + etcd.endpoint() + prefix + " reachable again");
+                    LOG.info("route registry {}{} reachable again", etcd.endpoint(), prefix);
                     break;
                 } catch (InterruptedException e) {
                     return;
@@ -114,7 +114,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
             updates.incrementAndGet();
         } catch (RuntimeException e) {
             rejected.incrementAndGet();
-            log.println("xaf gateway: registry update rejected, keeping the running routes: " + e.getMessage());
+            LOG.warn("registry update rejected, keeping the running routes: {}", e.getMessage());
         }
     }
 
