@@ -1,5 +1,6 @@
 package io.xaforward.bench;
 
+import io.xaforward.training.Json;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -177,31 +178,46 @@ public final class BenchReport {
         ChartUtils.saveChartAsPNG(file.toFile(), chart, 1400, 700);
     }
 
+    /** Every raw sample and RTT measurement, snake_case keys. */
     static String json(ForwardBench.Result r) {
-        StringBuilder j = new StringBuilder("{\n");
-        j.append("  \"command\": ").append(str(r.command())).append(",\n  \"machine\": ").append(str(r.machine())).append(",\n");
-        j.append("  \"runs\": ").append(r.options().runs()).append(", \"durationMs\": ").append(r.options().durationMs())
-                .append(", \"lowRatePps\": ").append(r.options().lowRatePps()).append(",\n  \"samples\": [\n");
-        for (int i = 0; i < r.samples().size(); i++) {
-            ForwardBench.Sample s = r.samples().get(i);
-            j.append(String.format(Locale.ROOT, "    {\"mode\": %s, \"sender\": %s, \"flow\": %s, \"payload\": %d, \"frameBytes\": %d, \"run\": %d, "
-                            + "\"sent\": %d, \"delivered\": %d, \"gaps\": %d, \"reordered\": %d, \"seconds\": %.6f, \"gatewayCpuNs\": %d, \"softirqNs\": %d}%s%n",
-                    str(s.mode().label()), str(s.sender().name().toLowerCase()), str(s.flow()), s.payload(), s.frameBytes(), s.run(),
-                    s.sent(), s.delivered(), s.gaps(), s.reordered(), s.seconds(), s.gatewayCpuNs(), s.softirqNs(),
-                    i + 1 < r.samples().size() ? "," : ""));
+        Map<String, Object> j = new LinkedHashMap<>();
+        j.put("command", r.command());
+        j.put("machine", r.machine());
+        j.put("runs", r.options().runs());
+        j.put("duration_ms", r.options().durationMs());
+        j.put("low_rate_pps", r.options().lowRatePps());
+        List<Map<String, Object>> samples = new ArrayList<>();
+        for (ForwardBench.Sample s : r.samples()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("mode", s.mode().label());
+            m.put("sender", s.sender().name().toLowerCase(Locale.ROOT));
+            m.put("flow", s.flow());
+            m.put("payload", s.payload());
+            m.put("frame_bytes", s.frameBytes());
+            m.put("run", s.run());
+            m.put("sent", s.sent());
+            m.put("delivered", s.delivered());
+            m.put("gaps", s.gaps());
+            m.put("reordered", s.reordered());
+            m.put("seconds", s.seconds());
+            m.put("gateway_cpu_ns", s.gatewayCpuNs());
+            m.put("softirq_ns", s.softirqNs());
+            samples.add(m);
         }
-        j.append("  ],\n  \"rtt\": [\n");
-        for (int i = 0; i < r.rtts().size(); i++) {
-            ForwardBench.RttSample s = r.rtts().get(i);
-            j.append(String.format(Locale.ROOT, "    {\"mode\": %s, \"flow\": %s, \"run\": %d, \"medianUs\": %.2f, \"p99Us\": %.2f, \"samples\": %d}%s%n",
-                    str(s.mode().label()), str(s.flow()), s.run(), s.rtt().medianUs(), s.rtt().p99Us(), s.rtt().samples(),
-                    i + 1 < r.rtts().size() ? "," : ""));
+        j.put("samples", samples);
+        List<Map<String, Object>> rtts = new ArrayList<>();
+        for (ForwardBench.RttSample s : r.rtts()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("mode", s.mode().label());
+            m.put("flow", s.flow());
+            m.put("run", s.run());
+            m.put("median_us", s.rtt().medianUs());
+            m.put("p99_us", s.rtt().p99Us());
+            m.put("samples", s.rtt().samples());
+            rtts.add(m);
         }
-        return j.append("  ]\n}\n").toString();
-    }
-
-    private static String str(String s) {
-        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+        j.put("rtt", rtts);
+        return Json.pretty(j);
     }
 
 }

@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code xaf bench}: benchmarks; {@code forward} compares the gateway modes on one emulated testbed. */
-@Command(name = "bench", description = "Benchmarks.", subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class})
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time.",
+                "Each writes a Markdown table, JSON and PNG plots under --out (default docs/bench). Needs root."},
+        subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class})
 public final class BenchCommand {
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
@@ -33,7 +36,7 @@ public final class BenchCommand {
         @Option(names = "--duration-ms", description = "Traffic per sample in milliseconds; default 1000.")
         long durationMs = 1000;
 
-        @Option(names = "--out", description = "Output directory; default docs/bench.")
+        @Option(names = "--out", description = "Output directory, relative to the working directory; default docs/bench.")
         Path out = Path.of("docs", "bench");
 
         @Override

@@ -2,10 +2,12 @@ package io.xaforward.cli;
 
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainResult;
-import io.xaforward.cluster.TrainingJob;
+import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.training.TextGenerator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /**
@@ -17,8 +19,17 @@ import java.util.concurrent.Callable;
                 "Brings up two data centers (IPv4 and IPv6, two workers each) joined by an XAForward XDP gateway, trains the tiny GPT data-parallel across them, prints a result table,",
                 "and removes everything. Needs root."})
 final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--steps", defaultValue = "1000", description = "training steps (default: ${DEFAULT-VALUE}, a few minutes)")
+    @Option(names = "--steps", defaultValue = "200", description = "training steps (default: ${DEFAULT-VALUE}, a few minutes on two cores)")
     long steps;
+
+    @Option(names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
+    Path out;
+
+    @Option(names = "--keep-work-dir", description = "keep the work directory (logs, configs) after the run")
+    boolean keepWorkDir;
+
+    /** The prompt of the sample printed at the end. */
+    static final String SAMPLE_PROMPT = "Mr President, the Commission";
 
     @Override
     public Integer call() throws Exception {
@@ -26,20 +37,28 @@ final class DemoCommand implements Callable<Integer> {
         t.topology = TrainCommand.shippedTopology("two-dc.yaml");
         t.gatewayMode = "xdp";
         t.algorithm = "hierarchical";
-        t.preset = "tiny";
+        t.preset = "gpt2-tiny"; // GPT-2 tokenizer; trains on the shipped Europarl text
         t.steps = steps;
         t.batch = 16;
         t.seed = 1234;
-        t.lr = 3e-3;
+        t.lr = 1e-2;
         t.warmup = Math.min(50, Math.max(1, steps / 10));
         t.evalEvery = Math.max(1, steps / 10);
         t.checksumEvery = Math.max(1, steps / 20);
         t.threads = 1;
         t.bucketMb = 4;
+        t.out = out;
+        t.keepWorkDir = keepWorkDir;
         System.out.println("XAForward demo: GPT training across two emulated data centers (IPv4 + IPv6) through an XDP gateway");
-        TrainResult r = new TrainingJob(t.spec(), System.out).run();
+        TrainJobSpec spec = t.spec();
+        TrainResult r = TrainOutputs.run(spec, t, System.out);
         System.out.println();
         System.out.print(SummaryTable.render(r));
+        Path results = TrainOutputs.finish(spec, t, r, System.out);
+        System.out.println();
+        System.out.println("Sample (xaf generate --checkpoint " + results.resolve(TrainOutputs.MODEL) + " --prompt \"" + SAMPLE_PROMPT + "\"):");
+        System.out.println(GenerateCommand.generate(results.resolve(TrainOutputs.MODEL), SAMPLE_PROMPT, null,
+                new TextGenerator.Settings(40, 0.8, 40, 1)));
         return 0;
     }
 }

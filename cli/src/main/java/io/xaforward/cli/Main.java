@@ -13,8 +13,12 @@ import picocli.CommandLine.Command;
                 GatewayCommand.class,
                 TopoCommand.class,
                 TrainCommand.class,
+                WorkerCommand.class,
                 DemoCommand.class,
                 BenchCommand.class,
+                DataCommand.class,
+                GenerateCommand.class,
+                ExportCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {
@@ -24,6 +28,7 @@ public final class Main {
     /** The configured command tree; tests run it in-process. */
     public static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
+        cl.registerConverter(java.nio.file.Path.class, UserPaths::resolve); // relative to the caller, not the install dir
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             // Users get one clear line; XAF_DEBUG=1 shows the stack trace.
             cmd.getErr().println("xaf: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));

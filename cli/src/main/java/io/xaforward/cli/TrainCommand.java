@@ -3,7 +3,8 @@ package io.xaforward.cli;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
-import io.xaforward.cluster.TrainingJob;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.mode.GatewayMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -17,16 +18,17 @@ import java.util.concurrent.Callable;
         description = {"Train a GPT model data-parallel across the data centers of a topology.",
                 "One worker JVM per host namespace, gradients all-reduced through the gateways. Needs root."})
 final class TrainCommand implements Callable<Integer> {
-    @Option(names = "--topology", defaultValue = "topologies/two-dc.yaml", description = "topology file (default: ${DEFAULT-VALUE})")
+    @Option(names = "--topology", description = "topology file (default: topologies/two-dc.yaml shipped with xaf)")
     Path topology;
 
-    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp or kernel")
+    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp, kernel, kernel-tunnel or direct (docs/TOPOLOGY.md)")
     String gatewayMode;
 
     @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
     String algorithm;
 
-    @Option(names = "--preset", defaultValue = "tiny", description = "tiny (default), small, gpt2-124m, pythia-70m")
+    @Option(names = "--preset", defaultValue = "gpt2-tiny",
+            description = "model shape: gpt2-tiny (GPT-2 vocabulary, default), tiny (bytes), wide, small, gpt2-124m, pythia-70m")
     String preset;
 
     @Option(names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
@@ -35,7 +37,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences (default: ${DEFAULT-VALUE})")
     int batch;
 
-    @Option(names = "--seed", defaultValue = "1234")
+    @Option(names = "--seed", defaultValue = "1234", description = "seeds weights and batch sampling (default: ${DEFAULT-VALUE})")
     long seed;
 
     @Option(names = "--lr", defaultValue = "3e-3", description = "peak learning rate (default: ${DEFAULT-VALUE})")
@@ -44,30 +46,49 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
     long warmup;
 
-    @Option(names = "--eval-every", defaultValue = "50")
+    @Option(names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
 
-    @Option(names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps")
+    @Option(names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps (default: ${DEFAULT-VALUE})")
     long checksumEvery;
 
-    @Option(names = "--data", description = "UTF-8 text file to train on (default: a generated corpus)")
+    @Option(names = "--data", description = {"DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)",
+            "or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)"})
     Path data;
 
-    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads per worker")
+    @Option(names = "--tokenizer", description = "gpt2 or bytes, for text and for .bin files without meta.json (default: from the preset's vocabulary)")
+    String tokenizer;
+
+    @Option(names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
+    Path out;
+
+    @Option(names = "--keep-work-dir", description = "keep the work directory (logs, configs) after a successful run; a failed run always keeps it")
+    boolean keepWorkDir;
+
+    @Option(names = "--checkpoint-every", defaultValue = "0", description = "write a checkpoint every N steps into OUT/checkpoints, 0 = only the final one (default: ${DEFAULT-VALUE})")
+    long checkpointEvery;
+
+    @Option(names = "--resume", description = "checkpoint file to continue from (same preset and seed); training runs on to --steps in total")
+    Path resume;
+
+    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
     int threads;
 
-    @Option(names = "--bucket-mb", defaultValue = "4")
+    @Option(names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
     long bucketMb;
 
-    @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (0 = off)")
+    @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE} = off)")
     long pacingMbps;
 
     @Option(names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets); "
             + "default: afxdp with the xdp gateway, udp otherwise")
     String endpoint;
 
-    @Option(names = "--work-dir", description = "where logs, configs and the corpus go (default: a new temp dir)")
+    @Option(names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
+
+    /** True when spec() created the work directory (then it is ours to remove). */
+    boolean createdWorkDir;
 
     /** A topology shipped under topologies/, found from XAF_HOME, the working directory or its parent. */
     static Path shippedTopology(String name) {
@@ -80,19 +101,27 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     TrainJobSpec spec() throws Exception {
+        if (topology == null) topology = shippedTopology("two-dc.yaml");
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
-        Path dir = workDir != null ? workDir : Files.createTempDirectory("xaf-train-");
+        GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
+        Algorithm.fromName(algorithm);
+        if (resume != null) UserPaths.requireFile(resume, "checkpoint");
+        createdWorkDir = workDir == null;
+        Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
+        Path dataPath = TrainData.resolve(data, tokenizer, preset, dir);
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
-                evalEvery, checksumEvery, data != null ? data : dir.resolve("corpus.txt"), 1, 0x5eed0001, threads,
-                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", endpoint);
+                evalEvery, checksumEvery, dataPath, 1, 0x5eed0001, threads,
+                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, endpoint);
     }
 
     @Override
     public Integer call() throws Exception {
-        TrainResult r = new TrainingJob(spec(), System.out).run();
+        TrainJobSpec spec = spec();
+        TrainResult r = TrainOutputs.run(spec, this, System.out);
         System.out.println();
         System.out.print(SummaryTable.render(r));
+        TrainOutputs.finish(spec, this, r, System.out);
         return 0;
     }
 }

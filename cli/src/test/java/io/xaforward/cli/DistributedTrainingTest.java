@@ -93,7 +93,7 @@ class DistributedTrainingTest {
         int rc;
         try {
             System.setOut(new PrintStream(buf, true));
-            rc = Main.commandLine().execute("demo", "--steps", "5");
+            rc = Main.commandLine().execute("demo", "--steps", "5", "--out", Files.createTempDirectory("xaf-demo-out").toString());
         } finally {
             System.setOut(old);
         }
@@ -103,5 +103,6 @@ class DistributedTrainingTest {
         assertTrue(out.contains("step    5/5"), out);
         assertTrue(out.contains("weights identical on all ranks | yes"), out);
         assertTrue(out.matches("(?s).*bytes across the gateway +\\| [0-9.]+ MB.*"), out);
+        assertTrue(out.contains("Sample (xaf generate"), out);
     }
 }

@@ -8,6 +8,8 @@ import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.plan.IdentifierPlan;
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.testbed.mode.ModeAddressing;
 import io.xaforward.transport.AddressBook;
 import io.xaforward.transport.DatagramPort;
 import io.xaforward.dataplane.xsk.XskConfig;
@@ -37,19 +39,19 @@ public final class RankNetwork {
     private final int rank;
     private final Node self;
     private final int minMtu;
-    private final boolean kernelForwarding;
+    private final ModeAddressing addressing;
     private final Endpoint endpoint;
 
-    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, boolean kernelForwarding, Endpoint endpoint) {
+    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, ModeAddressing addressing, Endpoint endpoint) {
         this.plan = plan;
         this.rank = rank;
         this.self = plan.host(rank);
         this.minMtu = minMtu;
-        this.kernelForwarding = kernelForwarding;
+        this.addressing = addressing;
         this.endpoint = endpoint;
     }
 
-    /** @param gatewayMode only "kernel" changes addressing (IP routing instead of identifier forwarding) */
+    /** @param gatewayMode decides the addressing, see {@link ModeAddressing} */
     public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, String gatewayMode) {
         return of(topologyFile, prefix, jobId, planToken, rank, gatewayMode, null);
     }
@@ -63,7 +65,7 @@ public final class RankNetwork {
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
         int minMtu = topology.datacenters().stream().mapToInt(d -> d.mtu()).min().orElseThrow();
-        return new RankNetwork(plan, rank, minMtu, gatewayMode.equals("kernel"), ep);
+        return new RankNetwork(plan, rank, minMtu, new ModeAddressing(GatewayMode.fromName(gatewayMode), topology), ep);
     }
 
     public IdentifierPlan plan() { return plan; }
@@ -91,7 +93,9 @@ public final class RankNetwork {
      * plan's; a different one makes this rank an impostor that gateways and peers drop.
      */
     public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
-        int maxPayload = TransportConfig.maxPayloadForMtu(minMtu, NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
+        // A tunnel's headers come out of the MTU the worker's packets may use.
+        int maxPayload = TransportConfig.maxPayloadForMtu(minMtu - addressing.pathOverhead(),
+                NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
         return TransportConfig.builder(rank, plan.jobId(), token)
                 .maxPayload(Math.min(maxPayload, 1400))
                 .windowChunks(128)
@@ -104,8 +108,8 @@ public final class RankNetwork {
         AddressBook.Builder book = AddressBook.builder().add(rank, plan.networkId(rank), selfPeer());
         for (IdentifierPlan.Peer p : plan.addressBook(rank)) {
             // The kernel forwards on IP addresses: send to the destination itself. Gateways forward on identifiers:
-            // send to the next hop of our own network.
-            var ip = kernelForwarding && !p.direct() ? p.destination().ip() : p.nextHopIp();
+            // send to the next hop of our own network. ModeAddressing knows every mode's rule.
+            var ip = addressing.destination(p);
             book.add(p.rank(), p.networkId(), self.form() == NetworkForm.ID ? EthernetPeer.of(p.nextHopMac())
                     : endpoint == Endpoint.AFXDP ? new EthernetIpPeer(EthernetPeer.of(p.nextHopMac()).mac(), ip)
                     : new InetPeer(new InetSocketAddress(ip, XafHeader.UDP_PORT)));
@@ -134,7 +138,7 @@ public final class RankNetwork {
         }
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(self.iface(), self.mac(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
+                : new UdpDatagramPort(new InetSocketAddress(addressing.bindAddress(self), XafHeader.UDP_PORT));
     }
 
     /** {@link #openPort(int)} with the plan's token. */
@@ -144,7 +148,8 @@ public final class RankNetwork {
 
     private Peer selfPeer() {
         if (self.form() == NetworkForm.ID) return EthernetPeer.of(self.mac());
-        return endpoint == Endpoint.AFXDP ? new EthernetIpPeer(EthernetPeer.of(self.mac()).mac(), self.ip())
-                : new InetPeer(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
+        if (endpoint == Endpoint.AFXDP) return new EthernetIpPeer(EthernetPeer.of(self.mac()).mac(), self.ip());
+        return new InetPeer(new InetSocketAddress(addressing.bindAddress(self).isAnyLocalAddress() ? self.ip()
+                : addressing.bindAddress(self), XafHeader.UDP_PORT));
     }
 }

@@ -15,21 +15,35 @@ import java.util.Properties;
  * @param prefix       name prefix of the testbed's namespaces (unique per run)
  * @param gatewayMode  xdp | relay | afxdp | kernel
  * @param algorithm    all-reduce algorithm: hierarchical | ring | ps
- * @param data         training text file (byte-level tokens)
+ * @param data         training data: a prepared directory, a .bin token file or a text file (byte-level tokens);
+ *                     see TrainingData
  * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
+ * @param checkpointEvery rank 0 writes a checkpoint into {@link #checkpointDir()} every N steps (0 = never)
+ * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
  * @param endpoint     the workers' {@link Endpoint}: afxdp | udp (null or blank: the gateway mode's default)
  */
 public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                           String rateLimit, String endpoint) {
+                           String rateLimit, long checkpointEvery, Path resume, String endpoint) {
 
     public TrainJobSpec {
         endpoint = Endpoint.resolve(endpoint, gatewayMode).configName();
     }
 
-    /** With the gateway mode's default endpoint. */
+    /** A job with the gateway mode's default endpoint. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit, long checkpointEvery, Path resume) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, checkpointEvery, resume, null);
+    }
+
+    /** A job that neither resumes nor writes periodic checkpoints. */
     public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
@@ -37,7 +51,12 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                         String rateLimit) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, null);
+                workDir, rateLimit, 0, null);
+    }
+
+    /** Where periodic checkpoints go: checkpoints/ in the work directory. */
+    public Path checkpointDir() {
+        return workDir.resolve("checkpoints");
     }
 
     public void write(Path file) throws IOException {
@@ -62,6 +81,8 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
         p.setProperty("workDir", workDir.toAbsolutePath().toString());
         p.setProperty("rateLimit", rateLimit);
+        p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
+        if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
         p.setProperty("endpoint", endpoint);
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
@@ -81,6 +102,8 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Path.of(p.getProperty("data")), Integer.parseInt(p.getProperty("jobId")),
                 Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("threadsPerWorker")),
                 Long.parseLong(p.getProperty("bucketBytes")), Long.parseLong(p.getProperty("pacingBytesPerSecond")),
-                Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"), p.getProperty("endpoint"));
+                Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
+                Long.parseLong(p.getProperty("checkpointEvery", "0")),
+                p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")), p.getProperty("endpoint"));
     }
 }

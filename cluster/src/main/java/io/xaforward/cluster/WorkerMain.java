@@ -8,9 +8,9 @@ import io.xaforward.testbed.Node;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
 import io.xaforward.training.StepStats;
-import io.xaforward.training.TextDataset;
-import io.xaforward.training.TokenDataset;
+import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainerConfig;
+import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.TransportConfig;
 
@@ -24,6 +24,7 @@ import java.util.Locale;
  * the gateways, and reports progress as {@link WorkerLine}s on stdout.
  */
 public final class WorkerMain {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WorkerMain.class);
     private WorkerMain() {}
 
     public static void main(String[] args) throws Exception {
@@ -36,8 +37,7 @@ public final class WorkerMain {
         try {
             run(spec, rank);
         } catch (Throwable t) {
-            System.err.println("rank " + rank + ": " + t);
-            t.printStackTrace();
+            LOG.error("rank {} failed", rank, t);
             System.out.flush();
             System.exit(1);
         }
@@ -51,17 +51,13 @@ public final class WorkerMain {
         Node self = net.self();
 
         DjlRuntime.load(Path.of(".cache", "djl"), spec.threadsPerWorker());
-        TokenDataset all = TextDataset.open(spec.data());
-        TokenDataset.Split split = all.split(0.05);
+        // A text file is read as bytes here; the launcher turns text for other tokenizers into prepared .bin data.
+        TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
-        Algorithm algorithm = switch (spec.algorithm()) {
-            case "ring" -> Algorithm.RING;
-            case "ps" -> Algorithm.PARAMETER_SERVER;
-            default -> Algorithm.HIERARCHICAL;
-        };
+        Algorithm algorithm = Algorithm.fromName(spec.algorithm());
         TrainerConfig config = TrainerConfig.builder(spec.preset())
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
@@ -72,11 +68,15 @@ public final class WorkerMain {
              Collectives collectives = new Collectives(net.group(), transport,
                      CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
                              .withOperationTimeout(Duration.ofSeconds(120)));
-             DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), rank, world,
+             DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
                      collectives::allReduceMean)) {
+            if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());
             System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName()));
-            trainer.train(stats -> report(stats, trainer, spec));
+            trainer.train(stats -> {
+                report(stats, trainer, spec, transport);
+                JobCheckpoints.afterStep(spec, rank, trainer);
+            });
             if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
             System.out.println(WorkerLine.format("done", "rank", rank, "checksum", Long.toHexString(trainer.weightChecksum()),
                     "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
@@ -87,7 +87,7 @@ public final class WorkerMain {
         }
     }
 
-    private static void report(StepStats s, DataParallelTrainer trainer, TrainJobSpec spec) {
+    private static void report(StepStats s, DataParallelTrainer trainer, TrainJobSpec spec, ReliableTransport transport) {
         long step = s.step() + 1;
         boolean checksum = spec.checksumEvery() > 0 && (step % spec.checksumEvery() == 0 || step == spec.steps());
         StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
@@ -95,7 +95,9 @@ public final class WorkerMain {
                 "ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.communicationMillis() + s.optimizerMillis()),
                 "compute_ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.optimizerMillis()),
                 "comm_ms", String.format(Locale.ROOT, "%.2f", s.communicationMillis()),
-                "tok_s", String.format(Locale.ROOT, "%.1f", s.tokensPerSecond())));
+                "tok_s", String.format(Locale.ROOT, "%.1f", s.tokensPerSecond()),
+                "lr", String.format(Locale.ROOT, "%.6g", s.learningRate()),
+                "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits()));
         if (s.hasValidationLoss()) line.append(" val=").append(String.format(Locale.ROOT, "%.6f", s.validationLoss()));
         if (checksum) line.append(" checksum=").append(Long.toHexString(trainer.weightChecksum()));
         System.out.println(line);

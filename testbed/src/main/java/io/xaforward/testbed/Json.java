@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -7,62 +9,15 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 import java.util.List;
 import java.util.Map;
 
-/** Minimal JSON: writes maps/lists/strings/numbers; reads via snakeyaml (JSON is valid YAML flow syntax). */
+/** JSON of the testbed's state files: written with Gson; read via snakeyaml (JSON is valid YAML flow syntax). */
 final class Json {
     private Json() {}
 
+    // Gson refuses NaN and infinities instead of writing invalid JSON; state files hold none.
+    private static final Gson GSON = new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().serializeNulls().create();
+
     static String write(Object value) {
-        StringBuilder sb = new StringBuilder();
-        write(value, sb, "");
-        return sb.append('\n').toString();
-    }
-
-    private static void write(Object v, StringBuilder sb, String indent) {
-        switch (v) {
-            case null -> sb.append("null");
-            case String s -> quote(s, sb);
-            case Number n -> sb.append(n);
-            case Boolean b -> sb.append(b);
-            case Map<?, ?> m -> {
-                sb.append("{");
-                String inner = indent + "  ";
-                boolean first = true;
-                for (Map.Entry<?, ?> e : m.entrySet()) {
-                    sb.append(first ? "\n" : ",\n").append(inner);
-                    quote(String.valueOf(e.getKey()), sb);
-                    sb.append(": ");
-                    write(e.getValue(), sb, inner);
-                    first = false;
-                }
-                sb.append(first ? "}" : "\n" + indent + "}");
-            }
-            case List<?> l -> {
-                sb.append("[");
-                for (int i = 0; i < l.size(); i++) {
-                    if (i > 0) sb.append(", ");
-                    write(l.get(i), sb, indent);
-                }
-                sb.append("]");
-            }
-            default -> quote(v.toString(), sb);
-        }
-    }
-
-    private static void quote(String s, StringBuilder sb) {
-        sb.append('"');
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
-                    else sb.append(c);
-                }
-            }
-        }
-        sb.append('"');
+        return GSON.toJson(value) + "\n";
     }
 
     static Object read(String json) {

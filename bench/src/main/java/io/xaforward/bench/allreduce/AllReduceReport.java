@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.training.Json;
 import io.xaforward.collective.Algorithm;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
@@ -14,6 +15,7 @@ import org.jfree.data.xy.XYSeriesCollection;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -79,33 +81,42 @@ public final class AllReduceReport {
     }
 
     public static String json(AllReduceBenchmark.Result r, String command, String machine) {
-        StringBuilder b = new StringBuilder("{\n");
-        b.append("  \"command\": ").append(str(command)).append(",\n");
-        b.append("  \"machine\": ").append(str(machine)).append(",\n");
-        b.append("  \"topology\": ").append(str(r.options().topology().toString())).append(",\n");
-        b.append("  \"ranks\": ").append(r.ranks()).append(",\n");
-        b.append("  \"iterations_per_run\": ").append(r.options().iterations()).append(",\n");
-        b.append(String.format(Locale.ROOT, "  \"wall_seconds\": %.1f,%n", r.wallSeconds()));
-        b.append("  \"cells\": [\n");
-        for (int i = 0; i < r.cells().size(); i++) {
-            AllReduceBenchmark.Cell c = r.cells().get(i);
-            b.append(String.format(Locale.ROOT, "    {\"bytes\": %d, \"mode\": %s, \"algorithm\": %s, \"seconds\": [%s], "
-                            + "\"median_seconds\": %.6f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"busbw_min_gbps\": %.6f, \"busbw_max_gbps\": %.6f}%s%n",
-                    c.bytes(), str(c.mode()), str(AllReduceSpec.name(c.algorithm())),
-                    Arrays.stream(c.seconds()).mapToObj(v -> String.format(Locale.ROOT, "%.6f", v)).collect(Collectors.joining(", ")),
-                    c.medianSeconds(), c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), i + 1 < r.cells().size() ? "," : ""));
+        Map<String, Object> j = new LinkedHashMap<>();
+        j.put("command", command);
+        j.put("machine", machine);
+        j.put("topology", r.options().topology().toString());
+        j.put("ranks", r.ranks());
+        j.put("iterations_per_run", r.options().iterations());
+        j.put("wall_seconds", r.wallSeconds());
+        List<Map<String, Object>> cells = new ArrayList<>();
+        for (AllReduceBenchmark.Cell c : r.cells()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("bytes", c.bytes());
+            m.put("mode", c.mode());
+            m.put("algorithm", AllReduceSpec.name(c.algorithm()));
+            m.put("seconds", c.seconds());
+            m.put("median_seconds", c.medianSeconds());
+            m.put("algbw_gbps", c.algbw());
+            m.put("busbw_gbps", c.busbw());
+            m.put("busbw_min_gbps", c.busbwMin());
+            m.put("busbw_max_gbps", c.busbwMax());
+            cells.add(m);
         }
-        b.append("  ]");
+        j.put("cells", cells);
         AllReduceBenchmark.GoodputResult g = r.goodput();
         if (g != null) {
-            b.append(String.format(Locale.ROOT, ",%n  \"goodput\": {\"topology\": %s, \"link_bps\": %d, \"pacing_bytes_per_second\": %d, "
-                            + "\"bytes_each_way\": %d, \"bps\": [%s], \"median_bps\": %.0f, \"fraction_of_link\": %.4f, \"retransmits\": %d}",
-                    str(g.topology().toString()), g.linkBitsPerSecond(), g.pacingBytesPerSecond(), g.bytes(),
-                    Arrays.stream(g.bitsPerSecond()).mapToObj(v -> String.format(Locale.ROOT, "%.0f", v)).collect(Collectors.joining(", ")),
-                    g.medianBitsPerSecond(), g.fraction(), g.retransmits()));
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("topology", g.topology().toString());
+            m.put("link_bps", g.linkBitsPerSecond());
+            m.put("pacing_bytes_per_second", g.pacingBytesPerSecond());
+            m.put("bytes_each_way", g.bytes());
+            m.put("bps", g.bitsPerSecond());
+            m.put("median_bps", g.medianBitsPerSecond());
+            m.put("fraction_of_link", g.fraction());
+            m.put("retransmits", g.retransmits());
+            j.put("goodput", m);
         }
-        b.append("\n}\n");
-        return b.toString();
+        return Json.pretty(j);
     }
 
     static void plot(AllReduceBenchmark.Result r, Path png) throws IOException {
@@ -125,10 +136,6 @@ public final class AllReduceReport {
         plot.setDomainAxis(x);
         plot.setRenderer(new XYLineAndShapeRenderer(true, true));
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 540);
-    }
-
-    private static String str(String s) {
-        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
     /** Algorithms by command-line name, for option parsing. */

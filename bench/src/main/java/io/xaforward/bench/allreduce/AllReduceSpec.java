@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -138,20 +137,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
 
     /** "hierarchical", "ring", "ps" (as on the command line) to an algorithm. */
     public static Algorithm algorithm(String name) {
-        return switch (name.trim().toLowerCase(Locale.ROOT)) {
-            case "hierarchical", "hier" -> Algorithm.HIERARCHICAL;
-            case "ring" -> Algorithm.RING;
-            case "ps", "parameter-server", "parameter_server" -> Algorithm.PARAMETER_SERVER;
-            default -> throw new IllegalArgumentException("unknown all-reduce algorithm '" + name + "' (hierarchical, ring, ps)");
-        };
+        return Algorithm.fromName(name);
     }
 
     /** The command-line name of an algorithm. */
     public static String name(Algorithm a) {
-        return switch (a) {
-            case HIERARCHICAL -> "hierarchical";
-            case RING -> "ring";
-            case PARAMETER_SERVER -> "ps";
-        };
+        return a.configName();
     }
 }

@@ -1,5 +1,6 @@
 package io.xaforward.bench.train;
 
+import io.xaforward.training.Json;
 import io.xaforward.cluster.TrainingJob;
 
 import io.xaforward.cluster.TrainResult;
@@ -91,7 +92,7 @@ public final class TrainBench {
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version"))
                 .append(", JDK ").append(Runtime.version()).append(". Modes run interleaved (A B C A B C ...); ")
                 .append(runs).append(" run(s) each; figures are medians with [min, max].\n\n");
-        StringBuilder json = new StringBuilder("[\n");
+        List<Map<String, Object>> json = new ArrayList<>();
         for (Config c : configs) {
             md.append("## ").append(c.name()).append("\n\n").append(c.description()).append("\n\n");
             md.append("| mode | time per step, ms | compute, ms | communication, ms | communication share | training time, s | final loss | xdp reduction vs this mode |\n");
@@ -113,21 +114,25 @@ public final class TrainBench {
                         e.getKey(), step, min, max, comp, comm, 100 * comm / (comp + comm), time,
                         rs.getFirst().result().finalLoss(), reduction));
                 for (Run r : rs) {
-                    json.append(String.format(Locale.ROOT,
-                            "  {\"config\": \"%s\", \"mode\": \"%s\", \"run\": %d, \"median_step_ms\": %.3f, \"compute_ms\": %.3f, \"comm_ms\": %.3f, \"training_s\": %.3f, \"final_loss\": %.6f, \"losses\": %s},%n",
-                            c.name(), r.mode(), r.run(), r.result().medianStepMs(), r.result().meanComputeMs(),
-                            r.result().meanCommMs(), r.result().trainingSeconds(), r.result().finalLoss(),
-                            r.result().steps().stream().map(s -> String.format(Locale.ROOT, "%.5f", s.loss())).toList()));
+                    Map<String, Object> run = new LinkedHashMap<>();
+                    run.put("config", c.name());
+                    run.put("mode", r.mode());
+                    run.put("run", r.run());
+                    run.put("median_step_ms", r.result().medianStepMs());
+                    run.put("compute_ms", r.result().meanComputeMs());
+                    run.put("comm_ms", r.result().meanCommMs());
+                    run.put("training_s", r.result().trainingSeconds());
+                    run.put("final_loss", r.result().finalLoss());
+                    run.put("losses", r.result().steps().stream().map(TrainResult.Step::loss).toList());
+                    json.add(run);
                 }
             }
             md.append("\n![loss curves](train-").append(c.name()).append("-loss.png) ![time per step](train-")
                     .append(c.name()).append("-step.png)\n\n");
             plots(c, byMode);
         }
-        if (json.length() > 2) json.setLength(json.length() - 2);
-        json.append("\n]\n");
         Files.writeString(outDir.resolve("train.md"), md.toString());
-        Files.writeString(outDir.resolve("train.json"), json.toString());
+        Files.writeString(outDir.resolve("train.json"), Json.pretty(json));
         out.println("wrote " + outDir.resolve("train.md"));
     }
 

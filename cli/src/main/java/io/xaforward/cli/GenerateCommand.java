@@ -1,0 +1,52 @@
+package io.xaforward.cli;
+
+import io.xaforward.training.CheckpointModel;
+import io.xaforward.training.TextGenerator;
+import io.xaforward.training.Tokenizer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code xaf generate}: continue a prompt with a trained checkpoint. */
+@Command(name = "generate", mixinStandardHelpOptions = true,
+        description = {"Continue a prompt with a model from a training checkpoint and print the text.",
+                "Greedy with --temperature 0, else sampled from the top-k tokens; the same seed gives the same text."})
+final class GenerateCommand implements Callable<Integer> {
+    @Option(names = "--checkpoint", required = true, description = "checkpoint file written by xaf train (e.g. OUT/model.ckpt)")
+    Path checkpoint;
+
+    @Option(names = "--prompt", defaultValue = "", description = "text to continue (default: empty, a new document)")
+    String prompt;
+
+    @Option(names = "--tokens", defaultValue = "60", description = "tokens to generate (default: ${DEFAULT-VALUE})")
+    int tokens;
+
+    @Option(names = "--temperature", defaultValue = "0.8",
+            description = "0 = greedy; higher = more varied (default: ${DEFAULT-VALUE})")
+    double temperature;
+
+    @Option(names = "--top-k", defaultValue = "40", description = "sample among the k most likely tokens, 0 = all (default: ${DEFAULT-VALUE})")
+    int topK;
+
+    @Option(names = "--seed", defaultValue = "1", description = "random seed of the sampling (default: ${DEFAULT-VALUE})")
+    long seed;
+
+    @Option(names = "--tokenizer", description = "gpt2 or bytes (default: from the model's vocabulary: 50257 -> gpt2, 256 -> bytes)")
+    String tokenizer;
+
+    @Override
+    public Integer call() throws Exception {
+        System.out.println(generate(checkpoint, prompt, tokenizer, new TextGenerator.Settings(tokens, temperature, topK, seed)));
+        return 0;
+    }
+
+    static String generate(Path checkpoint, String prompt, String tokenizerName, TextGenerator.Settings settings) throws Exception {
+        UserPaths.requireFile(checkpoint, "checkpoint");
+        try (CheckpointModel model = CheckpointModel.load(checkpoint)) {
+            Tokenizer t = tokenizerName != null ? Tokenizer.byName(tokenizerName) : TextGenerator.tokenizerFor(model.config());
+            return new TextGenerator(model, t).generate(prompt, settings);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.xaforward.cli;
+
+import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.cluster.TrainResult;
+import io.xaforward.cluster.TrainingJob;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+
+/**
+ * What a training command leaves behind: the outputs a user keeps (metrics.jsonl, loss.png, model.ckpt and any
+ * periodic checkpoints, in --out) and the work directory (testbed configs, worker logs), which is named before the
+ * job starts and removed after a successful one unless --keep-work-dir; a failed job keeps it for its logs.
+ */
+final class TrainOutputs {
+    static final String METRICS = "metrics.jsonl";
+    static final String PLOT = "loss.png";
+    static final String MODEL = "model.ckpt";
+
+    private TrainOutputs() {}
+
+    /** Runs the job, naming the work directory first and again when the job fails. */
+    static TrainResult run(TrainJobSpec spec, TrainCommand cmd, PrintStream out) throws Exception {
+        out.println("xaf: work directory " + spec.workDir());
+        try {
+            return new TrainingJob(spec, out).run();
+        } catch (Exception e) {
+            out.println("xaf: the job failed; work directory kept with the worker logs: " + spec.workDir());
+            throw e;
+        }
+    }
+
+    /** Copies the outputs into --out, draws the loss plot, removes the work directory; returns the output directory. */
+    static Path finish(TrainJobSpec spec, TrainCommand cmd, TrainResult result, PrintStream out) throws IOException {
+        Path dir = cmd.out != null ? cmd.out : UserPaths.workingDirectory().resolve("xaf-runs")
+                .resolve("train-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        Files.createDirectories(dir);
+        Path metrics = dir.resolve(METRICS);
+        Files.copy(TrainingJob.metricsFile(spec), metrics, StandardCopyOption.REPLACE_EXISTING);
+        LossPlot.write(metrics, dir.resolve(PLOT), "GPT training (" + spec.preset() + "), " + result.worldSize()
+                + " workers through the " + spec.gatewayMode() + " gateway");
+        Files.copy(TrainingJob.finalCheckpoint(spec), dir.resolve(MODEL), StandardCopyOption.REPLACE_EXISTING);
+        if (Files.isDirectory(spec.checkpointDir())) {
+            Path checkpoints = Files.createDirectories(dir.resolve("checkpoints"));
+            try (var files = Files.list(spec.checkpointDir())) {
+                for (Path f : files.toList()) {
+                    Files.move(f, checkpoints.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        }
+        out.println("xaf: outputs in " + dir + ": " + METRICS + " (one JSON line per step), " + PLOT + ", " + MODEL
+                + " (for xaf generate, xaf export, --resume)");
+        if (cmd.createdWorkDir && !cmd.keepWorkDir) {
+            DataCommand.deleteTree(spec.workDir());
+            out.println("xaf: removed the work directory " + spec.workDir() + " (--keep-work-dir keeps it)");
+        } else {
+            out.println("xaf: work directory kept: " + spec.workDir());
+        }
+        return dir;
+    }
+}

@@ -1,0 +1,49 @@
+package io.xaforward.cluster;
+
+import io.xaforward.training.MetricsLog;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * The per-step metrics of a distributed job as JSON lines (metrics.jsonl in the work directory): the combined
+ * figures of all ranks plus what the network saw, cumulative since the job started: payload bytes the ranks' transports
+ * sent, their retransmissions, and the frames the gateways dropped.
+ */
+final class JobMetrics implements AutoCloseable {
+    static final String FILE = "metrics.jsonl";
+
+    private final MetricsLog log;
+    private final ClusterRun cluster;
+
+    JobMetrics(TrainJobSpec spec, ClusterRun cluster) throws IOException {
+        this.log = new MetricsLog(file(spec), false);
+        this.cluster = cluster;
+    }
+
+    static Path file(TrainJobSpec spec) {
+        return spec.workDir().resolve(FILE);
+    }
+
+    void write(TrainResult.Step step, Map<Integer, WorkerLine> ranks) throws IOException {
+        WorkerLine any = ranks.values().iterator().next();
+        Map<String, Object> r = MetricsLog.record(step.step(), step.loss(), step.validationLoss(),
+                number(any, "lr"), step.tokensPerSecond(), step.computeMs(), step.commMs());
+        r.put("step_ms", step.stepMs());
+        r.put("wire_bytes", ranks.values().stream().mapToLong(l -> (long) number(l, "sent_bytes")).sum());
+        r.put("retransmits", ranks.values().stream().mapToLong(l -> (long) number(l, "retransmits")).sum());
+        r.put("gateway_drops", cluster.gatewayCounters().entrySet().stream()
+                .filter(e -> e.getKey().contains("drop")).mapToLong(Map.Entry::getValue).sum());
+        log.write(r);
+    }
+
+    private static double number(WorkerLine line, String key) {
+        return line.values().containsKey(key) ? line.number(key) : Double.NaN;
+    }
+
+    @Override
+    public void close() throws IOException {
+        log.close();
+    }
+}

@@ -1,0 +1,118 @@
+package io.xaforward.cluster.deploy;
+
+import io.xaforward.cluster.WorkerLine;
+import io.xaforward.cluster.world.World;
+import io.xaforward.cluster.world.WorldNetwork;
+import io.xaforward.collective.CollectiveConfig;
+import io.xaforward.collective.Collectives;
+import io.xaforward.training.DataParallelTrainer;
+import io.xaforward.training.DjlRuntime;
+import io.xaforward.training.StepListener;
+import io.xaforward.training.StepStats;
+import io.xaforward.training.TextDataset;
+import io.xaforward.training.TokenDataset;
+import io.xaforward.training.TrainerConfig;
+import io.xaforward.transport.ReliableTransport;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * One rank of a job on a real host ({@code xaf worker}): learns the world from its {@link WorldSource}, opens its
+ * transport on its own address, agrees with the other ranks where to start (the newest common checkpoint with
+ * {@code --resume}, else step 0), trains, checkpoints, and prints {@link WorkerLine}s on {@code out}: {@code start},
+ * {@code resume}, {@code step}, {@code checkpoint}, {@code done} (with the weight checksum).
+ */
+public final class ClusterWorker {
+    private final WorkerOptions o;
+    private final PrintStream out;
+    /** The trainer's reducer; set once the start-up agreement is over (it has a longer timeout). */
+    private volatile Collectives trainingCollectives;
+
+    public ClusterWorker(WorkerOptions options, PrintStream out) {
+        this.o = options;
+        this.out = out;
+    }
+
+    /** Where a rank leaves its final weights (and optimizer state). */
+    public static Path finalCheckpoint(Path checkpointDir, int rank) {
+        return checkpointDir.resolve("final-rank" + rank + ".ckpt");
+    }
+
+    public void run(WorldSource source) throws Exception {
+        if (!Files.isRegularFile(o.data())) throw new IllegalArgumentException("training data " + o.data() + " not found");
+        World world = source.join(o);
+        Files.createDirectories(o.checkpointDir());
+        WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
+
+        DjlRuntime.load(Path.of(".cache", "djl"), o.threads());
+        TokenDataset.Split split = TextDataset.open(o.data()).split(0.05);
+        TrainerConfig config = TrainerConfig.builder(o.preset())
+                .steps(o.steps()).globalBatch(o.globalBatch()).seed(o.seed())
+                .learningRate(o.learningRate()).warmupSteps(o.warmupSteps()).evalEvery(0).threads(o.threads())
+                .checkpointEvery(o.checkpointEvery()).checkpointDir(o.checkpointDir())
+                .build();
+        CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
+                .withAlgorithm(o.algorithm());
+
+        try (ReliableTransport transport = new ReliableTransport(
+                net.transportConfig(o.token(), Duration.ofSeconds(60)).build(), net.addressBook(), net.openPort()).start();
+             DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), o.rank(),
+                     world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
+            long from = 0;
+            // The first collective waits for every rank to be up (restarted ranks come up at different times).
+            try (Collectives start = new Collectives(net.group(), transport,
+                    collectiveConfig.withOperationTimeout(o.startTimeout()))) {
+                from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank()) : Set.of(),
+                        o.checkpointEvery(), o.steps());
+            }
+            if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
+            out.println(WorkerLine.format("start", "rank", o.rank(), "params", trainer.parameterCount(),
+                    "form", net.self().form().configName(), "dc", net.self().datacenter(), "from_step", from));
+            out.flush();
+            try (Collectives collectives = new Collectives(net.group(), transport,
+                    collectiveConfig.withOperationTimeout(o.opTimeout()))) {
+                trainingCollectives = collectives;
+                trainer.train(new Reporter(trainer));
+                trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
+                out.println(WorkerLine.format("done", "rank", o.rank(), "checksum", Long.toHexString(trainer.weightChecksum()),
+                        "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
+                out.flush();
+                collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
+                transport.linger(Duration.ofSeconds(1), Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    private final class Reporter implements StepListener {
+        private final DataParallelTrainer trainer;
+
+        Reporter(DataParallelTrainer trainer) {
+            this.trainer = trainer;
+        }
+
+        @Override
+        public void onStep(StepStats s) {
+            long step = s.step() + 1;
+            StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
+                    "loss", String.format(Locale.ROOT, "%.6f", s.loss()),
+                    "ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.communicationMillis() + s.optimizerMillis()),
+                    "comm_ms", String.format(Locale.ROOT, "%.2f", s.communicationMillis())));
+            if (o.checksumEvery() > 0 && (step % o.checksumEvery() == 0 || step == o.steps())) {
+                line.append(" checksum=").append(Long.toHexString(trainer.weightChecksum()));
+            }
+            out.println(line);
+            out.flush();
+        }
+
+        @Override
+        public void onCheckpoint(long completedSteps, Path file) {
+            out.println(WorkerLine.format("checkpoint", "step", completedSteps, "file", file));
+            out.flush();
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package io.xaforward.cluster.deploy;
+
+import io.xaforward.collective.Algorithm;
+import io.xaforward.protocol.NetworkForm;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What {@code xaf worker} is told: the job (id, world size, token), who this rank is (rank, interface, form), and
+ * how to train. The peers come from a cluster file or an etcd rendezvous ({@link WorldSource}).
+ *
+ * @param checkpointDir   where this rank writes {@code ckpt-rankR-stepNNNNNN.bin} and its final weights
+ * @param checkpointEvery write a checkpoint every N steps (0 = only the final one)
+ * @param resume          continue from the newest checkpoint that every rank has
+ * @param opTimeout       how long one all-reduce may wait for a peer before the job fails
+ * @param startTimeout    how long the first collective (the resume agreement) waits for every rank to be up
+ */
+public record WorkerOptions(int jobId, int worldSize, int token, int rank, String iface, NetworkForm form,
+                            String preset, long steps, int globalBatch, long seed, double learningRate,
+                            long warmupSteps, Path data, int threads, long bucketBytes, Algorithm algorithm,
+                            Path checkpointDir, long checkpointEvery, boolean resume, long checksumEvery,
+                            Duration opTimeout, Duration startTimeout) {
+    public WorkerOptions {
+        Objects.requireNonNull(iface, "iface");
+        Objects.requireNonNull(form, "form");
+        Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(checkpointDir, "checkpointDir");
+        if (jobId < 1 || jobId > 0xFFFF) throw new IllegalArgumentException("--job must be 1..65535, was " + jobId);
+        if (worldSize < 1) throw new IllegalArgumentException("--world must be at least 1, was " + worldSize);
+        if (rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("--rank must be 0.." + (worldSize - 1) + ", was " + rank);
+        }
+        if (checkpointEvery < 0) throw new IllegalArgumentException("--checkpoint-every must not be negative");
+        if (steps < 1) throw new IllegalArgumentException("--steps must be at least 1");
+    }
+}
