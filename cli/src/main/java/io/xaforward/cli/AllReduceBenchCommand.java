@@ -37,7 +37,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "default: ${DEFAULT-VALUE}")
     String algorithms;
 
-    @Option(names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: afxdp with the xdp gateway, udp otherwise)")
+    @Option(names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: udp)")
     String endpoint;
 
     @Option(names = "--runs", description = "runs per cell (default 5; 2 with --quick)")

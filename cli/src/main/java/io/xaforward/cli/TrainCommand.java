@@ -81,7 +81,7 @@ final class TrainCommand implements Callable<Integer> {
     long pacingMbps;
 
     @Option(names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets); "
-            + "default: afxdp with the xdp gateway, udp otherwise")
+            + "default: udp")
     String endpoint;
 
     @Option(names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")

@@ -9,9 +9,9 @@ import java.util.Locale;
  * socket on the host's interface (the XAF XDP program steers the rank's frames into it; no socket layer per
  * packet), {@link #UDP} through a kernel UDP socket (AF_PACKET for the identifier-native form).
  *
- * <p>Both speak the same wire format, so every gateway mode carries either. The default is AF_XDP with the XDP
- * gateway (the whole path bypasses the kernel stack) and UDP with the other modes, whose baselines are kernel
- * endpoints.
+ * <p>Both speak the same wire format, so every gateway mode carries either. The default is UDP for now: AF_XDP
+ * endpoints train correctly, but on a few shared CPUs the all-reduce end-to-end checks still time out with them,
+ * so they are chosen explicitly ({@code --endpoint afxdp}).
  */
 public enum Endpoint {
     AFXDP, UDP;
@@ -32,9 +32,10 @@ public enum Endpoint {
         return fromName(name);
     }
 
-    /** AF_XDP with the XDP gateway, UDP with every other mode. */
+    /** UDP for every mode until AF_XDP endpoints pass the all-reduce end-to-end checks on shared CPUs. */
     public static Endpoint defaultFor(String gatewayMode) {
-        return GatewayMode.XDP.configName().equals(gatewayMode) ? AFXDP : UDP;
+        GatewayMode.fromName(gatewayMode); // an unknown mode is an error here too
+        return UDP;
     }
 
     public String configName() {

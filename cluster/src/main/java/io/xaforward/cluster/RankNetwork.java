@@ -84,12 +84,7 @@ public final class RankNetwork {
 
     /**
      * Transport settings every job uses: chunks that fit the smallest MTU (at most 1400 bytes, whole floats), a
-     * 128-chunk window per peer, a retransmission timeout of at least 50 ms, messages up to 1 GiB, and the given
-     * acknowledgement timeout. Why not larger windows and shorter timeouts: worker threads share few CPUs, and a
-     * rank that waits a few milliseconds for a CPU made every chunk in flight to it time out at once (a 512-chunk
-     * window and a 5 ms floor retransmitted about half of all chunks of a 16 MB all-reduce, nearly all of them
-     * duplicates; 128 chunks and 50 ms cut that about tenfold). Real losses are still repaired within a round trip
-     * by the SACK holes. {@code token} is normally the
+     * 512-chunk window, messages up to 1 GiB, and the given acknowledgement timeout. {@code token} is normally the
      * plan's; a different one makes this rank an impostor that gateways and peers drop.
      */
     public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
@@ -98,10 +93,9 @@ public final class RankNetwork {
                 NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
         return TransportConfig.builder(rank, plan.jobId(), token)
                 .maxPayload(Math.min(maxPayload, 1400))
-                .windowChunks(128)
+                .windowChunks(512)
                 .maxMessageBytes(1L << 30)
-                .ackTimeout(ackTimeout)
-                .retransmitTimeouts(Duration.ofMillis(100), Duration.ofMillis(50), Duration.ofMillis(500));
+                .ackTimeout(ackTimeout);
     }
 
     public AddressBook addressBook() {

@@ -23,10 +23,11 @@ class EndpointTest {
     }
 
     @Test
-    void afxdpIsTheDefaultWithTheXdpGatewayOnly() {
-        assertEquals(Endpoint.AFXDP, Endpoint.resolve(null, "xdp"));
-        assertEquals(Endpoint.AFXDP, Endpoint.resolve("", "xdp"));
+    void udpIsTheDefaultAndAfxdpIsChosenExplicitly() {
+        assertEquals(Endpoint.UDP, Endpoint.resolve(null, "xdp"));
+        assertEquals(Endpoint.UDP, Endpoint.resolve("", "xdp"));
         for (String mode : new String[]{"kernel", "relay", "afxdp"}) assertEquals(Endpoint.UDP, Endpoint.resolve(null, mode));
+        assertThrows(IllegalArgumentException.class, () -> Endpoint.resolve(null, "warp"));
         assertEquals(Endpoint.UDP, Endpoint.resolve("udp", "xdp"));
         assertEquals(Endpoint.AFXDP, Endpoint.resolve("afxdp", "kernel"));
     }
@@ -42,7 +43,8 @@ class EndpointTest {
                 spec.data(), 1, 7, 1, 1 << 20, 0, dir, "none", 0, null, "udp").write(file);
         assertEquals("udp", TrainJobSpec.read(file).endpoint(), "an explicit choice survives the worker's spec file");
         assertThrows(IllegalArgumentException.class, () -> new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir, "rdma"));
-        assertEquals("afxdp", new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir).endpoint());
+        assertEquals("udp", new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir).endpoint());
+        assertEquals("afxdp", new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir, "afxdp").endpoint());
     }
 
     /** The plan's interface does not exist here (the testbed is not up): opening AF_XDP on it must say so clearly. */
