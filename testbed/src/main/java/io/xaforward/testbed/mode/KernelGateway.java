@@ -34,10 +34,26 @@ public final class KernelGateway implements GatewayRunner {
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
         namespace = state.gatewayNamespace(gateway);
-        List<Node> ports = state.gatewayPorts(gateway);
-        load("iptables-restore", rules(ports, NetworkForm.IPV4, "icmp"));
-        load("ip6tables-restore", rules(ports, NetworkForm.IPV6, "ipv6-icmp"));
+        installFirewall(namespace, state.gatewayPorts(gateway));
         Netns.exec(namespace, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
+    }
+
+    /**
+     * Loads the edge rule set into the FORWARD chains of {@code namespace}. The other modes load it too: frames they
+     * do not take (non-XAF) fall through to the kernel, which must then forward exactly what this mode forwards.
+     */
+    static void installFirewall(String namespace, List<Node> ports) {
+        load(namespace, "iptables-restore", rules(ports, NetworkForm.IPV4, "icmp"));
+        load(namespace, "ip6tables-restore", rules(ports, NetworkForm.IPV6, "ipv6-icmp"));
+    }
+
+    /** Empties the FORWARD chains again (policy ACCEPT), as {@code topo up} left them. */
+    static void removeFirewall(String namespace) {
+        if (namespace == null || !Netns.exists(namespace)) return;
+        for (String tool : List.of("iptables", "ip6tables")) {
+            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-F", "FORWARD"));
+            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-P", "FORWARD", "ACCEPT"));
+        }
     }
 
     /** The iptables-restore input for one address family. */
@@ -61,7 +77,7 @@ public final class KernelGateway implements GatewayRunner {
         return r.append("COMMIT\n").toString();
     }
 
-    private void load(String tool, String rules) {
+    private static void load(String namespace, String tool, String rules) {
         try {
             Netns.exec(namespace, TIMEOUT, rules, List.of(tool));
         } catch (NetnsException e) {
@@ -72,11 +88,7 @@ public final class KernelGateway implements GatewayRunner {
 
     @Override
     public void close() {
-        if (namespace == null || !Netns.exists(namespace)) return;
-        for (String tool : List.of("iptables", "ip6tables")) {
-            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-F", "FORWARD"));
-            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-P", "FORWARD", "ACCEPT"));
-        }
+        removeFirewall(namespace);
         namespace = null;
     }
 }
