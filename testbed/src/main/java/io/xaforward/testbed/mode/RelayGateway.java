@@ -44,8 +44,7 @@ public final class RelayGateway extends ProcessGatewayRunner {
         try {
             if (process != null) process.close();
         } finally {
-            process = null;
-            deleteConfig();
+            deleteConfig(); // the process stays readable: its output holds the final counters
             openTheEdge();
         }
     }
