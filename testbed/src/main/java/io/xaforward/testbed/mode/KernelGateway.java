@@ -33,18 +33,24 @@ public final class KernelGateway implements GatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        namespace = state.gatewayNamespace(gateway);
-        installFirewall(namespace, state.gatewayPorts(gateway));
-        Netns.exec(namespace, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
+        start(state.gatewayNamespace(gateway), subnets(state.gatewayPorts(gateway), NetworkForm.IPV4),
+                subnets(state.gatewayPorts(gateway), NetworkForm.IPV6));
+    }
+
+    private static List<String> subnets(List<Node> ports, NetworkForm family) {
+        List<String> out = new ArrayList<>();
+        for (Node p : ports) if (p.form() == family) out.add(p.ipText() + "/" + p.prefixLength());
+        return out;
     }
 
     /**
-     * Loads the edge rule set into the FORWARD chains of {@code namespace}. The other modes load it too: frames they
-     * do not take (non-XAF) fall through to the kernel, which must then forward exactly what this mode forwards.
+     * Loads this mode's edge rule set into the FORWARD chains of {@code namespace} without touching forwarding. The
+     * other modes load it too: frames they do not take (non-XAF) fall through to the kernel, which must then forward
+     * exactly what this mode forwards.
      */
     static void installFirewall(String namespace, List<Node> ports) {
-        load(namespace, "iptables-restore", rules(ports, NetworkForm.IPV4, "icmp"));
-        load(namespace, "ip6tables-restore", rules(ports, NetworkForm.IPV6, "ipv6-icmp"));
+        load(namespace, "iptables-restore", rules(subnets(ports, NetworkForm.IPV4), "icmp"));
+        load(namespace, "ip6tables-restore", rules(subnets(ports, NetworkForm.IPV6), "ipv6-icmp"));
     }
 
     /** Empties the FORWARD chains again (policy ACCEPT), as {@code topo up} left them. */
@@ -56,14 +62,27 @@ public final class KernelGateway implements GatewayRunner {
         }
     }
 
-    /** The iptables-restore input for one address family. */
-    static String rules(List<Node> ports, NetworkForm family, String icmp) {
+    /**
+     * Loads the firewall between the given IPv4 subnets (the kernel-tunnel mode's data centers and tunnel pools)
+     * and enables forwarding; IPv6 forwarding is closed.
+     */
+    void startWithSubnets(String gatewayNamespace, List<String> ipv4Subnets) {
+        start(gatewayNamespace, ipv4Subnets, List.of());
+    }
+
+    private void start(String gatewayNamespace, List<String> ipv4Subnets, List<String> ipv6Subnets) {
+        namespace = gatewayNamespace;
+        load(namespace, "iptables-restore", rules(ipv4Subnets, "icmp"));
+        load(namespace, "ip6tables-restore", rules(ipv6Subnets, "ipv6-icmp"));
+        Netns.exec(namespace, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
+    }
+
+    /** The iptables-restore input for one address family: XAF and the open TCP ports between every two subnets. */
+    static String rules(List<String> subnets, String icmp) {
         StringBuilder r = new StringBuilder("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
         r.append("-A FORWARD -m conntrack --ctstate INVALID -j DROP\n");
         r.append("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
         r.append("-A FORWARD -p ").append(icmp).append(" -j ACCEPT\n");
-        List<String> subnets = new ArrayList<>();
-        for (Node p : ports) if (p.form() == family) subnets.add(p.ipText() + "/" + p.prefixLength());
         for (String s : subnets) {
             for (String d : subnets) {
                 if (s.equals(d)) continue;
