@@ -229,14 +229,6 @@ static __always_inline __u64 sum16bytes(const __u8 *p)
 	return (__u64)w[0] + w[1] + w[2] + w[3];
 }
 
-/* RFC 1624 update of a UDP checksum after one 16-bit word changed from old_w to new_w (raw values). */
-static __always_inline __u16 csum_replace16(__u16 check, __u16 old_w, __u16 new_w)
-{
-	__u64 sum = (__u16)~check + (__u64)(__u16)~old_w + new_w;
-
-	return ~csum_fold(sum);
-}
-
 /* ---- Header writers (after bpf_xdp_adjust_head; all offsets constant) ---------------------- */
 
 static __always_inline void write_eth(struct ethhdr *eth, const struct xaf_route *r, __u16 proto)
@@ -387,7 +379,7 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	__u32 ifindex = ctx->ingress_ifindex;
 	__u32 frame_len, l2_len, key, out_len;
 	__be32 network_id;
-	__u16 payload_len, old_w, new_w;
+	__u16 payload_len;
 	__u8 hop;
 	int proto, rc;
 	long ret;
@@ -435,31 +427,9 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 		return drop(XAF_C_DROP_INGRESS);
 	if (xaf->job_id != bpf_htonl(r->job_id) || xaf->job_token != bpf_htonl(r->job_token))
 		return drop(XAF_C_DROP_BAD_TOKEN);
-	hop = xaf->hop_limit;
-	if (hop <= 1)
-		return drop(XAF_C_DROP_HOP_LIMIT);
-
-	/* Decrement the hop limit; keep an ingress UDP checksum valid for frames delivered as they are. */
-	old_w = *(__u16 *)&xaf->flags; /* the 16-bit word {flags, hop_limit} */
-	xaf->hop_limit = hop - 1;
-	new_w = *(__u16 *)&xaf->flags;
-	network_id = xaf->network_id;
-
-	if (r->drop_one_in && bpf_get_prandom_u32() % r->drop_one_in == 0)
-		return drop(XAF_C_DROP_INJECTED);
-
+	/* PROTOCOL.md §7: LOCAL hands the frame over as it arrived (padding trimmed): the hop limit is neither
+	 * checked nor decremented and fault injection does not apply, so no checksum changes either. */
 	if (r->action == XAF_ACT_LOCAL) {
-		if (f.udp_check && f.form != XAF_FORM_ID) {
-			struct udphdr *udp;
-
-			if (f.outer_len > OUTER_MAX || f.outer_len < UDP_HDR_LEN)
-				return drop(XAF_C_DROP_MALFORMED);
-			udp = data + (f.outer_len - UDP_HDR_LEN);
-			/* bounds: the UDP header just before the XAF header */
-			if ((void *)(udp + 1) > data_end)
-				return drop(XAF_C_DROP_MALFORMED);
-			udp->check = csum_replace16(f.udp_check, old_w, new_w) ?: 0xffff;
-		}
 		if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
 			return drop(XAF_C_DROP_MALFORMED);
 		ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
@@ -468,6 +438,17 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 		struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_TO_LOCAL };
 		return v;
 	}
+
+	hop = xaf->hop_limit;
+	if (hop <= 1)
+		return drop(XAF_C_DROP_HOP_LIMIT);
+
+	/* The outer headers are rebuilt with fresh checksums below, so the decrement needs no checksum patch. */
+	xaf->hop_limit = hop - 1;
+	network_id = xaf->network_id;
+
+	if (r->drop_one_in && bpf_get_prandom_u32() % r->drop_one_in == 0)
+		return drop(XAF_C_DROP_INJECTED);
 	if (r->action != XAF_ACT_FORWARD)
 		return drop(XAF_C_DROP_BAD_FORM);
 
