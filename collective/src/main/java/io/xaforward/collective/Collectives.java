@@ -281,11 +281,18 @@ public final class Collectives implements AutoCloseable {
     private Object newPlan(Algorithm algorithm, int count) {
         int bucketFloats = config.bucketFloats();
         return switch (algorithm) {
-            case RING -> new RingAllReduce(rank, flat, jobId, count, bucketFloats, arena);
-            case HIERARCHICAL -> new RingAllReduce(rank, datacenters, jobId, count, bucketFloats, arena);
-            case PARAMETER_SERVER -> new ParameterServerAllReduce(rank, datacenters, jobId, count, bucketFloats,
+            case RING -> new RingAllReduce(rank, flat, jobId, count, bucketFloats, config.wireDtype(), arena);
+            case HIERARCHICAL -> new RingAllReduce(rank, datacenters, jobId, count, bucketFloats, config.wireDtype(),
+                    arena);
+            case PARAMETER_SERVER -> config.wireDtype() != WireDtype.FP32
+                    ? failBf16ParameterServer() : new ParameterServerAllReduce(rank, datacenters, jobId, count, bucketFloats,
                     arena);
         };
+    }
+
+    private static Object failBf16ParameterServer() {
+        throw new IllegalArgumentException("bf16 on the wire is implemented for the ring and hierarchical all-reduce,"
+                + " not the parameter server");
     }
 
     private void checkUsable() {

@@ -50,6 +50,11 @@ final class Operation {
         track(new Message(true, dst, id, transport.send(dst, id, data)), then);
     }
 
+    /** As {@link #send(int, MessageId, MemorySegment, Runnable)}, naming the payload's element type. */
+    void send(int dst, MessageId id, MemorySegment data, Runnable then, int elementType) {
+        track(new Message(true, dst, id, transport.send(dst, id, data, elementType)), then);
+    }
+
     private void track(Message message, Runnable then) {
         messages.add(message);
         outstanding++;

@@ -25,6 +25,12 @@ import java.lang.foreign.MemorySegment;
  * Each element's value is thus computed by exactly one chain of float additions whose order depends only on the
  * group, and copied everywhere else: all ranks end with bitwise-identical results.
  *
+ * <p>bf16 on the wire ({@link WireDtype#BF16}): each send is first rounded to bf16 into a mirror buffer (2 bytes
+ * per float of the input, same element index) and sent from there; reduce-scatter receives are added in float32
+ * straight from the receive buffer, other receives stored as float32. Before a rank sends a value that other ranks
+ * keep (its partial for the data-center exchange, its reduced shard for the all-gather), it rounds its own copy to
+ * bf16 too, so every rank still ends with bitwise-identical results.
+ *
  * <p>Buffer reuse: a segment is received into only after every earlier send of that segment has been fully received
  * by its destination (the data causally depends on it), so a late retransmission of an already-delivered chunk can
  * only be dropped as a duplicate. Within the exchange the shard is overwritten only after its sends are acknowledged.
@@ -45,9 +51,12 @@ final class RingAllReduce {
     private final MemorySegment staging;
     private final long[] stagingStart;
     private final int[] exchangeRemaining;
+    private final boolean bf16;
+    /** bf16 images of the data, element i at byte 2i (bf16 wire only). */
+    private final MemorySegment mirror;
 
     /** @param groups members of each group, ascending by rank; groups ordered by data center. */
-    RingAllReduce(int rank, int[][] groups, int jobId, int count, int bucketFloats, Arena arena) {
+    RingAllReduce(int rank, int[][] groups, int jobId, int count, int bucketFloats, WireDtype wire, Arena arena) {
         this.jobId = jobId;
         this.groups = groups;
         int g = -1;
@@ -85,10 +94,12 @@ final class RingAllReduce {
         this.staging = stagingFloats == 0 ? MemorySegment.NULL
                 : arena.allocate(stagingFloats * Float.BYTES, 64);
         this.exchangeRemaining = new int[buckets];
+        this.bf16 = wire == WireDtype.BF16;
+        this.mirror = bf16 && count > 0 ? arena.allocate((long) count * 2, 64) : MemorySegment.NULL;
     }
 
     long stagingBytes() {
-        return staging.byteSize();
+        return staging.byteSize() + mirror.byteSize();
     }
 
     private int bucketLength(int b) {
@@ -114,31 +125,62 @@ final class RingAllReduce {
             int stepIndex = s;
             Runnable then = s < m - 2 ? () -> sendReduceScatter(op, data, step, b, stepIndex + 1)
                     : () -> shardReduced(op, data, step, b);
-            op.expect(prev, id(step, b, s), segment(data, b, Math.floorMod(myIndex - s - 2, m)),
-                    FloatSumSink.INSTANCE, then);
+            MemorySegment target = segment(data, b, Math.floorMod(myIndex - s - 2, m));
+            if (bf16) {
+                op.expect(prev, id(step, b, s), mirrorOf(data, target), Bf16.sumInto(target), then);
+            } else {
+                op.expect(prev, id(step, b, s), target, FloatSumSink.INSTANCE, then);
+            }
         }
         exchangeRemaining[b] = 0;
         if (groups.length > 1) {
             forEachOverlap(b, (peer, dcOrder, from, to) -> {
                 exchangeRemaining[b] += 2;
-                op.expect(peer, id(step, b, 2 * maxGroup), stagingSlice(b, dcOrder, from, to), ChunkSink.COPY,
-                        () -> exchangeProgress(op, data, step, b));
+                MemorySegment partial = stagingSlice(b, dcOrder, from, to);
+                op.expect(peer, id(step, b, 2 * maxGroup), bf16 ? partial.asSlice(0, partial.byteSize() / 2) : partial,
+                        bf16 ? Bf16.decodeInto(partial) : ChunkSink.COPY, () -> exchangeProgress(op, data, step, b));
             });
         }
         for (int s = 0; s < m - 1; s++) {
             int stepIndex = s;
             Runnable then = s < m - 2 ? () -> sendAllGather(op, data, step, b, stepIndex + 1) : null;
-            op.expect(prev, id(step, b, maxGroup + s), segment(data, b, Math.floorMod(myIndex - s - 1, m)),
-                    ChunkSink.COPY, then);
+            MemorySegment target = segment(data, b, Math.floorMod(myIndex - s - 1, m));
+            if (bf16) {
+                op.expect(prev, id(step, b, maxGroup + s), mirrorOf(data, target), Bf16.decodeInto(target), then);
+            } else {
+                op.expect(prev, id(step, b, maxGroup + s), target, ChunkSink.COPY, then);
+            }
         }
     }
 
     private void sendReduceScatter(Operation op, MemorySegment data, int step, int b, int s) {
-        op.send(next, id(step, b, s), segment(data, b, Math.floorMod(myIndex - s - 1, m)), null);
+        send(op, next, id(step, b, s), data, segment(data, b, Math.floorMod(myIndex - s - 1, m)), null);
     }
 
     private void sendAllGather(Operation op, MemorySegment data, int step, int b, int s) {
-        op.send(next, id(step, b, maxGroup + s), segment(data, b, Math.floorMod(myIndex - s, m)), null);
+        send(op, next, id(step, b, maxGroup + s), data, segment(data, b, Math.floorMod(myIndex - s, m)), null);
+    }
+
+    /** Sends a part of the data as it is, or (bf16 wire) rounded into its mirror first. */
+    private void send(Operation op, int peer, MessageId id, MemorySegment data, MemorySegment part, Runnable then) {
+        if (bf16) {
+            MemorySegment image = mirrorOf(data, part);
+            Bf16.encode(part, image, part.byteSize() / Float.BYTES);
+            op.send(peer, id, image, then, Bf16.ELEMENT_TYPE);
+        } else {
+            op.send(peer, id, part, then);
+        }
+    }
+
+    /** The mirror bytes of a part of the data (same element indices). */
+    private MemorySegment mirrorOf(MemorySegment data, MemorySegment part) {
+        long firstFloat = (part.address() - data.address()) / Float.BYTES;
+        return mirror.asSlice(firstFloat * 2, part.byteSize() / 2);
+    }
+
+    /** This rank's reduced shard of bucket b (what the exchange and the all-gather start from). */
+    private MemorySegment ownShard(MemorySegment data, int b) {
+        return segment(data, b, myIndex);
     }
 
     private void shardReduced(Operation op, MemorySegment data, int step, int b) {
@@ -147,7 +189,10 @@ final class RingAllReduce {
             return;
         }
         int first = b * bucketFloats;
-        forEachOverlap(b, (peer, dcOrder, from, to) -> op.send(peer, id(step, b, 2 * maxGroup),
+        if (bf16) {
+            Bf16.roundInPlace(ownShard(data, b)); // the partial this DC combines must equal what the others get
+        }
+        forEachOverlap(b, (peer, dcOrder, from, to) -> send(op, peer, id(step, b, 2 * maxGroup), data,
                 Wire.floats(data, (long) first + from, to - from), () -> exchangeProgress(op, data, step, b)));
     }
 
@@ -173,6 +218,9 @@ final class RingAllReduce {
     }
 
     private void startAllGather(Operation op, MemorySegment data, int step, int b) {
+        if (bf16) {
+            Bf16.roundInPlace(ownShard(data, b)); // keep exactly the value the other members will receive
+        }
         if (m > 1) {
             sendAllGather(op, data, step, b, 0);
         }

@@ -6,9 +6,10 @@ import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.protocol.NetworkForm;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -19,6 +20,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import java.util.List;
 
 /**
  * A running XAForward gateway: the XDP program attached to every configured interface, routes programmed from
@@ -29,9 +33,11 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class GatewayService implements AutoCloseable {
     private static final long RELOAD_POLL_MS = 500;
+    /** A changed config file is read again after this long and applied only when both reads agree. */
+    private static final long SETTLE_MS = 200;
 
     private final Path configFile;
-    private final PrintStream log;
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayService.class);
     private final XafDataplane dataplane;
     private final Map<String, Integer> ifindexes = new HashMap<>();
     private final Map<String, byte[]> macs = new HashMap<>();
@@ -41,11 +47,15 @@ public final class GatewayService implements AutoCloseable {
     private volatile GatewayConfig config;
     private volatile boolean closing;
     private int reloads;
+    private int reloadFailures;
+    private boolean lastReloadSuccess = true;
+    private double lastReloadEpochSeconds, lastGoodReloadEpochSeconds;
+    private final RouteTable routeTable;
+    private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
-    private GatewayService(Path configFile, GatewayConfig config, PrintStream log) {
+    private GatewayService(Path configFile, GatewayConfig config) {
         this.configFile = configFile;
         this.config = config;
-        this.log = log;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
             macs.put(p.iface(), readMac(p.iface()));
@@ -62,20 +72,22 @@ public final class GatewayService implements AutoCloseable {
             }
             for (GatewayConfig.PortConfig p : config.ports()) {
                 var a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
-                log.printf("xaf gateway: attached to %s (ifindex %d, %s, %s mode)%n", p.iface(), a.ifindex(),
-                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT));
+                LOG.info(String.format("attached to %s (ifindex %d, %s, %s mode)", p.iface(), a.ifindex(),
+                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT)));
             }
         } catch (RuntimeException e) {
             dp.close(); // detaches whatever was attached before the failure
             throw e;
         }
         this.dataplane = dp;
+        this.routeTable = RouteTable.of(dp);
+        this.lastGoodReloadEpochSeconds = System.currentTimeMillis() / 1000.0;
         MetricsServer m = null;
         if (config.metrics().isPresent()) {
             GatewayConfig.MetricsEndpoint ep = config.metrics().get();
             try {
                 m = new MetricsServer(ep.host(), ep.port(), this::prometheusText);
-                log.printf("xaf gateway: metrics on http://%s:%d/metrics%n", ep.host().contains(":") ? "[" + ep.host() + "]" : ep.host(), m.port());
+                LOG.info("metrics on http://{}:{}/metrics", ep.host().contains(":") ? "[" + ep.host() + "]" : ep.host(), m.port());
             } catch (RuntimeException e) {
                 dp.close();
                 throw e;
@@ -86,9 +98,9 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /** Validates {@code configFile}, attaches and programs the gateway. Throws with a clear message on any problem. */
-    public static GatewayService start(Path configFile, PrintStream log) {
+    public static GatewayService start(Path configFile) {
         GatewayConfig config = GatewayConfigParser.parse(configFile);
-        return new GatewayService(configFile, config, log);
+        return new GatewayService(configFile, config);
     }
 
     public GatewayConfig config() { return config; }
@@ -164,7 +176,7 @@ public final class GatewayService implements AutoCloseable {
             try {
                 reload();
             } catch (RuntimeException e) {
-                log.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+                LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }
     }
@@ -178,31 +190,70 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /**
-     * Re-reads the config file and applies route changes: new and changed routes are written first (each an atomic
-     * map update), removed routes deleted last, so traffic of unchanged routes never sees a gap.
+     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader}) and applies it with
+     * {@link #apply}. Called by the file watcher and on SIGHUP.
      */
-    public synchronized void reload() {
-        GatewayConfig next = GatewayConfigParser.parse(configFile);
-        if (!next.ports().equals(config.ports())) {
-            throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
+    public void reload() {
+        GatewayConfig next;
+        try {
+            next = GatewayConfigParser.parse(StableFileReader.read(configFile, SETTLE_MS), configFile.toString(),
+                    dataplane.routesMap().maxEntries());
+        } catch (RuntimeException e) {
+            recordReload(false);
+            throw e;
         }
-        Map<Integer, Route> wanted = new LinkedHashMap<>();
-        for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
-        Set<Integer> old = new HashSet<>();
-        for (GatewayConfig.RouteConfig r : config.routes()) old.add(r.networkId());
-        int added = 0, changed = 0, removed = 0;
-        for (Map.Entry<Integer, Route> e : wanted.entrySet()) {
-            Route current = dataplane.route(e.getKey());
-            if (e.getValue().equals(current)) continue;
-            dataplane.putRoute(e.getKey(), e.getValue());
-            if (current == null) added++; else changed++;
-        }
-        for (int id : old) {
-            if (!wanted.containsKey(id) && dataplane.deleteRoute(id)) removed++;
+        apply(next);
+    }
+
+    /**
+     * Makes the gateway run {@code next}: all or nothing. Ports cannot change without a restart. Routes are
+     * reconciled against the route map's real contents (added and changed first, removed last); if any map write
+     * fails, the map is restored to what it held and the running config stays. The entry point for every source
+     * of configs (the file, SIGHUP, a registry).
+     */
+    public synchronized void apply(GatewayConfig next) {
+        RouteReconciler.Result result;
+        try {
+            if (!next.ports().equals(config.ports())) {
+                throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
+            }
+            Map<Integer, Route> wanted = new LinkedHashMap<>();
+            for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
+            result = RouteReconciler.apply(routeTable, wanted);
+        } catch (RuntimeException e) {
+            recordReload(false);
+            throw e;
         }
         config = next;
         reloads++;
-        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", configFile, added, changed, removed);
+        recordReload(true);
+        LOG.info("reloaded {}: {} added, {} changed, {} removed", configFile, result.added(), result.changed(),
+                result.removed());
+    }
+
+    private synchronized void recordReload(boolean success) {
+        lastReloadSuccess = success;
+        lastReloadEpochSeconds = System.currentTimeMillis() / 1000.0;
+        if (success) lastGoodReloadEpochSeconds = lastReloadEpochSeconds; else reloadFailures++;
+    }
+
+    /**
+     * Replaces the routes by {@code routes} (from a route registry) through {@link #apply}: the same all-or-nothing,
+     * add-first/remove-last rule as a file reload. The ports stay as they are.
+     */
+    public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
+        GatewayConfig c = config;
+        apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
+    }
+
+    /** Stops following the config file (a route registry owns the routes instead). */
+    public void stopWatchingFile() {
+        if (watcher != null) watcher.interrupt();
+    }
+
+    /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    public void addMetrics(Supplier<String> lines) {
+        extraMetrics.add(lines);
     }
 
     /** Counters in the Prometheus text format. */
@@ -220,8 +271,22 @@ public final class GatewayService implements AutoCloseable {
             b.append("xaf_bytes_total{counter=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
         }
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
-        b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
-                .append("xaf_config_reloads_total ").append(reloadCount()).append('\n');
+        synchronized (this) {
+            b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
+                    .append("xaf_config_reloads_total ").append(reloads).append('\n');
+            b.append("# HELP xaf_config_reload_failures_total Config reloads rejected (the running routes stayed).\n")
+                    .append("# TYPE xaf_config_reload_failures_total counter\n")
+                    .append("xaf_config_reload_failures_total ").append(reloadFailures).append('\n');
+            b.append("# HELP xaf_reload_success Whether the last reload attempt was applied (1) or rejected (0).\n")
+                    .append("# TYPE xaf_reload_success gauge\nxaf_reload_success ").append(lastReloadSuccess ? 1 : 0).append('\n');
+            b.append("# HELP xaf_reload_timestamp_seconds When the last reload was attempted (Unix time; 0: never).\n")
+                    .append("# TYPE xaf_reload_timestamp_seconds gauge\nxaf_reload_timestamp_seconds ")
+                    .append((long) lastReloadEpochSeconds).append('\n');
+            b.append("# HELP xaf_reload_success_timestamp_seconds When the running config was applied (Unix time).\n")
+                    .append("# TYPE xaf_reload_success_timestamp_seconds gauge\nxaf_reload_success_timestamp_seconds ")
+                    .append((long) lastGoodReloadEpochSeconds).append('\n');
+        }
+        for (Supplier<String> extra : extraMetrics) b.append(extra.get());
         return b.toString();
     }
 
@@ -238,7 +303,7 @@ public final class GatewayService implements AutoCloseable {
             if (watcher != null) watcher.interrupt();
             if (metrics != null) metrics.close();
             dataplane.close();
-            log.println("xaf gateway: detached from " + String.join(", ", ifindexes.keySet()));
+            LOG.info("detached from {}", String.join(", ", ifindexes.keySet()));
         } finally {
             stopped.countDown();
         }

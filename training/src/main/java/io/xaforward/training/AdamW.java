@@ -32,14 +32,16 @@ public final class AdamW implements AutoCloseable {
     }
 
     /**
-     * One update of every parameter.
+     * One update of every parameter, reading the gradients straight from the flat buffer they were all-reduced in
+     * (llm.c's gpt2_update): one pass over parameters, gradients and moments, no copy back into gradient tensors.
      *
-     * @param params  parameter memory, in flat order
-     * @param grads   gradient memory, same order and sizes
-     * @param decay   whether weight decay applies to each parameter
+     * @param params        parameter memory, in flat order (views of the tensors' own memory: written in place)
+     * @param flatGradients float32 gradients of all parameters, concatenated in the same order
+     * @param gradientScale factor applied to every gradient as it is read (global-norm clipping; 1 for none)
+     * @param decay         whether weight decay applies to each parameter
      */
-    public void step(List<MemorySegment> params, List<MemorySegment> grads, boolean[] decay, double learningRate,
-                     double weightDecay) {
+    public void step(List<MemorySegment> params, MemorySegment flatGradients, float gradientScale, boolean[] decay,
+                     double learningRate, double weightDecay) {
         updates++;
         float lr = (float) learningRate;
         float correction1 = (float) (1 - Math.pow(beta1, updates));
@@ -47,11 +49,13 @@ public final class AdamW implements AutoCloseable {
         long base = 0;
         for (int p = 0; p < params.size(); p++) {
             MemorySegment w = params.get(p);
-            MemorySegment g = grads.get(p);
             long n = w.byteSize() / Float.BYTES;
             float shrink = decay[p] ? (float) (1 - learningRate * weightDecay) : 1f;
             for (long i = 0; i < n; i++) {
-                float grad = g.getAtIndex(F32, i);
+                float grad = flatGradients.getAtIndex(F32, base + i);
+                if (gradientScale != 1f) {
+                    grad *= gradientScale;
+                }
                 float m = beta1 * firstMoment.getAtIndex(F32, base + i) + (1 - beta1) * grad;
                 float v = beta2 * secondMoment.getAtIndex(F32, base + i) + (1 - beta2) * grad * grad;
                 firstMoment.setAtIndex(F32, base + i, m);

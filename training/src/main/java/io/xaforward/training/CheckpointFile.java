@@ -10,9 +10,11 @@ import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -23,10 +25,16 @@ import java.util.zip.CheckedOutputStream;
  * Checkpoint container: a header (magic, preset, seed, step, optimizer update count, parameter names and sizes),
  * then the raw bytes of each memory segment in order, then a CRC32C of everything before it. The CRC is checked in
  * a first pass before anything is copied into live memory, so a torn or corrupted file leaves the trainer untouched.
+ *
+ * <p>Writes are crash-safe: the data goes to a temporary file that is fsynced before it is renamed over the old
+ * checkpoint, and the directory is fsynced after the rename, so a power loss leaves either the old or the new file.
+ * Every count read back is bounded by the file's size before anything is allocated for it.
  */
 final class CheckpointFile {
 
     private static final int CHUNK = 1 << 20;
+    /** Smallest on-disk size of one parameter entry: an empty modified-UTF-8 name (2 bytes) and its size (8). */
+    private static final int MIN_ENTRY_BYTES = Short.BYTES + Long.BYTES;
 
     private CheckpointFile() {
     }
@@ -73,9 +81,17 @@ final class CheckpointFile {
                 // The trailer goes to the raw stream so that it does not cover itself.
                 new DataOutputStream(raw).writeLong(crc.getValue());
             }
+            fsync(tmp, StandardOpenOption.WRITE);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            fsync(parent, StandardOpenOption.READ); // makes the rename itself durable
         } finally {
             Files.deleteIfExists(tmp);
+        }
+    }
+
+    private static void fsync(Path path, StandardOpenOption mode) throws IOException {
+        try (FileChannel channel = FileChannel.open(path, mode)) {
+            channel.force(true);
         }
     }
 
@@ -102,14 +118,23 @@ final class CheckpointFile {
         long step = in.readLong();
         long updates = in.readLong();
         int count = in.readInt();
-        if (count < 0 || count > 1_000_000) {
-            throw new IOException("checkpoint " + file + " has a corrupt header");
+        long payload = Files.size(file) - Long.BYTES;
+        // The header so far took 8 + 1 + (2 + preset) + 3 * 8 + 4 bytes; each entry needs at least 10 more.
+        long headerSoFar = 8 + 1 + 2 + modifiedUtf8Length(preset) + 3L * Long.BYTES + Integer.BYTES;
+        long maxEntries = Math.max(0, (payload - headerSoFar) / MIN_ENTRY_BYTES);
+        if (count < 0 || count > maxEntries) {
+            throw new IOException("checkpoint " + file + " declares " + count + " parameters, but its "
+                    + Files.size(file) + " bytes can hold at most " + maxEntries);
         }
         List<String> names = new ArrayList<>(count);
         long[] sizes = new long[count];
         for (int i = 0; i < count; i++) {
             names.add(in.readUTF());
             sizes[i] = in.readLong();
+            if (sizes[i] < 0 || sizes[i] > payload) {
+                throw new IOException("checkpoint " + file + " declares " + sizes[i] + " bytes for parameter "
+                        + names.get(i) + ", more than the file's " + Files.size(file) + " bytes");
+            }
         }
         return new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
     }
@@ -152,5 +177,14 @@ final class CheckpointFile {
             }
             return header;
         }
+    }
+
+    private static long modifiedUtf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            n += c >= 1 && c <= 0x7F ? 1 : c <= 0x7FF ? 2 : 3;
+        }
+        return n;
     }
 }

@@ -76,6 +76,20 @@ public final class GptModel extends AbstractBlock {
     protected NDList forwardInternal(ParameterStore store, NDList inputs, boolean training,
                                      PairList<String, Object> params) {
         NDArray tokens = inputs.singletonOrThrow();
+        NDArray x = embed(store, tokens, training);
+        for (int i = 0; i < blocks.size(); i++) {
+            x = block(store, i, x, training);
+        }
+        return new NDList(head(store, x, training));
+    }
+
+    /** Number of transformer blocks (the stages of a block-by-block backward pass are embed, blocks, head). */
+    public int blockCount() {
+        return blocks.size();
+    }
+
+    /** First stage of the forward pass: token plus position embedding, [B, T] ids to [B, T, C]. */
+    public NDArray embed(ParameterStore store, NDArray tokens, boolean training) {
         long t = tokens.getShape().get(1);
         if (t > config.contextLength()) {
             throw new IllegalArgumentException("sequence length " + t + " exceeds context " + config.contextLength());
@@ -83,13 +97,38 @@ public final class GptModel extends AbstractBlock {
         NDArray wte = store.getValue(tokenEmbedding, tokens.getDevice(), training);
         NDArray wpe = store.getValue(positionEmbedding, tokens.getDevice(), training);
         NDArray tok = wte.getNDArrayInternal().embedding(tokens, wte, SparseFormat.DENSE).singletonOrThrow();
-        NDArray x = tok.add(wpe.get(new NDIndex("0:" + t)));
+        return tok.add(wpe.get(new NDIndex("0:" + t)));
+    }
+
+    /** Transformer block {@code index}, [B, T, C] to [B, T, C]. */
+    public NDArray block(ParameterStore store, int index, NDArray x, boolean training) {
+        return blocks.get(index).forward(store, new NDList(x), training).singletonOrThrow();
+    }
+
+    /** Last stage: final LayerNorm and output head, [B, T, C] to logits [B, T, V]. */
+    public NDArray head(ParameterStore store, NDArray x, boolean training) {
+        NDArray normed = finalNorm.forward(store, new NDList(x), training).singletonOrThrow();
+        NDArray headWeight = store.getValue(head == null ? tokenEmbedding : head, x.getDevice(), training);
+        return normed.matMul(headWeight.transpose());
+    }
+
+    /** The parameters of each stage in forward order: embed, block 0 .. block N-1, head (final norm, lm_head). */
+    public List<List<Parameter>> stageParameters() {
+        List<List<Parameter>> stages = new ArrayList<>();
+        List<Parameter> embedding = new ArrayList<>(List.of(tokenEmbedding, positionEmbedding));
+        stages.add(embedding);
         for (TransformerBlock block : blocks) {
-            x = block.forward(store, new NDList(x), training).singletonOrThrow();
+            List<Parameter> own = new ArrayList<>();
+            block.getParameters().forEach(pair -> own.add(pair.getValue()));
+            stages.add(own);
         }
-        x = finalNorm.forward(store, new NDList(x), training).singletonOrThrow();
-        NDArray headWeight = head == null ? wte : store.getValue(head, tokens.getDevice(), training);
-        return new NDList(x.matMul(headWeight.transpose()));
+        List<Parameter> last = new ArrayList<>();
+        finalNorm.getParameters().forEach(pair -> last.add(pair.getValue()));
+        if (head != null) {
+            last.add(head);
+        }
+        stages.add(last);
+        return stages;
     }
 
     /**

@@ -8,9 +8,11 @@ package io.xaforward.training;
  * @param localLoss           this rank's micro-batch loss
  * @param learningRate        rate used by the optimizer
  * @param gradNorm            global L2 norm of the averaged gradient before clipping
- * @param computeMillis       forward, backward and gathering gradients into the flat buffer
- * @param communicationMillis time spent inside {@link GradientReducer#allReduceMean}
- * @param optimizerMillis     copy back, clipping and the AdamW update
+ * @param computeMillis       forward, backward and gathering gradients into the flat buffer (with overlap this
+ *                            includes the all-reduces that ran meanwhile on the communication thread)
+ * @param communicationMillis time spent inside {@link GradientReducer#allReduceMean}; with overlap, only the time
+ *                            waited for it after backward ended (the communication not hidden by backward)
+ * @param optimizerMillis     clipping and the AdamW update over the flat buffer
  * @param tokensPerSecond     global-batch tokens divided by the step's wall time
  * @param validationLoss      validation loss after this step, or NaN when not evaluated
  */

@@ -19,10 +19,13 @@ import java.nio.file.Path;
  * @param checkpointEvery write a checkpoint every N steps (0 = never)
  * @param checkpointDir   where checkpoints go (required when checkpointEvery > 0)
  * @param threads         intra-op threads of the engine (only effective before the engine loads)
+ * @param overlap         run backward block by block and all-reduce each finished suffix of the gradient buffer
+ *                        while earlier blocks are still in backward (docs/TRAINING.md, "Overlap")
  */
 public record TrainerConfig(String preset, long steps, int globalBatch, double learningRate, double minLearningRate,
                             long warmupSteps, double weightDecay, double gradClipNorm, long seed, long evalEvery,
-                            int evalBatches, long checkpointEvery, Path checkpointDir, int threads) {
+                            int evalBatches, long checkpointEvery, Path checkpointDir, int threads,
+                            boolean overlap) {
 
     public TrainerConfig {
         ModelConfig.preset(preset);
@@ -66,6 +69,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         b.checkpointEvery = checkpointEvery;
         b.checkpointDir = checkpointDir;
         b.threads = threads;
+        b.overlap = overlap;
         return b;
     }
 
@@ -85,6 +89,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         private long checkpointEvery = 0;
         private Path checkpointDir;
         private int threads = 1;
+        private boolean overlap = true;
 
         private Builder(String preset) {
             this.preset = preset;
@@ -103,10 +108,11 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         public Builder checkpointEvery(long v) { checkpointEvery = v; return this; }
         public Builder checkpointDir(Path v) { checkpointDir = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
+        public Builder overlap(boolean v) { overlap = v; return this; }
 
         public TrainerConfig build() {
             return new TrainerConfig(preset, steps, globalBatch, learningRate, minLearningRate, warmupSteps,
-                    weightDecay, gradClipNorm, seed, evalEvery, evalBatches, checkpointEvery, checkpointDir, threads);
+                    weightDecay, gradClipNorm, seed, evalEvery, evalBatches, checkpointEvery, checkpointDir, threads, overlap);
         }
     }
 }
