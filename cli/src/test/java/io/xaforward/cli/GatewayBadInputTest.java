@@ -51,7 +51,7 @@ class GatewayBadInputTest {
 
     @Test
     void missingInterface() throws Exception {
-        GatewayProcess g = run("metrics: off\nports:\n  - {interface: ba, form: ipv4}\n  - {interface: nosuch0, form: ipv6}\n", List.of(), List.of());
+        GatewayProcess g = run("metrics: off\nports:\n  - {interface: ba, form: ipv4}\n  - {interface: nosuch0, form: ipv6}\nroutes: []\n", List.of(), List.of());
         assertEquals(1, g.awaitExit(30_000));
         assertTrue(g.sawLine("xaf gateway: interface 'nosuch0' does not exist in this network namespace"), g.output());
         assertNothingAttached();

@@ -171,7 +171,9 @@ class GatewayEndToEndTest {
         });
         // Rewrite the config while traffic flows: an extra route added, then removed again.
         String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
-        String extra = base + "  - id: 0x00ff0001\n    job: 255\n    token: 1\n    action: local\n";
+        Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
+        String extra = base + "  - id: 0x00ff0001\n    job: 255\n    token: 1\n    egress: " + idPort.iface()
+                + "\n    dst-mac: 02:00:00:00:00:01\n";
         Files.writeString(configFile, extra);
         Files.setLastModifiedTime(configFile, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 1000));
         long deadline = System.currentTimeMillis() + 10_000;
@@ -194,8 +196,59 @@ class GatewayEndToEndTest {
         }
     }
 
+    /** Rewrites the config without changing its modification time, so only a SIGHUP makes the gateway read it. */
+    static void writeUnnoticed(String yaml) throws Exception {
+        var mtime = Files.getLastModifiedTime(configFile);
+        Path tmp = Files.createTempFile(configFile.getParent(), "xaf-e2e-gw", ".tmp");
+        Files.writeString(tmp, yaml);
+        Files.setLastModifiedTime(tmp, mtime);
+        Files.move(tmp, configFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    static void awaitMetric(String name, long value) throws Exception {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (metric(name, null) != value && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        assertEquals(value, metric(name, null), name + "; " + gateway.output());
+    }
+
     @Test
     @Order(4)
+    void sighupReloadsAndATornFileChangesNothing() throws Exception {
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        long reloads = metric("xaf_config_reloads_total", null);
+        long failures = metric("xaf_config_reload_failures_total", null);
+        Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
+        writeUnnoticed(base + "  - {id: 0x00ff0002, job: 255, token: 1, egress: " + idPort.iface() + ", dst-mac: 02:00:00:00:00:01}\n");
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 1);
+        assertTrue(gateway.isAlive(), "SIGHUP must not stop the gateway: " + gateway.output());
+        assertEquals(plan.worldSize() + 1, metric("xaf_routes", null));
+        assertEquals(1, metric("xaf_reload_success", null));
+
+        // A file cut short after its ports (an in-place rewrite caught half-way) is rejected: no route is removed.
+        writeUnnoticed(base.substring(0, base.indexOf("routes:")));
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reload_failures_total", failures + 1);
+        assertEquals(0, metric("xaf_reload_success", null));
+        assertEquals(plan.worldSize() + 1, metric("xaf_routes", null));
+        sendAll(5000, 20);
+        for (XafTestHost h : hosts) {
+            h.receive(h.total() + 20 * (hosts.size() - 1), 20_000);
+            for (XafTestHost src : hosts) {
+                if (src != h) assertEquals(20, h.received.get(src.rank).get(5000, 5020).cardinality(), "after the torn reload");
+            }
+        }
+
+        writeUnnoticed(base);
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 2);
+        assertEquals(plan.worldSize(), metric("xaf_routes", null));
+        assertEquals(1, metric("xaf_reload_success", null));
+        assertTrue(metric("xaf_reload_timestamp_seconds", null) > 1_700_000_000L);
+    }
+
+    @Test
+    @Order(5)
     void sigtermDetachesFromEveryInterface() throws Exception {
         String ns = state.gatewayNamespace("gw");
         String before = Netns.exec(ns, "ip", "link", "show").stdout();

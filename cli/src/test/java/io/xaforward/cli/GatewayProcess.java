@@ -78,6 +78,15 @@ final class GatewayProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** Sends a signal (HUP, KILL, ...) to the gateway process. */
+    void signal(String name) throws InterruptedException, IOException {
+        new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start().waitFor();
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
     /** SIGTERM, then wait. (Process.destroy would also close our end of its output, losing its last lines.) */
     int stop() throws InterruptedException, IOException {
         new ProcessBuilder("kill", "-TERM", Long.toString(process.pid())).inheritIO().start().waitFor();

@@ -87,6 +87,25 @@ public final class BpfMap {
         return true;
     }
 
+    /** Every key of a map with u32 keys, as the kernel holds them now (for reconciling a hash map). */
+    public java.util.List<Integer> intKeys() {
+        if (keySize != 4) throw new IllegalArgumentException("map '" + name + "' does not have u32 keys");
+        java.util.List<Integer> keys = new java.util.ArrayList<>();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment current = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment next = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment from = MemorySegment.NULL;
+            while (true) {
+                int rc = LibBpf.mapNextKey(fd, from, next);
+                if (rc == -ENOENT) return keys;
+                if (rc != 0) throw new BpfException("bpf_map_get_next_key(map '" + name + "')", rc);
+                keys.add(next.get(ValueLayout.JAVA_INT, 0));
+                MemorySegment.copy(next, 0, current, 0, 4);
+                from = current;
+            }
+        }
+    }
+
     /** Convenience for u32 -> u32 maps (devmap, xskmap). */
     public void updateInt(int key, int value, long flags) {
         try (Arena arena = Arena.ofConfined()) {

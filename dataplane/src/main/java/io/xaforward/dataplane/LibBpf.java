@@ -51,6 +51,7 @@ public final class LibBpf {
     private static final MethodHandle MAP_UPDATE = handle("bpf_map_update_elem", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle MAP_LOOKUP = handle("bpf_map_lookup_elem", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle MAP_DELETE = handle("bpf_map_delete_elem", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle MAP_NEXT_KEY = handle("bpf_map_get_next_key", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle NUM_CPUS = handle("libbpf_num_possible_cpus", FunctionDescriptor.of(JAVA_INT));
     private static final MethodHandle XDP_ATTACH = handle("bpf_xdp_attach", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle XDP_DETACH = handle("bpf_xdp_detach", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
@@ -199,6 +200,11 @@ public final class LibBpf {
 
     static int mapDelete(int fd, MemorySegment key) {
         try { return (int) MAP_DELETE.invokeExact(fd, key); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** Next key after {@code key} (NULL: the first) into {@code next}; -ENOENT after the last. */
+    static int mapNextKey(int fd, MemorySegment key, MemorySegment next) {
+        try { return (int) MAP_NEXT_KEY.invokeExact(fd, key, next); } catch (Throwable t) { throw rethrow(t); }
     }
 
     /** Number of possible CPUs: the per-CPU map value count. */

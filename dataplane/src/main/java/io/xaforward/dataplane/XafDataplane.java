@@ -121,6 +121,11 @@ public final class XafDataplane implements AutoCloseable {
         return routes.lookup(key, routeValue) ? RouteCodec.read(routeValue) : null;
     }
 
+    /** The network index identifiers that have a route in the kernel's map right now. */
+    public java.util.List<Integer> routeIds() {
+        return routes.intKeys();
+    }
+
     /** Removes the route; false when there was none. */
     public boolean deleteRoute(int networkId) {
         key.set(ValueLayout.JAVA_INT, 0, networkId);

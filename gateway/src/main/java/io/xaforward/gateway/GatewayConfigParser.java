@@ -2,11 +2,8 @@ package io.xaforward.gateway;
 
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
-
 import java.io.IOException;
+import java.math.BigInteger;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -26,13 +23,22 @@ import java.util.Set;
  * that a bad config fails before anything is attached.
  */
 public final class GatewayConfigParser {
+    /** Entries of the XDP program's route map (XAF_MAX_ROUTES in xaf_gateway.bpf.c). */
+    public static final int MAX_ROUTES = 65536;
     private final String source;
+    private final int maxRoutes;
 
-    private GatewayConfigParser(String source) {
+    private GatewayConfigParser(String source, int maxRoutes) {
         this.source = source;
+        this.maxRoutes = maxRoutes;
     }
 
     public static GatewayConfig parse(Path file) {
+        return parse(file, MAX_ROUTES);
+    }
+
+    /** Parses a file, allowing at most {@code maxRoutes} routes (the size of the route map it will be written to). */
+    public static GatewayConfig parse(Path file, int maxRoutes) {
         String text;
         try {
             text = Files.readString(file);
@@ -41,20 +47,19 @@ public final class GatewayConfigParser {
         } catch (IOException e) {
             throw new ConfigException(file + ": cannot read: " + e.getMessage());
         }
-        return parse(text, file.toString());
+        return parse(text, file.toString(), maxRoutes);
     }
 
     public static GatewayConfig parse(String yaml, String source) {
-        return new GatewayConfigParser(source).parseText(yaml);
+        return parse(yaml, source, MAX_ROUTES);
+    }
+
+    public static GatewayConfig parse(String yaml, String source, int maxRoutes) {
+        return new GatewayConfigParser(source, maxRoutes).parseText(yaml);
     }
 
     private GatewayConfig parseText(String yaml) {
-        Object root;
-        try {
-            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
-        } catch (RuntimeException e) {
-            throw fail("not valid YAML: " + e.getMessage());
-        }
+        Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");
         checkKeys(top, "top level", Set.of("attach", "metrics", "reload", "ports", "routes"));
 
@@ -63,9 +68,7 @@ public final class GatewayConfigParser {
             case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
             default -> throw fail("attach: expected native or native-or-generic");
         };
-        // YAML reads a bare `off` or `no` as boolean false.
-        Optional<GatewayConfig.MetricsEndpoint> metrics = Boolean.FALSE.equals(top.get("metrics")) ? Optional.empty()
-                : parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
+        Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
         boolean reload = bool(top, "reload", true, "top level");
 
         List<GatewayConfig.PortConfig> ports = new ArrayList<>();
@@ -78,15 +81,18 @@ public final class GatewayConfigParser {
             checkKeys(p, where, Set.of("interface", "form", "slot"));
             String iface = required(p, "interface", where);
             if (!names.add(iface)) throw fail(where + ": interface '" + iface + "' listed twice");
-            int slot = (int) num(p, "slot", i, where);
-            if (slot < 0 || slot >= 64) throw fail(where + ": slot must be 0..63");
+            int slot = (int) integer(p, "slot", i, 0, 63, where);
             if (ports.stream().anyMatch(q -> q.slot() == slot)) throw fail(where + ": slot " + slot + " used twice");
             ports.add(new GatewayConfig.PortConfig(iface, form(required(p, "form", where), where), slot));
         }
 
         List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
         Set<Integer> ids = new HashSet<>();
-        List<?> routeList = top.containsKey("routes") ? list(top, "routes", "top level") : List.of();
+        // Required, even when empty (routes: []): a file cut short after its ports must not read as "no routes".
+        List<?> routeList = list(top, "routes", "top level");
+        if (routeList.size() > maxRoutes) {
+            throw fail("routes: " + routeList.size() + " routes, more than the " + maxRoutes + " the gateway's route map holds");
+        }
         for (int i = 0; i < routeList.size(); i++) {
             String where = "routes[" + i + "]";
             GatewayConfig.RouteConfig r = parseRoute(map(routeList.get(i), where), where, ports);
@@ -107,20 +113,21 @@ public final class GatewayConfigParser {
         int token = (int) unsigned32(r, "token", null, where);
         GatewayConfig.Action action = switch (str(r, "action", "forward", where)) {
             case "forward" -> GatewayConfig.Action.FORWARD;
-            case "local" -> GatewayConfig.Action.LOCAL;
-            default -> throw fail(where + ": action must be forward or local");
+            case "local" -> throw fail(where + ": action: local is not supported by the gateway (it has no local"
+                    + " receiver: frames would be dropped); use action: forward");
+            default -> throw fail(where + ": action must be forward");
         };
         List<String> ingress = new ArrayList<>();
         if (r.containsKey("ingress")) {
             for (Object o : list(r, "ingress", where)) {
-                String name = String.valueOf(o);
+                if (!(o instanceof String name)) throw fail(where + ": ingress entries must be interface names");
                 if (ports.stream().noneMatch(p -> p.iface().equals(name))) {
                     throw fail(where + ": ingress '" + name + "' is not one of the ports");
                 }
                 ingress.add(name);
             }
         }
-        Optional<String> egress = Optional.ofNullable(r.get("egress")).map(String::valueOf);
+        Optional<String> egress = r.get("egress") == null ? Optional.empty() : Optional.of(str(r, "egress", null, where));
         Optional<NetworkForm> form = Optional.empty();
         Optional<byte[]> srcMac = Optional.empty(), dstMac = Optional.empty(), srcIp = Optional.empty(), dstIp = Optional.empty();
         if (action == GatewayConfig.Action.FORWARD) {
@@ -139,15 +146,14 @@ public final class GatewayConfigParser {
         int srcPort = port(r, "src-port", where);
         int dstPort = port(r, "dst-port", where);
         int srcId = (int) unsigned32(r, "src-id", 0L, where);
-        long dropOneIn = num(r, "drop-one-in", 0, where);
-        if (dropOneIn < 0) throw fail(where + ": drop-one-in must be >= 0");
+        long dropOneIn = integer(r, "drop-one-in", 0, 0, Integer.MAX_VALUE, where);
         return new GatewayConfig.RouteConfig(id, job, token, action, egress, form, List.copyOf(ingress),
                 srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, srcId, (int) dropOneIn);
     }
 
 
     private Optional<GatewayConfig.MetricsEndpoint> parseMetrics(String v) {
-        if (v.equals("off") || v.equals("none")) return Optional.empty();
+        if (v.equals("off") || v.equals("none") || v.equals("false")) return Optional.empty();
         int colon = v.lastIndexOf(':');
         if (colon <= 0) throw fail("metrics: expected HOST:PORT or off, got '" + v + "'");
         try {
@@ -170,9 +176,7 @@ public final class GatewayConfigParser {
     }
 
     private int port(Map<?, ?> m, String key, String where) {
-        long v = num(m, key, XafHeader.UDP_PORT, where);
-        if (v < 1 || v > 65535) throw fail(where + ": " + key + " must be 1..65535");
-        return (int) v;
+        return (int) integer(m, key, XafHeader.UDP_PORT, 1, 65535, where);
     }
 
     static byte[] parseMac(String s) {
@@ -208,29 +212,32 @@ public final class GatewayConfigParser {
     }
 
     private long unsigned32(Map<?, ?> m, String key, Long dflt, String where) {
-        Object v = m.get(key);
-        if (v == null) {
-            if (dflt == null) throw fail(where + ": '" + key + "' is required");
-            return dflt;
-        }
-        long n = toLong(v, where + ": " + key);
-        if (n < 0 || n > 0xFFFF_FFFFL) throw fail(where + ": " + key + " must fit in 32 bits unsigned");
-        return n;
+        if (m.get(key) == null && dflt == null) throw fail(where + ": '" + key + "' is required");
+        return integer(m, key, dflt == null ? 0 : dflt, 0, 0xFFFF_FFFFL, where);
     }
 
-    private long num(Map<?, ?> m, String key, long dflt, String where) {
+    /**
+     * An integer in [min, max]. Every scalar arrives as text (see {@link YamlTree}); only decimal without a leading
+     * zero and 0x hexadecimal are numbers, so YAML 1.1's octal (0123), base-60 (1:30), floats (1.9) and values that
+     * would wrap (2^64+5) are errors rather than silently different numbers.
+     */
+    private long integer(Map<?, ?> m, String key, long dflt, long min, long max, String where) {
         Object v = m.get(key);
-        return v == null ? dflt : toLong(v, where + ": " + key);
-    }
-
-    private long toLong(Object v, String what) {
-        if (v instanceof Number n) return n.longValue();
-        String s = String.valueOf(v).trim().replace("_", "");
-        try {
-            return s.startsWith("0x") || s.startsWith("0X") ? Long.parseLong(s.substring(2), 16) : Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            throw fail(what + ": '" + v + "' is not a number");
+        if (v == null) return dflt;
+        String what = where + ": " + key;
+        if (!(v instanceof String s)) throw fail(what + ": expected a number, got a " + (v instanceof List ? "list" : "mapping"));
+        BigInteger n;
+        if (s.matches("-?(0|[1-9][0-9]*)")) n = new BigInteger(s);
+        else if (s.matches("0[xX][0-9a-fA-F]+")) n = new BigInteger(s.substring(2), 16);
+        else if (s.matches("-?0[0-9]+")) throw fail(what + ": '" + s + "' has a leading zero (octal in YAML 1.1); write it without the zero or as 0x hex");
+        else if (s.matches("-?[0-9]+(:[0-9]+)+")) throw fail(what + ": '" + s + "' is not a number (base-60 is not accepted; quote strings)");
+        else if (s.matches("-?[0-9]*\\.[0-9]*([eE][-+]?[0-9]+)?|-?[0-9]+[eE][-+]?[0-9]+")) throw fail(what + ": '" + s + "' is not an integer");
+        else throw fail(what + ": '" + s + "' is not a number");
+        if (n.compareTo(BigInteger.valueOf(min)) < 0 || n.compareTo(BigInteger.valueOf(max)) > 0) {
+            String range = max == 0xFFFF_FFFFL ? "must fit in 32 bits unsigned" : "must be " + min + ".." + max;
+            throw fail(what + " " + range + ", got " + s);
         }
+        return n.longValue();
     }
 
     private String str(Map<?, ?> m, String key, String dflt, String where) {
@@ -239,14 +246,16 @@ public final class GatewayConfigParser {
             if (dflt == null) throw fail(where + ": '" + key + "' is required");
             return dflt;
         }
-        return String.valueOf(v);
+        if (!(v instanceof String s)) throw fail(where + ": " + key + " must be a single value, not a list or mapping");
+        return s;
     }
 
     private boolean bool(Map<?, ?> m, String key, boolean dflt, String where) {
         Object v = m.get(key);
         if (v == null) return dflt;
-        if (v instanceof Boolean b) return b;
-        throw fail(where + ": " + key + " must be true or false");
+        if ("true".equals(v)) return true;
+        if ("false".equals(v)) return false;
+        throw fail(where + ": " + key + " must be true or false, got '" + v + "'");
     }
 
     private String required(Map<?, ?> m, String key, String where) {
@@ -273,7 +282,7 @@ public final class GatewayConfigParser {
         }
     }
 
-    private ConfigException fail(String msg) {
+    ConfigException fail(String msg) {
         return new ConfigException(source + ": " + msg);
     }
 

@@ -3,7 +3,7 @@ package io.xaforward.gateway;
 import java.nio.file.Path;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}. Prints {@code xaf gateway: ready}
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints {@code xaf gateway: ready}
  * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
  */
 public final class GatewayMain {
@@ -19,6 +19,22 @@ public final class GatewayMain {
         System.exit(run(Path.of(args[1])));
     }
 
+    /**
+     * SIGHUP re-reads the config, as daemons do (the JVM's default would run the shutdown hooks and stop the
+     * gateway). The reload runs on its own thread: the signal thread must not block on the reload lock.
+     */
+    @SuppressWarnings("removal")
+    static void reloadOnSighup(GatewayService service) {
+        sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
+            System.out.println("xaf gateway: SIGHUP, reloading the config");
+            try {
+                service.reload();
+            } catch (RuntimeException e) {
+                System.out.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+            }
+        }));
+    }
+
     /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */
     public static int run(Path config) {
         GatewayService service;
@@ -31,6 +47,7 @@ public final class GatewayMain {
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
         Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        reloadOnSighup(service);
         System.out.println(READY);
         System.out.flush();
         try {

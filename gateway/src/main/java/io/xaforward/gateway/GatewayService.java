@@ -29,6 +29,8 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class GatewayService implements AutoCloseable {
     private static final long RELOAD_POLL_MS = 500;
+    /** A changed config file is read again after this long and applied only when both reads agree. */
+    private static final long SETTLE_MS = 200;
 
     private final Path configFile;
     private final PrintStream log;
@@ -41,6 +43,10 @@ public final class GatewayService implements AutoCloseable {
     private volatile GatewayConfig config;
     private volatile boolean closing;
     private int reloads;
+    private int reloadFailures;
+    private boolean lastReloadSuccess = true;
+    private double lastReloadEpochSeconds, lastGoodReloadEpochSeconds;
+    private final RouteTable routeTable;
 
     private GatewayService(Path configFile, GatewayConfig config, PrintStream log) {
         this.configFile = configFile;
@@ -70,6 +76,8 @@ public final class GatewayService implements AutoCloseable {
             throw e;
         }
         this.dataplane = dp;
+        this.routeTable = RouteTable.of(dp);
+        this.lastGoodReloadEpochSeconds = System.currentTimeMillis() / 1000.0;
         MetricsServer m = null;
         if (config.metrics().isPresent()) {
             GatewayConfig.MetricsEndpoint ep = config.metrics().get();
@@ -178,31 +186,51 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /**
-     * Re-reads the config file and applies route changes: new and changed routes are written first (each an atomic
-     * map update), removed routes deleted last, so traffic of unchanged routes never sees a gap.
+     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader}) and applies it with
+     * {@link #apply}. Called by the file watcher and on SIGHUP.
      */
-    public synchronized void reload() {
-        GatewayConfig next = GatewayConfigParser.parse(configFile);
-        if (!next.ports().equals(config.ports())) {
-            throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
+    public void reload() {
+        GatewayConfig next;
+        try {
+            next = GatewayConfigParser.parse(StableFileReader.read(configFile, SETTLE_MS), configFile.toString(),
+                    dataplane.routesMap().maxEntries());
+        } catch (RuntimeException e) {
+            recordReload(false);
+            throw e;
         }
-        Map<Integer, Route> wanted = new LinkedHashMap<>();
-        for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
-        Set<Integer> old = new HashSet<>();
-        for (GatewayConfig.RouteConfig r : config.routes()) old.add(r.networkId());
-        int added = 0, changed = 0, removed = 0;
-        for (Map.Entry<Integer, Route> e : wanted.entrySet()) {
-            Route current = dataplane.route(e.getKey());
-            if (e.getValue().equals(current)) continue;
-            dataplane.putRoute(e.getKey(), e.getValue());
-            if (current == null) added++; else changed++;
-        }
-        for (int id : old) {
-            if (!wanted.containsKey(id) && dataplane.deleteRoute(id)) removed++;
+        apply(next);
+    }
+
+    /**
+     * Makes the gateway run {@code next}: all or nothing. Ports cannot change without a restart. Routes are
+     * reconciled against the route map's real contents (added and changed first, removed last); if any map write
+     * fails, the map is restored to what it held and the running config stays. The entry point for every source
+     * of configs (the file, SIGHUP, a registry).
+     */
+    public synchronized void apply(GatewayConfig next) {
+        RouteReconciler.Result result;
+        try {
+            if (!next.ports().equals(config.ports())) {
+                throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
+            }
+            Map<Integer, Route> wanted = new LinkedHashMap<>();
+            for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
+            result = RouteReconciler.apply(routeTable, wanted);
+        } catch (RuntimeException e) {
+            recordReload(false);
+            throw e;
         }
         config = next;
         reloads++;
-        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", configFile, added, changed, removed);
+        recordReload(true);
+        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", configFile, result.added(),
+                result.changed(), result.removed());
+    }
+
+    private synchronized void recordReload(boolean success) {
+        lastReloadSuccess = success;
+        lastReloadEpochSeconds = System.currentTimeMillis() / 1000.0;
+        if (success) lastGoodReloadEpochSeconds = lastReloadEpochSeconds; else reloadFailures++;
     }
 
     /** Counters in the Prometheus text format. */
@@ -220,8 +248,21 @@ public final class GatewayService implements AutoCloseable {
             b.append("xaf_bytes_total{counter=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
         }
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
-        b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
-                .append("xaf_config_reloads_total ").append(reloadCount()).append('\n');
+        synchronized (this) {
+            b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
+                    .append("xaf_config_reloads_total ").append(reloads).append('\n');
+            b.append("# HELP xaf_config_reload_failures_total Config reloads rejected (the running routes stayed).\n")
+                    .append("# TYPE xaf_config_reload_failures_total counter\n")
+                    .append("xaf_config_reload_failures_total ").append(reloadFailures).append('\n');
+            b.append("# HELP xaf_reload_success Whether the last reload attempt was applied (1) or rejected (0).\n")
+                    .append("# TYPE xaf_reload_success gauge\nxaf_reload_success ").append(lastReloadSuccess ? 1 : 0).append('\n');
+            b.append("# HELP xaf_reload_timestamp_seconds When the last reload was attempted (Unix time; 0: never).\n")
+                    .append("# TYPE xaf_reload_timestamp_seconds gauge\nxaf_reload_timestamp_seconds ")
+                    .append((long) lastReloadEpochSeconds).append('\n');
+            b.append("# HELP xaf_reload_success_timestamp_seconds When the running config was applied (Unix time).\n")
+                    .append("# TYPE xaf_reload_success_timestamp_seconds gauge\nxaf_reload_success_timestamp_seconds ")
+                    .append((long) lastGoodReloadEpochSeconds).append('\n');
+        }
         return b.toString();
     }
 

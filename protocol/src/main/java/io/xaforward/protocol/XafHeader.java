@@ -70,6 +70,16 @@ public final class XafHeader {
     public static final int FLAG_LAST_CHUNK = 0x01;
     public static final int FLAG_RETRANSMIT = 0x02;
     public static final int FLAG_ACK_REQUEST = 0x04;
+    /** payload_crc32c covers the header (all but hop_limit, payload_sum and itself) before the payload. */
+    public static final int FLAG_HEADER_CHECKED = 0x08;
+    /** The payload ends with a 16-byte tag and an 8-byte sequence number keyed by the job secret. */
+    public static final int FLAG_AUTHENTICATED = 0x10;
+    /** The payload before that trailer is AES-256-GCM ciphertext (implies FLAG_AUTHENTICATED). */
+    public static final int FLAG_ENCRYPTED = 0x20;
+    /** The flag bits that say how a datagram is protected end to end. */
+    public static final int WIRE_SECURITY_FLAGS = FLAG_HEADER_CHECKED | FLAG_AUTHENTICATED | FLAG_ENCRYPTED;
+    /** Header bytes [0, this) are the part the end-to-end checks cover (hop_limit taken as zero). */
+    public static final int CHECKED_HEADER_LENGTH = PAYLOAD_SUM_OFFSET;
 
     static final ValueLayout.OfShort BE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);

@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Receiver-side state of one expected message: where chunks go, which ones arrived (a pooled bitmap) and the
- * chunk geometry learnt from the first chunk that arrives.
+ * chunk geometry, fixed by the posted receive (its size and the job's chunk size), never by what arrives.
  */
 final class InboundMessage {
     final PeerState peer;
@@ -14,8 +14,7 @@ final class InboundMessage {
     final ChunkSink sink;
     final CompletableFuture<Void> future = new CompletableFuture<>();
 
-    /** -1 until the first chunk arrives. */
-    int chunkCount = -1;
+    int chunkCount;
     long chunkSize;
     int words;
     long[] received;
@@ -34,37 +33,6 @@ final class InboundMessage {
 
     boolean matches(int step, int bucketId) {
         return id.step() == step && id.bucketId() == bucketId;
-    }
-
-    /**
-     * Learns chunk count and size from the first chunk: every chunk but the last has the same size, so a non-last
-     * chunk gives it directly and the last one gives it through the message size. Returns false if the chunk
-     * cannot belong to a message of {@code dest.byteSize()} bytes.
-     */
-    boolean learnGeometry(int index, int count, int length) {
-        long size = dest.byteSize();
-        if (count < 1 || index < 0 || index >= count || count > size + 1) {
-            return false;
-        }
-        long candidate;
-        if (count == 1) {
-            candidate = length;
-        } else if (index < count - 1) {
-            candidate = length;
-        } else {
-            long rest = size - length;
-            if (rest <= 0 || rest % (count - 1) != 0) {
-                return false;
-            }
-            candidate = rest / (count - 1);
-        }
-        long last = size - candidate * (count - 1);
-        if (candidate <= 0 && size > 0 || last < 0 || last > candidate || (count > 1 && last == 0)) {
-            return false;
-        }
-        chunkCount = count;
-        chunkSize = candidate;
-        return true;
     }
 
     long chunkOffset(int index) {

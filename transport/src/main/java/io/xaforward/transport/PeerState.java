@@ -15,6 +15,10 @@ final class PeerState {
     final ChunkRing inFlightQueue;
     final ChunkRing retransmitQueue;
     int inFlight;
+    /** Sequence number of the next datagram sent to this peer (authenticated modes). */
+    long txSequence;
+    /** Sequence numbers of authentic datagrams received from this peer. */
+    final ReplayWindow replayWindow = new ReplayWindow();
 
     long srttNanos;
     long rttVarNanos;

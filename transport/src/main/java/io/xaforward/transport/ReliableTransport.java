@@ -12,14 +12,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.zip.CRC32C;
 
 /**
  * Moves whole gradient messages reliably between ranks over an unreliable {@link DatagramPort}: one instance per rank.
  *
  * <p>A message is cut into chunks of at most {@link TransportConfig#maxPayload()} bytes, each sent as one XAF DATA
- * datagram carrying the destination's network index identifier, the job id and token, a CRC32C and a ones'-complement
- * sum of its payload. The receiver hands every chunk exactly once to a {@link ChunkSink}, keeps a bitmap of received
+ * datagram carrying the destination's network index identifier, the job id and token, a ones'-complement sum of its
+ * payload and the end-to-end seal of the configured {@link WireSecurity} (CRC32C over header and payload, plus an
+ * HMAC tag and sequence number or AES-GCM encryption keyed by the job secret), checked before any byte is used. The
+ * receiver hands every chunk exactly once to a {@link ChunkSink}, keeps a bitmap of received
  * chunks and answers with ACK datagrams (cumulative index + SACK bitmap). The sender keeps a window of chunks in flight
  * per peer, retransmits on a timeout derived from the measured round trip with exponential backoff, and at once for
  * gaps the SACK bitmap reveals; an optional token bucket paces everything it sends. docs/TRANSPORT.md has the details.
@@ -48,20 +49,17 @@ public final class ReliableTransport implements AutoCloseable {
     private final XafHeader rxHeader = new XafHeader();
     private final ByteBuffer txBuffer;
     private final MemorySegment txSegment;
-    private final CRC32C crc = new CRC32C();
+    private final WireSeal seal;
+    /** Message bytes per chunk (the payload less the seal's trailer). */
+    private final int chunkData;
     /** A freshly initialised header, copied over the send buffer instead of XafHeader.init() (which slices). */
     private final MemorySegment headerTemplate;
     private final DatagramHandler receiveHandler = this::onDatagram;
-    private MemorySegment rxCachedSegment;
-    private ByteBuffer rxCachedBuffer;
 
-    // Recently completed inbound messages, so that a retransmission after a lost final ACK is answered.
-    private final int[] completedSrc = new int[COMPLETED_MEMORY];
-    private final int[] completedStep = new int[COMPLETED_MEMORY];
-    private final int[] completedBucket = new int[COMPLETED_MEMORY];
-    private final int[] completedCount = new int[COMPLETED_MEMORY];
-    private int completedNext;
-    private int completedSize;
+    /** Recently completed inbound messages, so that a retransmission after a lost final ACK is answered. */
+    private final RecentMessages received = new RecentMessages(COMPLETED_MEMORY);
+    /** Recently completed outbound messages, so that a reused message id is refused. */
+    private final RecentMessages sent = new RecentMessages(COMPLETED_MEMORY);
 
     private final long initialRtoNanos;
     private final long minRtoNanos;
@@ -90,7 +88,11 @@ public final class ReliableTransport implements AutoCloseable {
                     + XafHeader.LENGTH + "-byte XAF header exceeds the port's datagram limit of "
                     + port.maxDatagramLength() + " bytes");
         }
-        txBuffer = ByteBuffer.allocateDirect(Math.max(datagram, XafHeader.LENGTH + AckPayload.MAX_LENGTH));
+        seal = new WireSeal(config.wireSecurity(), config.secret(), Math.max(datagram,
+                XafHeader.LENGTH + AckPayload.MAX_LENGTH + WireSeal.TRAILER_BYTES));
+        chunkData = config.chunkDataBytes();
+        txBuffer = ByteBuffer.allocateDirect(Math.max(datagram,
+                XafHeader.LENGTH + AckPayload.MAX_LENGTH + seal.trailerLength()));
         txSegment = MemorySegment.ofBuffer(txBuffer);
         headerTemplate = MemorySegment.ofArray(new byte[XafHeader.LENGTH]);
         new XafHeader().wrap(headerTemplate, 0).init();
@@ -99,6 +101,8 @@ public final class ReliableTransport implements AutoCloseable {
             if (addressBook.contains(rank) && rank != config.localRank()) {
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
                         config.windowChunks());
+                // Sequence numbers start from the clock, so a restarted rank continues above its old ones.
+                peers[rank].txSequence = System.currentTimeMillis() << 20;
             }
         }
         initialRtoNanos = config.initialRto().toNanos();
@@ -130,12 +134,12 @@ public final class ReliableTransport implements AutoCloseable {
         Objects.requireNonNull(data, "data");
         PeerState peer = remotePeer(dstRank, id);
         checkSize(data.byteSize());
-        long chunks = data.byteSize() == 0 ? 1 : (data.byteSize() + config.maxPayload() - 1) / config.maxPayload();
+        long chunks = chunkCountOf(data.byteSize());
         if (chunks > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("message of " + data.byteSize() + " bytes needs more than 2^31 chunks");
         }
         OutboundMessage message = new OutboundMessage(peer, id, data, elemType);
-        message.chunkSize = config.maxPayload();
+        message.chunkSize = chunkData;
         message.chunkCount = (int) chunks;
         submit(message);
         return message.future;
@@ -156,8 +160,15 @@ public final class ReliableTransport implements AutoCloseable {
         PeerState peer = remotePeer(srcRank, id);
         checkSize(dest.byteSize());
         InboundMessage message = new InboundMessage(peer, id, dest, sink);
+        // The geometry comes from the posted receive: every rank of a job cuts messages into the same chunks.
+        message.chunkSize = chunkData;
+        message.chunkCount = (int) chunkCountOf(dest.byteSize());
         submit(message);
         return message.future;
+    }
+
+    private long chunkCountOf(long bytes) {
+        return bytes == 0 ? 1 : (bytes + chunkData - 1) / chunkData;
     }
 
     private PeerState remotePeer(int rank, MessageId id) {
@@ -248,6 +259,11 @@ public final class ReliableTransport implements AutoCloseable {
 
     private void admit(OutboundMessage message) {
         PeerState peer = message.peer;
+        if (sent.contains(peer.rank, message.id.step(), message.id.bucketId(), -1)) {
+            message.future.completeExceptionally(new IllegalStateException("message " + message.id
+                    + " was already sent to rank " + peer.rank + ": message ids must not be reused"));
+            return;
+        }
         for (OutboundMessage other : peer.outbound) {
             if (other.matches(message.id.step(), message.id.bucketId())) {
                 message.future.completeExceptionally(new IllegalStateException("message " + message.id
@@ -263,6 +279,11 @@ public final class ReliableTransport implements AutoCloseable {
 
     private void admit(InboundMessage message) {
         PeerState peer = message.peer;
+        if (received.contains(peer.rank, message.id.step(), message.id.bucketId(), -1)) {
+            message.future.completeExceptionally(new IllegalStateException("message " + message.id
+                    + " was already received from rank " + peer.rank + ": message ids must not be reused"));
+            return;
+        }
         for (InboundMessage other : peer.inbound) {
             if (other.matches(message.id.step(), message.id.bucketId())) {
                 message.future.completeExceptionally(new IllegalStateException("message " + message.id
@@ -271,6 +292,8 @@ public final class ReliableTransport implements AutoCloseable {
             }
         }
         message.lastActivityNanos = nowNanos;
+        message.words = Bitmaps.wordsFor(message.chunkCount);
+        message.received = pool.acquire(message.words);
         peer.inbound.add(message);
     }
 
@@ -304,38 +327,34 @@ public final class ReliableTransport implements AutoCloseable {
             stats.increment(Counter.MALFORMED_DROPS);
             return;
         }
-        long payloadOffset = h.payloadOffset();
-        if (crc32c(segment, payloadOffset, payloadLength) != h.payloadCrc32c()) {
-            stats.increment(Counter.CRC_FAILURES);
+        // Nothing of the datagram is used before its seal (CRC over header and payload, tag) checks out.
+        switch (seal.open(segment, offset, payloadLength)) {
+            case WireSeal.OPENED -> { }
+            case WireSeal.CRC_MISMATCH -> {
+                stats.increment(Counter.CRC_FAILURES);
+                return;
+            }
+            case WireSeal.TOO_LONG -> {
+                stats.increment(Counter.MALFORMED_DROPS);
+                return;
+            }
+            default -> {
+                stats.increment(Counter.AUTH_FAILURES);
+                return;
+            }
+        }
+        if (seal.mode().authenticated() && !peer.replayWindow.accept(seal.sequence())) {
+            stats.increment(Counter.REPLAY_DROPS);
             return;
         }
+        MemorySegment data = seal.dataSegment();
+        long dataOffset = seal.dataOffset();
+        int dataLength = seal.dataLength();
         switch (h.type()) {
-            case 1 -> onData(peer, h, segment, payloadOffset, payloadLength);
-            case 2, 3 -> onAck(peer, h, segment, payloadOffset, payloadLength);
+            case 1 -> onData(peer, h, data, dataOffset, dataLength);
+            case 2, 3 -> onAck(peer, h, data, dataOffset, dataLength);
             default -> stats.increment(Counter.MALFORMED_DROPS);
         }
-    }
-
-    private int crc32c(MemorySegment segment, long offset, int length) {
-        ByteBuffer buffer;
-        long base;
-        if (segment == rxCachedSegment) {
-            buffer = rxCachedBuffer;
-            base = offset;
-        } else if (segment.byteSize() <= Integer.MAX_VALUE) {
-            rxCachedSegment = segment;
-            rxCachedBuffer = segment.asByteBuffer();
-            buffer = rxCachedBuffer;
-            base = offset;
-        } else {
-            buffer = segment.asSlice(offset, length).asByteBuffer(); // huge (UMEM-sized) segments only
-            base = 0;
-        }
-        buffer.limit((int) (base + length)).position((int) base);
-        crc.reset();
-        crc.update(buffer);
-        buffer.clear();
-        return (int) crc.getValue();
     }
 
     private void onData(PeerState peer, XafHeader h, MemorySegment segment, long payloadOffset, int length) {
@@ -352,21 +371,13 @@ public final class ReliableTransport implements AutoCloseable {
         int index = h.chunkIndex();
         int count = h.chunkCount();
         if (message == null) {
-            if (wasCompleted(peer.rank, step, bucket, count)) {
+            if (received.contains(peer.rank, step, bucket, count)) {
                 stats.increment(Counter.DUPLICATES_DROPPED);
                 sendAck(peer, step, bucket, count, count, count, null, 0);
             } else {
                 stats.increment(Counter.UNEXPECTED_DROPS);
             }
             return;
-        }
-        if (message.chunkCount < 0) {
-            if (!message.learnGeometry(index, count, length)) {
-                stats.increment(Counter.MALFORMED_DROPS);
-                return;
-            }
-            message.words = Bitmaps.wordsFor(message.chunkCount);
-            message.received = pool.acquire(message.words);
         }
         if (count != message.chunkCount || index < 0 || index >= count || length != message.expectedLength(index)) {
             stats.increment(Counter.MALFORMED_DROPS);
@@ -391,7 +402,7 @@ public final class ReliableTransport implements AutoCloseable {
             message.cumulative++;
         }
         if (message.receivedCount == count) {
-            rememberCompleted(peer.rank, step, bucket, count);
+            received.remember(peer.rank, step, bucket, count);
             sendAck(peer, step, bucket, count, count, count, null, 0);
             finishInbound(message);
             stats.increment(Counter.MESSAGES_RECEIVED);
@@ -442,29 +453,9 @@ public final class ReliableTransport implements AutoCloseable {
         for (int w = 0; w < sackWords; w++) {
             AckPayload.writeSackWord(txSegment, at, w, Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w));
         }
-        writeHeader(peer, 2, 0, 0, step, bucket, cumulative, count, payloadLength);
-        if (transmit(peer, payloadLength)) {
+        if (transmit(peer, writeHeader(peer, 2, 0, 0, step, bucket, cumulative, count, payloadLength))) {
             stats.increment(Counter.ACKS_SENT);
         }
-    }
-
-    private boolean wasCompleted(int src, int step, int bucket, int count) {
-        for (int i = 0; i < completedSize; i++) {
-            if (completedStep[i] == step && completedBucket[i] == bucket && completedSrc[i] == src
-                    && completedCount[i] == count) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void rememberCompleted(int src, int step, int bucket, int count) {
-        completedSrc[completedNext] = src;
-        completedStep[completedNext] = step;
-        completedBucket[completedNext] = bucket;
-        completedCount[completedNext] = count;
-        completedNext = (completedNext + 1) % COMPLETED_MEMORY;
-        completedSize = Math.min(COMPLETED_MEMORY, completedSize + 1);
     }
 
     // ---------------------------------------------------------------- acknowledgements at the sender
@@ -490,13 +481,13 @@ public final class ReliableTransport implements AutoCloseable {
                 break;
             }
         }
-        if (message == null || AckPayload.chunkCount(segment, at) != message.chunkCount) {
+        if (message == null) {
             return; // late ACK of a finished message
         }
         int count = message.chunkCount;
         int cumulative = AckPayload.cumulative(segment, at);
-        if (cumulative < 0 || cumulative > count) {
-            stats.increment(Counter.MALFORMED_DROPS);
+        if (AckPayload.chunkCount(segment, at) != count || !coversOnlySentChunks(message, segment, at, sackWords)) {
+            stats.increment(Counter.INVALID_ACK_DROPS);
             return;
         }
         long bestSample = NO_RTT_SAMPLE;
@@ -549,6 +540,28 @@ public final class ReliableTransport implements AutoCloseable {
         }
     }
 
+    /**
+     * An ACK may only acknowledge chunks that were sent: chunks go out in index order, so every chunk below
+     * {@code nextNew} was sent at least once and none at or above it was.
+     */
+    private static boolean coversOnlySentChunks(OutboundMessage message, MemorySegment segment, long at,
+                                                int sackWords) {
+        int cumulative = AckPayload.cumulative(segment, at);
+        if (cumulative < 0 || cumulative > message.nextNew) {
+            return false;
+        }
+        for (int w = 0; w < sackWords; w++) {
+            long bits = AckPayload.sackWord(segment, at, w);
+            if (bits != 0) {
+                long highest = (long) cumulative + 64L * w + 63 - Long.numberOfLeadingZeros(bits);
+                if (highest >= message.nextNew) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     private static final long ALREADY_ACKED = -1;
     private static final long NO_RTT_SAMPLE = Long.MAX_VALUE;
 
@@ -583,6 +596,7 @@ public final class ReliableTransport implements AutoCloseable {
     private void finishOutbound(OutboundMessage message) {
         PeerState peer = message.peer;
         message.done = true;
+        sent.remember(peer.rank, message.id.step(), message.id.bucketId(), message.chunkCount);
         peer.outbound.remove(message);
         peer.inFlight -= Bitmaps.count(message.bits, message.inFlightBase(), message.words);
         pool.release(message.bits);
@@ -742,8 +756,9 @@ public final class ReliableTransport implements AutoCloseable {
         int flags = (c == m.chunkCount - 1 ? XafHeader.FLAG_LAST_CHUNK : 0)
                 | (retransmit ? XafHeader.FLAG_RETRANSMIT : 0);
         MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
-        writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount, length);
-        if (!transmit(peer, length)) {
+        int payloadLength = writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount,
+                length);
+        if (!transmit(peer, payloadLength)) {
             return false;
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
@@ -755,21 +770,22 @@ public final class ReliableTransport implements AutoCloseable {
         return true;
     }
 
-    private void writeHeader(PeerState peer, int type, int flags, int elemType, int step, int bucket,
-                             int chunkIndex, int chunkCount, int payloadLength) {
+    /**
+     * Writes the header in front of the {@code dataLength} bytes already in the send buffer and seals the datagram;
+     * returns its payload length (data plus the seal's trailer).
+     */
+    private int writeHeader(PeerState peer, int type, int flags, int elemType, int step, int bucket,
+                            int chunkIndex, int chunkCount, int dataLength) {
+        int payloadLength = dataLength + seal.trailerLength();
         MemorySegment.copy(headerTemplate, 0, txSegment, 0, XafHeader.LENGTH);
         txHeader.wrap(txSegment, 0)
-                .type(type).flags(flags).elemType(elemType)
+                .type(type).flags(flags | seal.flags()).elemType(elemType)
                 .networkId(peer.networkId).jobId(config.jobId()).jobToken(config.jobToken())
                 .srcRank(config.localRank()).dstRank(peer.rank)
                 .step(step).bucketId(bucket).chunkIndex(chunkIndex).chunkCount(chunkCount)
-                .payloadLength(payloadLength)
-                .payloadSum(PayloadChecksums.onesComplementSum(txSegment, XafHeader.LENGTH, payloadLength));
-        txBuffer.limit(XafHeader.LENGTH + payloadLength).position(XafHeader.LENGTH);
-        crc.reset();
-        crc.update(txBuffer);
-        txBuffer.clear();
-        txHeader.payloadCrc32c((int) crc.getValue());
+                .payloadLength(payloadLength);
+        seal.seal(txSegment, dataLength, peer.txSequence++);
+        return payloadLength;
     }
 
     private boolean transmit(PeerState peer, int payloadLength) {

@@ -25,6 +25,8 @@ public final class TransportConfig {
     private final Duration receiveTimeout;
     private final long pacingRateBytesPerSecond;
     private final long pacingBurstBytes;
+    private final WireSecurity wireSecurity;
+    private final JobSecret secret;
 
     private TransportConfig(Builder b) {
         this.localRank = b.localRank;
@@ -40,6 +42,8 @@ public final class TransportConfig {
         this.receiveTimeout = b.receiveTimeout;
         this.pacingRateBytesPerSecond = b.pacingRateBytesPerSecond;
         this.pacingBurstBytes = b.pacingBurstBytes;
+        this.wireSecurity = b.wireSecurity;
+        this.secret = b.secret;
     }
 
     public static Builder builder(int localRank, int jobId, int jobToken) {
@@ -65,6 +69,10 @@ public final class TransportConfig {
     public int jobToken() { return jobToken; }
     /** Payload bytes per chunk (a multiple of 4). */
     public int maxPayload() { return maxPayload; }
+    /** Message bytes per chunk: {@link #maxPayload()} less the authenticated modes' trailer (a multiple of 4). */
+    public int chunkDataBytes() {
+        return maxPayload - (wireSecurity.authenticated() ? WireSeal.TRAILER_BYTES : 0);
+    }
     /** Largest message send/expect accept. */
     public long maxMessageBytes() { return maxMessageBytes; }
     /** Chunks in flight (sent, not yet acknowledged) per destination rank. */
@@ -79,6 +87,10 @@ public final class TransportConfig {
     /** Token-bucket rate for everything this transport sends, in XAF bytes (header + payload) per second; 0 = unpaced. */
     public long pacingRateBytesPerSecond() { return pacingRateBytesPerSecond; }
     public long pacingBurstBytes() { return pacingBurstBytes; }
+    /** How datagrams are protected end to end; {@link WireSecurity#CRC32C} unless a job secret was given. */
+    public WireSecurity wireSecurity() { return wireSecurity; }
+    /** The job secret of the authenticated modes, null for crc32c. */
+    public JobSecret secret() { return secret; }
 
     public static final class Builder {
         private final int localRank;
@@ -94,6 +106,8 @@ public final class TransportConfig {
         private Duration receiveTimeout = Duration.ZERO;
         private long pacingRateBytesPerSecond;
         private long pacingBurstBytes;
+        private WireSecurity wireSecurity = WireSecurity.CRC32C;
+        private JobSecret secret;
 
         private Builder(int localRank, int jobId, int jobToken) {
             if (localRank < 0 || localRank > 0xFFFF) {
@@ -168,7 +182,25 @@ public final class TransportConfig {
             return this;
         }
 
+        /**
+         * Protects every datagram with {@code mode}; mac and encrypt need the job's {@code secret} (crc32c ignores
+         * it). Every rank of a job must use the same mode and secret.
+         */
+        public Builder wireSecurity(WireSecurity mode, JobSecret secret) {
+            Objects.requireNonNull(mode, "mode");
+            if (mode.authenticated() && secret == null) {
+                throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the job secret");
+            }
+            this.wireSecurity = mode;
+            this.secret = mode.authenticated() ? secret : null;
+            return this;
+        }
+
         public TransportConfig build() {
+            if (wireSecurity.authenticated() && maxPayload <= WireSeal.TRAILER_BYTES) {
+                throw new IllegalArgumentException("maxPayload " + maxPayload + " leaves no room for data after the "
+                        + WireSeal.TRAILER_BYTES + "-byte " + wireSecurity.cliName() + " trailer");
+            }
             return new TransportConfig(this);
         }
     }

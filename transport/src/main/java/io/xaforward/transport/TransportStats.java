@@ -11,7 +11,8 @@ public final class TransportStats {
     enum Counter {
         PACKETS_SENT, BYTES_SENT, PACKETS_RECEIVED, BYTES_RECEIVED, DATA_CHUNKS_SENT, RETRANSMITS,
         ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
-        MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED
+        MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
+        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -60,6 +61,12 @@ public final class TransportStats {
     public long messagesSent() { return get(Counter.MESSAGES_SENT); }
     /** Messages fully received. */
     public long messagesReceived() { return get(Counter.MESSAGES_RECEIVED); }
+    /** Datagrams whose tag did not verify (forged or keyed with another secret) or that lack this job's seal. */
+    public long authFailures() { return get(Counter.AUTH_FAILURES); }
+    /** Authentic datagrams seen before (or too old for the replay window): replays. */
+    public long replayDrops() { return get(Counter.REPLAY_DROPS); }
+    /** ACKs that claim chunks that were never sent, or a chunk count the message does not have. */
+    public long invalidAckDrops() { return get(Counter.INVALID_ACK_DROPS); }
 
     @Override
     public String toString() {

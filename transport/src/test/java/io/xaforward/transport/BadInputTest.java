@@ -103,7 +103,7 @@ class BadInputTest {
             raw.send(frame, 0, 20, e1.localPeer()); // truncated
             new XafHeader().wrap(frame, 0).jobId(42).dstRank(5);
             raw.send(frame, 0, (int) frame.byteSize(), e1.localPeer()); // addressed to another rank
-            new XafHeader().wrap(frame, 0).dstRank(1);
+            new XafHeader().wrap(frame, 0).dstRank(1).flags(XafHeader.FLAG_HEADER_CHECKED);
             raw.send(frame, 0, (int) frame.byteSize(), e1.localPeer()); // right job, but CRC field is 0
             for (int i = 0; i < 10 && victim.stats().packetsReceived() < 4; i++) {
                 victim.doWork(); // caller-driven event loop

@@ -266,7 +266,7 @@ public final class IdentifierPlan {
         for (Node p : state.gatewayPorts(gateway)) {
             y.append("  - {interface: ").append(p.iface()).append(", form: ").append(p.form().configName()).append("}\n");
         }
-        y.append("routes:\n");
+        y.append(routes(gateway).isEmpty() ? "routes: []\n" : "routes:\n");
         for (GatewayRoute r : routes(gateway)) {
             y.append("  - id: ").append(hex(r.networkId())).append("    # rank ").append(r.destinationRank())
                     .append(r.nextGateway() != null ? " via gateway " + r.nextGateway() : "").append('\n');

@@ -1,0 +1,94 @@
+package io.xaforward.transport;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * The per-job key that authenticates (and optionally encrypts) every datagram of a job. The launcher generates one
+ * per run with {@link #generate()} and writes it to a file only its user can read ({@link #writeTo}); every worker
+ * reads it with {@link #readFrom}. The file holds the key as hexadecimal text, 64 digits (32 bytes).
+ */
+public final class JobSecret {
+    public static final int LENGTH = 32;
+
+    private final byte[] key;
+
+    private JobSecret(byte[] key) {
+        if (key.length < LENGTH) {
+            throw new IllegalArgumentException("a job secret needs at least " + LENGTH + " bytes, got " + key.length);
+        }
+        this.key = key.clone();
+    }
+
+    /** A fresh random secret from the system's strong random source. */
+    public static JobSecret generate() {
+        byte[] key = new byte[LENGTH];
+        new SecureRandom().nextBytes(key);
+        return new JobSecret(key);
+    }
+
+    /** For tests and tools that derive a key themselves. */
+    public static JobSecret of(byte[] key) {
+        return new JobSecret(key);
+    }
+
+    /** Reads a secret file written by {@link #writeTo}; the error names the file and what is wrong with it. */
+    public static JobSecret readFrom(Path file) throws IOException {
+        String text = Files.readString(file, StandardCharsets.US_ASCII).strip();
+        byte[] key;
+        try {
+            key = HexFormat.of().parseHex(text);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("job secret file " + file + " does not hold hexadecimal digits", e);
+        }
+        if (key.length < LENGTH) {
+            throw new IOException("job secret file " + file + " holds " + key.length + " bytes, at least "
+                    + LENGTH + " are needed");
+        }
+        return new JobSecret(key);
+    }
+
+    /** Writes the secret as hexadecimal text to a new file readable by its owner only (mode 600). */
+    public void writeTo(Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Files.deleteIfExists(file);
+        try {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        } catch (UnsupportedOperationException e) {
+            Files.createFile(file);
+        }
+        Files.writeString(file, HexFormat.of().formatHex(key) + "\n", StandardCharsets.US_ASCII,
+                StandardOpenOption.TRUNCATE_EXISTING);
+    }
+
+    /** A copy of the key bytes. */
+    byte[] bytes() {
+        return key.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof JobSecret other && Arrays.equals(key, other.key);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(key);
+    }
+
+    /** Never prints the key. */
+    @Override
+    public String toString() {
+        return "JobSecret[" + key.length + " bytes]";
+    }
+}

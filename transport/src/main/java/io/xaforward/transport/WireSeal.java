@@ -1,0 +1,232 @@
+package io.xaforward.transport;
+
+import io.xaforward.protocol.XafHeader;
+
+import javax.crypto.AEADBadTagException;
+import javax.crypto.Cipher;
+import javax.crypto.Mac;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.zip.CRC32C;
+
+/**
+ * Seals outgoing and opens incoming XAF datagrams according to a {@link WireSecurity} mode (docs/PROTOCOL.md §5):
+ * <ul>
+ *   <li>every mode: {@code payload_crc32c} = CRC32C over header bytes [0, 42) with hop_limit read as 0, then the
+ *       whole payload; flag {@link XafHeader#FLAG_HEADER_CHECKED};</li>
+ *   <li>{@code mac}: the payload is {@code data || tag(16) || sequence(8)}, tag = HMAC-SHA256 truncated to 128 bits
+ *       over the same header bytes, the data and the sequence number;</li>
+ *   <li>{@code encrypt}: as mac, but data is AES-256-GCM ciphertext and the tag is GCM's, the header bytes being the
+ *       associated data and the nonce {@code src_rank(2) || dst_rank(2) || sequence(8)}.</li>
+ * </ul>
+ * Keys for HMAC and AES are derived from the job secret with HMAC-SHA256 and distinct labels. The datagram is copied
+ * once into a reusable array, which both checks read: the mac and crc32c modes allocate nothing per datagram; the
+ * JDK's GCM allocates a few small objects per datagram in encrypt mode. One instance per event-loop thread.
+ */
+final class WireSeal {
+    static final int TAG_BYTES = 16;
+    static final int SEQUENCE_BYTES = 8;
+    static final int TRAILER_BYTES = TAG_BYTES + SEQUENCE_BYTES;
+
+    /** Outcomes of {@link #open}. */
+    static final int OPENED = 0;
+    static final int WRONG_MODE = 1;
+    static final int CRC_MISMATCH = 2;
+    static final int AUTH_FAILED = 3;
+    static final int TOO_LONG = 4;
+
+    private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
+    private final WireSecurity mode;
+    private final int flags;
+    private final CRC32C crc = new CRC32C();
+    private final Mac mac;
+    private final Cipher cipher;
+    private final SecretKeySpec aesKey;
+    private final byte[] copy;
+    private final MemorySegment copySegment;
+    private final byte[] plain;
+    private final MemorySegment plainSegment;
+    private final byte[] tag = new byte[32];
+    private final byte[] nonce = new byte[12];
+
+    // Result of the last successful open().
+    private MemorySegment dataSegment;
+    private long dataOffset;
+    private int dataLength;
+    private long sequence;
+
+    WireSeal(WireSecurity mode, JobSecret secret, int maxDatagramLength) {
+        this.mode = mode;
+        this.flags = XafHeader.FLAG_HEADER_CHECKED
+                | (mode.authenticated() ? XafHeader.FLAG_AUTHENTICATED : 0)
+                | (mode == WireSecurity.ENCRYPT ? XafHeader.FLAG_ENCRYPTED : 0);
+        copy = new byte[maxDatagramLength + TAG_BYTES];
+        copySegment = MemorySegment.ofArray(copy);
+        plain = mode == WireSecurity.ENCRYPT ? new byte[maxDatagramLength] : null;
+        plainSegment = plain == null ? null : MemorySegment.ofArray(plain);
+        if (!mode.authenticated()) {
+            mac = null;
+            cipher = null;
+            aesKey = null;
+            return;
+        }
+        if (secret == null) {
+            throw new IllegalArgumentException("wire security " + mode.cliName() + " needs a job secret");
+        }
+        try {
+            byte[] master = secret.bytes();
+            mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(derive(master, "xaf mac v1"), "HmacSHA256"));
+            if (mode == WireSecurity.ENCRYPT) {
+                cipher = Cipher.getInstance("AES/GCM/NoPadding");
+                aesKey = new SecretKeySpec(derive(master, "xaf aes-gcm v1"), "AES");
+            } else {
+                cipher = null;
+                aesKey = null;
+            }
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK lacks HmacSHA256 or AES/GCM", e);
+        }
+    }
+
+    private static byte[] derive(byte[] master, String label) throws GeneralSecurityException {
+        Mac kdf = Mac.getInstance("HmacSHA256");
+        kdf.init(new SecretKeySpec(master, "HmacSHA256"));
+        return kdf.doFinal(label.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    WireSecurity mode() { return mode; }
+    /** The flag bits this mode sets in every datagram. */
+    int flags() { return flags; }
+    /** Payload bytes each datagram spends on the seal beyond its data. */
+    int trailerLength() { return mode.authenticated() ? TRAILER_BYTES : 0; }
+
+    /**
+     * Seals the datagram at {@code segment[0, 48 + dataLength + trailerLength())}: the header is complete except
+     * payload_sum and payload_crc32c, payload_len already counts the trailer, and the data follows the header.
+     * Writes the trailer (and the ciphertext in encrypt mode), payload_sum and payload_crc32c.
+     */
+    void seal(MemorySegment segment, int dataLength, long sequenceNumber) {
+        int header = XafHeader.LENGTH;
+        int payloadLength = dataLength + trailerLength();
+        MemorySegment.copy(segment, 0, copySegment, 0, header + dataLength);
+        copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
+        if (mode == WireSecurity.MAC) {
+            copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
+            computeMac(dataLength);
+            System.arraycopy(tag, 0, copy, header + dataLength, TAG_BYTES);
+            MemorySegment.copy(copySegment, header + dataLength, segment, header + dataLength, TRAILER_BYTES);
+        } else if (mode == WireSecurity.ENCRYPT) {
+            try {
+                cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(sequenceNumber)));
+                cipher.updateAAD(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
+                // In place in the copy: GCM handles overlapping input and output.
+                cipher.doFinal(copy, header, dataLength, copy, header);
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("AES-GCM failed to encrypt", e);
+            }
+            copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
+            MemorySegment.copy(copySegment, header, segment, header, payloadLength);
+        }
+        segment.set(XafHeaderFields.SUM, XafHeader.PAYLOAD_SUM_OFFSET,
+                (short) PayloadChecksums.onesComplementSum(segment, header, payloadLength));
+        segment.set(BE_INT, XafHeader.PAYLOAD_CRC32C_OFFSET, crcOfCopy(payloadLength));
+    }
+
+    /**
+     * Checks the datagram at {@code segment[offset, offset + 48 + payloadLength)} (bounds already checked by the
+     * caller) and returns {@link #OPENED} or the reason it was rejected. After OPENED, {@link #dataSegment()},
+     * {@link #dataOffset()}, {@link #dataLength()} and {@link #sequence()} describe the plain data.
+     */
+    int open(MemorySegment segment, long offset, int payloadLength) {
+        int datagramFlags = Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, offset + XafHeader.FLAGS_OFFSET));
+        if ((datagramFlags & XafHeader.WIRE_SECURITY_FLAGS) != flags || payloadLength < trailerLength()) {
+            return WRONG_MODE;
+        }
+        if (XafHeader.LENGTH + payloadLength > copy.length - TAG_BYTES) {
+            return TOO_LONG;
+        }
+        int header = XafHeader.LENGTH;
+        MemorySegment.copy(segment, offset, copySegment, 0, header + payloadLength);
+        copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
+        if (crcOfCopy(payloadLength) != copySegment.get(BE_INT, XafHeader.PAYLOAD_CRC32C_OFFSET)) {
+            return CRC_MISMATCH;
+        }
+        int length = payloadLength - trailerLength();
+        if (mode == WireSecurity.CRC32C) {
+            return opened(segment, offset + header, length, 0);
+        }
+        long seq = copySegment.get(BE_LONG, header + length + TAG_BYTES);
+        if (mode == WireSecurity.MAC) {
+            computeMac(length);
+            int diff = 0;
+            for (int i = 0; i < TAG_BYTES; i++) {
+                diff |= tag[i] ^ copy[header + length + i]; // constant time
+            }
+            return diff == 0 ? opened(segment, offset + header, length, seq) : AUTH_FAILED;
+        }
+        try {
+            cipher.init(Cipher.DECRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(seq)));
+            cipher.updateAAD(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
+            cipher.doFinal(copy, header, length + TAG_BYTES, plain, 0);
+        } catch (AEADBadTagException e) {
+            return AUTH_FAILED;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-GCM failed to decrypt", e);
+        }
+        return opened(plainSegment, 0, length, seq);
+    }
+
+    private int opened(MemorySegment segment, long offset, int length, long seq) {
+        dataSegment = segment;
+        dataOffset = offset;
+        dataLength = length;
+        sequence = seq;
+        return OPENED;
+    }
+
+    MemorySegment dataSegment() { return dataSegment; }
+    long dataOffset() { return dataOffset; }
+    int dataLength() { return dataLength; }
+    long sequence() { return sequence; }
+
+    /** HMAC over checked header bytes, data and sequence number of the copy, into {@link #tag}. */
+    private void computeMac(int dataLength) {
+        mac.update(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
+        mac.update(copy, XafHeader.LENGTH, dataLength);
+        mac.update(copy, XafHeader.LENGTH + dataLength + TAG_BYTES, SEQUENCE_BYTES);
+        try {
+            mac.doFinal(tag, 0);
+        } catch (javax.crypto.ShortBufferException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private int crcOfCopy(int payloadLength) {
+        crc.reset();
+        crc.update(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
+        crc.update(copy, XafHeader.LENGTH, payloadLength);
+        return (int) crc.getValue();
+    }
+
+    /** src_rank, dst_rank (from the copied header) and the sequence number: unique per key as long as the
+     * sequence number never repeats for a (src, dst) pair. */
+    private byte[] nonce(long seq) {
+        System.arraycopy(copy, XafHeader.SRC_RANK_OFFSET, nonce, 0, 4);
+        for (int i = 0; i < 8; i++) {
+            nonce[4 + i] = (byte) (seq >>> (56 - 8 * i));
+        }
+        return nonce;
+    }
+
+    private static final class XafHeaderFields {
+        static final ValueLayout.OfShort SUM = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    }
+}

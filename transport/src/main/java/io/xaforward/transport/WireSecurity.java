@@ -1,0 +1,37 @@
+package io.xaforward.transport;
+
+import java.util.Locale;
+
+/**
+ * How every XAF datagram of a job is protected end to end (docs/PROTOCOL.md, "Wire security"). Every mode covers the
+ * XAF header (all fields but hop_limit, payload_sum and the CRC itself) and the payload with the CRC32C, so a bit
+ * flip anywhere between the two ranks, inside a gateway included, is caught.
+ */
+public enum WireSecurity {
+    /** CRC32C over header and payload: catches corruption, not forgery. Needs no secret. */
+    CRC32C,
+    /** As CRC32C, plus a 128-bit HMAC-SHA256 tag and a sequence number (replay window) keyed by the job secret. */
+    MAC,
+    /** As MAC, but the payload is encrypted with AES-256-GCM (for links that leave the building). */
+    ENCRYPT;
+
+    /** Lower-case name as used on command lines: crc32c, mac, encrypt. */
+    public String cliName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Parses a command-line name; the error lists the valid ones. */
+    public static WireSecurity fromName(String name) {
+        for (WireSecurity mode : values()) {
+            if (mode.cliName().equals(name)) {
+                return mode;
+            }
+        }
+        throw new IllegalArgumentException("unknown wire security '" + name + "': use crc32c, mac or encrypt");
+    }
+
+    /** True when datagrams carry a tag and a sequence number and need the job secret. */
+    public boolean authenticated() {
+        return this != CRC32C;
+    }
+}
