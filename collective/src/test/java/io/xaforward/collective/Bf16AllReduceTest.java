@@ -83,6 +83,47 @@ class Bf16AllReduceTest {
         }
     }
 
+    /**
+     * Over a network that loses, duplicates, reorders and corrupts datagrams: small integers (every partial sum fits
+     * bf16's 8 significant bits) must sum exactly, so each chunk was added exactly once.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"RING", "HIERARCHICAL"})
+    void smallIntegerSumsStayExactOnALossyNetwork(Algorithm algorithm) throws Exception {
+        int count = 20_011;
+        CollectiveConfig config = new CollectiveConfig(16 << 10, algorithm, Duration.ofSeconds(30))
+                .withWireDtype(WireDtype.BF16);
+        var impairments = new LoopbackNetwork.Impairments(0.10, 0.10, 0.10, 0.01);
+        try (Cluster cluster = Cluster.loopback(LAYOUT, impairments, 91 + algorithm.ordinal(), config,
+                b -> b.windowChunks(64).retransmitTimeouts(Duration.ofMillis(5), Duration.ofMillis(1),
+                        Duration.ofMillis(100)));
+             Arena arena = Arena.ofShared()) {
+            int n = cluster.size();
+            for (int step = 1; step <= 2; step++) {
+                java.util.Random random = new java.util.Random(step);
+                float[][] inputs = new float[n][count];
+                MemorySegment[] buffers = new MemorySegment[n];
+                for (int r = 0; r < n; r++) {
+                    for (int i = 0; i < count; i++) {
+                        inputs[r][i] = random.nextInt(31) - 15;
+                    }
+                    buffers[r] = Tensors.segment(arena, inputs[r]);
+                }
+                int thisStep = step;
+                cluster.onAllRanksOk(Duration.ofSeconds(60), c -> {
+                    c.allReduce(buffers[c.group().rank()], count, Collectives.Op.SUM, thisStep);
+                    return null;
+                });
+                float[][] results = new float[n][];
+                for (int r = 0; r < n; r++) {
+                    results[r] = Tensors.read(buffers[r], count);
+                }
+                Tensors.assertAllReduced(inputs, results, false, true);
+            }
+            assertTrue(cluster.network.lost() > 0 && cluster.network.duplicated() > 0, "the network must misbehave");
+        }
+    }
+
     @org.junit.jupiter.api.Test
     void parameterServerRefusesBf16WithAClearError() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new CollectiveConfig(4096,
