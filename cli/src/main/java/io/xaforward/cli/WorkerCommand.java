@@ -28,7 +28,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--world", required = true, description = "number of ranks in the job")
     int world;
 
-    @Option(names = "--rank", required = true)
+    @Option(names = "--rank", required = true, description = "this process's rank, 0..world-1")
     int rank;
 
     @Option(names = "--interface", required = true, description = "the interface this rank sends on")
@@ -59,28 +59,28 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "UTF-8 text to train on (the same file on every rank)")
     Path data;
 
-    @Option(names = "--preset", defaultValue = "tiny")
+    @Option(names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
     String preset;
 
-    @Option(names = "--steps", defaultValue = "300")
+    @Option(names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
     long steps;
 
-    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences")
+    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences (default: ${DEFAULT-VALUE})")
     int batch;
 
-    @Option(names = "--seed", defaultValue = "1234")
+    @Option(names = "--seed", defaultValue = "1234", description = "seeds weights and batch sampling (default: ${DEFAULT-VALUE})")
     long seed;
 
-    @Option(names = "--lr", defaultValue = "3e-3")
+    @Option(names = "--lr", defaultValue = "3e-3", description = "peak learning rate (default: ${DEFAULT-VALUE})")
     double lr;
 
-    @Option(names = "--warmup", defaultValue = "20")
+    @Option(names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
     long warmup;
 
-    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads")
+    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads (default: ${DEFAULT-VALUE})")
     int threads;
 
-    @Option(names = "--bucket-mb", defaultValue = "4")
+    @Option(names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
     long bucketMb;
 
     @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
@@ -89,19 +89,19 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
     Path checkpointDir;
 
-    @Option(names = "--checkpoint-every", defaultValue = "0", description = "checkpoint every N steps (0: only the final weights)")
+    @Option(names = "--checkpoint-every", defaultValue = "0", description = "checkpoint every N steps, 0 = only the final weights (default: ${DEFAULT-VALUE})")
     long checkpointEvery;
 
     @Option(names = "--resume", description = "continue from the newest checkpoint that every rank has")
     boolean resume;
 
-    @Option(names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps")
+    @Option(names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long checksumEvery;
 
-    @Option(names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails")
+    @Option(names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds;
 
-    @Option(names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up")
+    @Option(names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
     long startTimeoutSeconds;
 
     static int parseToken(String text) {

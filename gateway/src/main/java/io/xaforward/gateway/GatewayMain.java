@@ -1,13 +1,19 @@
 package io.xaforward.gateway;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.nio.file.Path;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints {@code xaf gateway: ready}
- * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints
+ * {@code xaf gateway: ready} on stdout once every interface is attached, so launchers can wait for that line;
+ * everything else is logged through SLF4J (timestamped and levelled, on stderr). {@code xaf gateway} calls
+ * {@link #run}.
  */
 public final class GatewayMain {
     public static final String READY = "xaf gateway: ready";
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayMain.class);
 
     private GatewayMain() {}
 
@@ -26,11 +32,11 @@ public final class GatewayMain {
     @SuppressWarnings("removal")
     static void reloadOnSighup(GatewayService service) {
         sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
-            System.out.println("xaf gateway: SIGHUP, reloading the config");
+            LOG.info("SIGHUP, reloading the config");
             try {
                 service.reload();
             } catch (RuntimeException e) {
-                System.out.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+                LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }));
     }
@@ -39,9 +45,9 @@ public final class GatewayMain {
     public static int run(Path config) {
         GatewayService service;
         try {
-            service = GatewayService.start(config, System.out);
+            service = GatewayService.start(config);
         } catch (RuntimeException e) {
-            System.err.println("xaf gateway: " + e.getMessage());
+            LOG.error("cannot start: {}", e.getMessage());
             return 1;
         }
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
