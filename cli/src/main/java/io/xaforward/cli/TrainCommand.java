@@ -5,11 +5,13 @@ import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.Random;
 import java.util.concurrent.Callable;
 
@@ -80,6 +82,12 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE} = off)")
     long pacingMbps;
 
+    @Option(names = "--wire-security", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
+            description = {"how gradient datagrams are protected end to end (default: ${DEFAULT-VALUE}):",
+                    "crc32c (corruption only), mac (HMAC tag + replay window, keyed by a secret generated per run),",
+                    "encrypt (as mac, payload AES-GCM encrypted: for links that leave the building)"})
+    String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
+
     @Option(names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
 
@@ -101,14 +109,15 @@ final class TrainCommand implements Callable<Integer> {
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
         Algorithm.fromName(algorithm);
+        WireSecurity.fromName(wireSecurity);
         if (resume != null) UserPaths.requireFile(resume, "checkpoint");
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath = TrainData.resolve(data, tokenizer, preset, dir);
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
-                evalEvery, checksumEvery, dataPath, 1, 0x5eed0001, threads,
-                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume);
+                evalEvery, checksumEvery, dataPath, 1, new SecureRandom().nextInt(), threads,
+                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, wireSecurity);
     }
 
     @Override

@@ -20,12 +20,28 @@ import java.util.Properties;
  * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
  * @param checkpointEvery rank 0 writes a checkpoint into {@link #checkpointDir()} every N steps (0 = never)
  * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
+ * @param wireSecurity how datagrams are protected: crc32c | mac | encrypt (the last two read the job secret that
+ *                     the launcher writes to {@link #secretFile()})
  */
 public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                           String rateLimit, long checkpointEvery, Path resume) {
+                           String rateLimit, long checkpointEvery, Path resume, String wireSecurity) {
+
+    /** The default protection of a job's datagrams: authenticated with a per-job secret. */
+    public static final String DEFAULT_WIRE_SECURITY = "mac";
+
+    /** A job with the default wire security. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit, long checkpointEvery, Path resume) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, checkpointEvery, resume, DEFAULT_WIRE_SECURITY);
+    }
 
     /** A job that neither resumes nor writes periodic checkpoints. */
     public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
@@ -41,6 +57,11 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */
     public Path checkpointDir() {
         return workDir.resolve("checkpoints");
+    }
+
+    /** The job secret the launcher generates for this run (readable by its owner only). */
+    public Path secretFile() {
+        return workDir.resolve("job.secret");
     }
 
     public void write(Path file) throws IOException {
@@ -67,6 +88,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("rateLimit", rateLimit);
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
+        p.setProperty("wireSecurity", wireSecurity);
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
         }
@@ -87,6 +109,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Long.parseLong(p.getProperty("bucketBytes")), Long.parseLong(p.getProperty("pacingBytesPerSecond")),
                 Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
                 Long.parseLong(p.getProperty("checkpointEvery", "0")),
-                p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")));
+                p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
+                p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY));
     }
 }
