@@ -3,6 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.cluster.deploy.ClusterWorker;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
+import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
 import picocli.CommandLine.ArgGroup;
@@ -10,6 +11,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +21,7 @@ import java.util.concurrent.Callable;
 /** {@code xaf worker}: one rank of a training job on the host it is started on. */
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = {"Run one rank of a data-parallel training job on this host.",
-                "Learns its peers from a cluster file, trains with gradients all-reduced through the gateways,",
+                "Learns its peers from a cluster file or an etcd rendezvous, trains with gradients all-reduced through the gateways,",
                 "writes checkpoints and prints progress lines. See docs/DEPLOY.md."})
 final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--job", required = true, description = "job id, 1..65535")
@@ -28,7 +30,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--world", required = true, description = "number of ranks in the job")
     int world;
 
-    @Option(names = "--rank", required = true)
+    @Option(names = "--rank", required = true, description = "this process's rank, 0..world-1")
     int rank;
 
     @Option(names = "--interface", required = true, description = "the interface this rank sends on")
@@ -53,34 +55,54 @@ final class WorkerCommand implements Callable<Integer> {
         }
     }
 
-    @Option(names = "--cluster", required = true, paramLabel = "FILE", description = "cluster file (YAML): ranks, addresses, gateways")
-    Path cluster;
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Peers peers;
+
+    static final class Peers {
+        @Option(names = "--cluster", paramLabel = "FILE", description = "cluster file (YAML): ranks, addresses, gateways")
+        Path cluster;
+
+        @Option(names = "--etcd", paramLabel = "URL", description = "etcd endpoint of the rendezvous, e.g. http://10.0.0.5:2379")
+        URI etcd;
+    }
+
+    @Option(names = "--datacenter", description = "with --etcd: this host's data center")
+    String datacenter;
+
+    @Option(names = "--gateway", description = "with --etcd: the gateway port this data center sends to (IP, or MAC on the id form)")
+    String gateway;
+
+    @Option(names = "--identity", defaultValue = "0", description = "with --etcd on the id form: this host's 32-bit identity")
+    String identity;
+
+    @Option(names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register")
+    long rendezvousTimeoutSeconds;
 
     @Option(names = "--data", required = true, description = "UTF-8 text to train on (the same file on every rank)")
     Path data;
 
-    @Option(names = "--preset", defaultValue = "tiny")
+    @Option(names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
     String preset;
 
-    @Option(names = "--steps", defaultValue = "300")
+    @Option(names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
     long steps;
 
-    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences")
+    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences (default: ${DEFAULT-VALUE})")
     int batch;
 
-    @Option(names = "--seed", defaultValue = "1234")
+    @Option(names = "--seed", defaultValue = "1234", description = "seeds weights and batch sampling (default: ${DEFAULT-VALUE})")
     long seed;
 
-    @Option(names = "--lr", defaultValue = "3e-3")
+    @Option(names = "--lr", defaultValue = "3e-3", description = "peak learning rate (default: ${DEFAULT-VALUE})")
     double lr;
 
-    @Option(names = "--warmup", defaultValue = "20")
+    @Option(names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
     long warmup;
 
-    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads")
+    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads (default: ${DEFAULT-VALUE})")
     int threads;
 
-    @Option(names = "--bucket-mb", defaultValue = "4")
+    @Option(names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
     long bucketMb;
 
     @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
@@ -89,19 +111,19 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
     Path checkpointDir;
 
-    @Option(names = "--checkpoint-every", defaultValue = "0", description = "checkpoint every N steps (0: only the final weights)")
+    @Option(names = "--checkpoint-every", defaultValue = "0", description = "checkpoint every N steps, 0 = only the final weights (default: ${DEFAULT-VALUE})")
     long checkpointEvery;
 
     @Option(names = "--resume", description = "continue from the newest checkpoint that every rank has")
     boolean resume;
 
-    @Option(names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps")
+    @Option(names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long checksumEvery;
 
-    @Option(names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails")
+    @Option(names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds;
 
-    @Option(names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up")
+    @Option(names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
     long startTimeoutSeconds;
 
     static int parseToken(String text) {
@@ -122,10 +144,19 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(startTimeoutSeconds));
     }
 
+    private WorldSource worldSource(WorkerOptions o) {
+        if (peers.cluster != null) return WorldSource.clusterFile(peers.cluster);
+        if (datacenter == null || gateway == null) {
+            throw new IllegalArgumentException("--etcd needs --datacenter and --gateway (the peers learn them from this rank)");
+        }
+        return new EtcdRendezvous(peers.etcd, new EtcdRendezvous.Site(datacenter, gateway, parseToken(identity)),
+                Duration.ofSeconds(rendezvousTimeoutSeconds), System.err);
+    }
+
     @Override
     public Integer call() throws Exception {
         WorkerOptions o = options();
-        try (WorldSource source = WorldSource.clusterFile(cluster)) {
+        try (WorldSource source = worldSource(o)) {
             new ClusterWorker(o, System.out).run(source);
         }
         return 0;

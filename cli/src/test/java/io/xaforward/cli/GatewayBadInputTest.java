@@ -53,7 +53,7 @@ class GatewayBadInputTest {
     void missingInterface() throws Exception {
         GatewayProcess g = run("metrics: off\nports:\n  - {interface: ba, form: ipv4}\n  - {interface: nosuch0, form: ipv6}\nroutes: []\n", List.of(), List.of());
         assertEquals(1, g.awaitExit(30_000));
-        assertTrue(g.sawLine("xaf gateway: interface 'nosuch0' does not exist in this network namespace"), g.output());
+        assertTrue(g.sawLine("[ERROR] GatewayMain - cannot start: interface 'nosuch0' does not exist in this network namespace"), g.output());
         assertNothingAttached();
     }
 
@@ -79,7 +79,7 @@ class GatewayBadInputTest {
     void badConfigFailsBeforeAttaching() throws Exception {
         GatewayProcess g = run(GOOD_PORTS + "routes:\n  - {id: 1, job: 1, token: 1, egress: zz, dst-mac: 02:00:00:00:00:01}\n", List.of(), List.of());
         assertEquals(1, g.awaitExit(30_000));
-        assertTrue(g.sawLine("xaf gateway: " + config), g.output());
+        assertTrue(g.sawLine("[ERROR] GatewayMain - cannot start: " + config), g.output());
         assertNothingAttached();
     }
 

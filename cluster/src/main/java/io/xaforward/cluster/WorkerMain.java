@@ -26,6 +26,7 @@ import java.util.Locale;
  * the gateways, and reports progress as {@link WorkerLine}s on stdout.
  */
 public final class WorkerMain {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WorkerMain.class);
     private WorkerMain() {}
 
     public static void main(String[] args) throws Exception {
@@ -38,8 +39,7 @@ public final class WorkerMain {
         try {
             run(spec, rank);
         } catch (Throwable t) {
-            System.err.println("rank " + rank + ": " + t);
-            t.printStackTrace();
+            LOG.error("rank {} failed", rank, t);
             System.out.flush();
             System.exit(1);
         }

@@ -1,13 +1,23 @@
 package io.xaforward.gateway;
 
+import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.gateway.registry.RouteRegistryWatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints {@code xaf gateway: ready}
- * once every interface is attached, so launchers can wait for that line. {@code xaf gateway} calls {@link #run}.
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints
+ * {@code xaf gateway: ready} on stdout once every interface is attached, so launchers can wait for that line;
+ * everything else is logged through SLF4J (timestamped and levelled, on stderr). {@code xaf gateway} calls
+ * {@link #run}.
  */
 public final class GatewayMain {
     public static final String READY = "xaf gateway: ready";
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayMain.class);
 
     private GatewayMain() {}
 
@@ -26,28 +36,47 @@ public final class GatewayMain {
     @SuppressWarnings("removal")
     static void reloadOnSighup(GatewayService service) {
         sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
-            System.out.println("xaf gateway: SIGHUP, reloading the config");
+            LOG.info("SIGHUP, reloading the config");
             try {
                 service.reload();
             } catch (RuntimeException e) {
-                System.out.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+                LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }));
     }
 
     /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */
     public static int run(Path config) {
+        return run(config, null, null);
+    }
+
+    /**
+     * As {@link #run(Path)}; with a {@code registry} (etcd endpoint) the routes come from the keys under
+     * {@code prefix} there and follow their changes, and the file gives the ports.
+     */
+    public static int run(Path config, URI registry, String prefix) {
         GatewayService service;
         try {
-            service = GatewayService.start(config, System.out);
+            service = GatewayService.start(config);
         } catch (RuntimeException e) {
-            System.err.println("xaf gateway: " + e.getMessage());
+            LOG.error("cannot start: {}", e.getMessage());
             return 1;
+        }
+        if (registry != null) {
+            try {
+                service.stopWatchingFile();
+                new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix).start();
+                LOG.info("routes from the registry {}{}", registry, prefix);
+            } catch (RuntimeException e) {
+                service.close(); // detach: a gateway that cannot read its routes leaves nothing attached
+                LOG.error("cannot start: {}", e.getMessage());
+                return 1;
+            }
         }
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
         Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        reloadOnSighup(service);
+        if (registry == null) reloadOnSighup(service); // with a registry the file gives only the ports
         System.out.println(READY);
         System.out.flush();
         try {

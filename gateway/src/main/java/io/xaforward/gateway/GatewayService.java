@@ -6,9 +6,10 @@ import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.protocol.NetworkForm;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -19,6 +20,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import java.util.List;
 
 /**
  * A running XAForward gateway: the XDP program attached to every configured interface, routes programmed from
@@ -33,7 +37,7 @@ public final class GatewayService implements AutoCloseable {
     private static final long SETTLE_MS = 200;
 
     private final Path configFile;
-    private final PrintStream log;
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayService.class);
     private final XafDataplane dataplane;
     private final Map<String, Integer> ifindexes = new HashMap<>();
     private final Map<String, byte[]> macs = new HashMap<>();
@@ -47,11 +51,11 @@ public final class GatewayService implements AutoCloseable {
     private boolean lastReloadSuccess = true;
     private double lastReloadEpochSeconds, lastGoodReloadEpochSeconds;
     private final RouteTable routeTable;
+    private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
-    private GatewayService(Path configFile, GatewayConfig config, PrintStream log) {
+    private GatewayService(Path configFile, GatewayConfig config) {
         this.configFile = configFile;
         this.config = config;
-        this.log = log;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
             macs.put(p.iface(), readMac(p.iface()));
@@ -68,8 +72,8 @@ public final class GatewayService implements AutoCloseable {
             }
             for (GatewayConfig.PortConfig p : config.ports()) {
                 var a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
-                log.printf("xaf gateway: attached to %s (ifindex %d, %s, %s mode)%n", p.iface(), a.ifindex(),
-                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT));
+                LOG.info(String.format("attached to %s (ifindex %d, %s, %s mode)", p.iface(), a.ifindex(),
+                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT)));
             }
         } catch (RuntimeException e) {
             dp.close(); // detaches whatever was attached before the failure
@@ -83,7 +87,7 @@ public final class GatewayService implements AutoCloseable {
             GatewayConfig.MetricsEndpoint ep = config.metrics().get();
             try {
                 m = new MetricsServer(ep.host(), ep.port(), this::prometheusText);
-                log.printf("xaf gateway: metrics on http://%s:%d/metrics%n", ep.host().contains(":") ? "[" + ep.host() + "]" : ep.host(), m.port());
+                LOG.info("metrics on http://{}:{}/metrics", ep.host().contains(":") ? "[" + ep.host() + "]" : ep.host(), m.port());
             } catch (RuntimeException e) {
                 dp.close();
                 throw e;
@@ -94,9 +98,9 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /** Validates {@code configFile}, attaches and programs the gateway. Throws with a clear message on any problem. */
-    public static GatewayService start(Path configFile, PrintStream log) {
+    public static GatewayService start(Path configFile) {
         GatewayConfig config = GatewayConfigParser.parse(configFile);
-        return new GatewayService(configFile, config, log);
+        return new GatewayService(configFile, config);
     }
 
     public GatewayConfig config() { return config; }
@@ -172,7 +176,7 @@ public final class GatewayService implements AutoCloseable {
             try {
                 reload();
             } catch (RuntimeException e) {
-                log.println("xaf gateway: reload rejected, keeping the running routes: " + e.getMessage());
+                LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }
     }
@@ -223,14 +227,33 @@ public final class GatewayService implements AutoCloseable {
         config = next;
         reloads++;
         recordReload(true);
-        log.printf("xaf gateway: reloaded %s: %d added, %d changed, %d removed%n", configFile, result.added(),
-                result.changed(), result.removed());
+        LOG.info("reloaded {}: {} added, {} changed, {} removed", configFile, result.added(), result.changed(),
+                result.removed());
     }
 
     private synchronized void recordReload(boolean success) {
         lastReloadSuccess = success;
         lastReloadEpochSeconds = System.currentTimeMillis() / 1000.0;
         if (success) lastGoodReloadEpochSeconds = lastReloadEpochSeconds; else reloadFailures++;
+    }
+
+    /**
+     * Replaces the routes by {@code routes} (from a route registry) through {@link #apply}: the same all-or-nothing,
+     * add-first/remove-last rule as a file reload. The ports stay as they are.
+     */
+    public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
+        GatewayConfig c = config;
+        apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
+    }
+
+    /** Stops following the config file (a route registry owns the routes instead). */
+    public void stopWatchingFile() {
+        if (watcher != null) watcher.interrupt();
+    }
+
+    /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    public void addMetrics(Supplier<String> lines) {
+        extraMetrics.add(lines);
     }
 
     /** Counters in the Prometheus text format. */
@@ -263,6 +286,7 @@ public final class GatewayService implements AutoCloseable {
                     .append("# TYPE xaf_reload_success_timestamp_seconds gauge\nxaf_reload_success_timestamp_seconds ")
                     .append((long) lastGoodReloadEpochSeconds).append('\n');
         }
+        for (Supplier<String> extra : extraMetrics) b.append(extra.get());
         return b.toString();
     }
 
@@ -279,7 +303,7 @@ public final class GatewayService implements AutoCloseable {
             if (watcher != null) watcher.interrupt();
             if (metrics != null) metrics.close();
             dataplane.close();
-            log.println("xaf gateway: detached from " + String.join(", ", ifindexes.keySet()));
+            LOG.info("detached from {}", String.join(", ", ifindexes.keySet()));
         } finally {
             stopped.countDown();
         }

@@ -31,6 +31,7 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #start} has run; {@link #close} stops it and releases the ports.
  */
 final class AfXdpGatewayForwarder implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AfXdpGatewayForwarder.class);
     /** Counter indexes, names as printed. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
             DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8, ERRORS = 9;
@@ -119,7 +120,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
                 } catch (RuntimeException e) {
                     // a failed kick or a frame that broke an invariant: count it, say so (a few times), keep forwarding;
                     // an error that repeats (a port went down) is retried once per millisecond, not in a hot loop
-                    if (counters[ERRORS]++ < MAX_ERROR_REPORTS) System.err.println("xaf afxdp: " + e);
+                    if (counters[ERRORS]++ < MAX_ERROR_REPORTS) LOG.warn("afxdp: {}", e.toString());
                     else LockSupport.parkNanos(1_000_000);
                     publish();
                     got = 0;
@@ -240,7 +241,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
             }
             if (thread.isAlive()) {
                 // never free UMEMs under a live poller: the process is about to exit anyway
-                System.err.println("xaf afxdp: polling thread did not stop; ports left open");
+                LOG.error("afxdp: polling thread did not stop; ports left open");
                 return;
             }
         }

@@ -47,6 +47,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * allocated once.
  */
 public final class RelayGatewayMain {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RelayGatewayMain.class);
     public static final String READY_LINE = "xaf relay: ready";
 
     /** Counter indexes. */
@@ -208,7 +209,7 @@ public final class RelayGatewayMain {
         } catch (ClosedChannelException e) {
             // shutting down
         } catch (IOException e) {
-            if (running) System.err.println("xaf relay: " + p.config.iface() + ": " + e);
+            if (running) LOG.warn("relay: {}: {}", p.config.iface(), e.toString());
         }
     }
 
@@ -219,7 +220,7 @@ public final class RelayGatewayMain {
             try {
                 n = p.packet.receive(w.inSeg, 100);
             } catch (RuntimeException e) {
-                if (running) System.err.println("xaf relay: " + p.config.iface() + ": " + e.getMessage());
+                if (running) LOG.warn("relay: {}: {}", p.config.iface(), e.getMessage());
                 return;
             }
             if (n < 0) continue;
