@@ -22,17 +22,31 @@ import java.util.Properties;
  * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
  * @param wireSecurity how datagrams are protected: crc32c | mac | encrypt (the last two read the job secret that
  *                     the launcher writes to {@link #secretFile()})
+ * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
+ * @param wireDtype    number format of gradients on the wire: fp32 | bf16
  */
 public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                           String rateLimit, long checkpointEvery, Path resume, String wireSecurity) {
+                           String rateLimit, long checkpointEvery, Path resume, boolean overlap,
+                           String wireDtype, String wireSecurity) {
 
     /** The default protection of a job's datagrams: authenticated with a per-job secret. */
     public static final String DEFAULT_WIRE_SECURITY = "mac";
 
-    /** A job with the default wire security. */
+    /** The default wire security. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit, long checkpointEvery, Path resume, boolean overlap, String wireDtype) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, DEFAULT_WIRE_SECURITY);
+    }
+
+    /** Overlap on, float32 on the wire, the default wire security. */
     public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
@@ -40,7 +54,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                         String rateLimit, long checkpointEvery, Path resume) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, DEFAULT_WIRE_SECURITY);
+                workDir, rateLimit, checkpointEvery, resume, true, "fp32", DEFAULT_WIRE_SECURITY);
     }
 
     /** A job that neither resumes nor writes periodic checkpoints. */
@@ -88,6 +102,8 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("rateLimit", rateLimit);
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
+        p.setProperty("overlap", Boolean.toString(overlap));
+        p.setProperty("wireDtype", wireDtype);
         p.setProperty("wireSecurity", wireSecurity);
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
@@ -110,6 +126,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
                 Long.parseLong(p.getProperty("checkpointEvery", "0")),
                 p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
+                Boolean.parseBoolean(p.getProperty("overlap", "true")), p.getProperty("wireDtype", "fp32"),
                 p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY));
     }
 }
