@@ -3,6 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.cluster.deploy.ClusterWorker;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
+import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
 import picocli.CommandLine.ArgGroup;
@@ -10,6 +11,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +21,7 @@ import java.util.concurrent.Callable;
 /** {@code xaf worker}: one rank of a training job on the host it is started on. */
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = {"Run one rank of a data-parallel training job on this host.",
-                "Learns its peers from a cluster file, trains with gradients all-reduced through the gateways,",
+                "Learns its peers from a cluster file or an etcd rendezvous, trains with gradients all-reduced through the gateways,",
                 "writes checkpoints and prints progress lines. See docs/DEPLOY.md."})
 final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--job", required = true, description = "job id, 1..65535")
@@ -53,8 +55,28 @@ final class WorkerCommand implements Callable<Integer> {
         }
     }
 
-    @Option(names = "--cluster", required = true, paramLabel = "FILE", description = "cluster file (YAML): ranks, addresses, gateways")
-    Path cluster;
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Peers peers;
+
+    static final class Peers {
+        @Option(names = "--cluster", paramLabel = "FILE", description = "cluster file (YAML): ranks, addresses, gateways")
+        Path cluster;
+
+        @Option(names = "--etcd", paramLabel = "URL", description = "etcd endpoint of the rendezvous, e.g. http://10.0.0.5:2379")
+        URI etcd;
+    }
+
+    @Option(names = "--datacenter", description = "with --etcd: this host's data center")
+    String datacenter;
+
+    @Option(names = "--gateway", description = "with --etcd: the gateway port this data center sends to (IP, or MAC on the id form)")
+    String gateway;
+
+    @Option(names = "--identity", defaultValue = "0", description = "with --etcd on the id form: this host's 32-bit identity")
+    String identity;
+
+    @Option(names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register")
+    long rendezvousTimeoutSeconds;
 
     @Option(names = "--data", required = true, description = "UTF-8 text to train on (the same file on every rank)")
     Path data;
@@ -122,10 +144,19 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(startTimeoutSeconds));
     }
 
+    private WorldSource worldSource(WorkerOptions o) {
+        if (peers.cluster != null) return WorldSource.clusterFile(peers.cluster);
+        if (datacenter == null || gateway == null) {
+            throw new IllegalArgumentException("--etcd needs --datacenter and --gateway (the peers learn them from this rank)");
+        }
+        return new EtcdRendezvous(peers.etcd, new EtcdRendezvous.Site(datacenter, gateway, parseToken(identity)),
+                Duration.ofSeconds(rendezvousTimeoutSeconds), System.err);
+    }
+
     @Override
     public Integer call() throws Exception {
         WorkerOptions o = options();
-        try (WorldSource source = WorldSource.clusterFile(cluster)) {
+        try (WorldSource source = worldSource(o)) {
             new ClusterWorker(o, System.out).run(source);
         }
         return 0;

@@ -42,7 +42,14 @@ final class GatewayProcess implements AutoCloseable {
 
     /** As {@link #start(String, Path, List)}, with {@code wrapper} (e.g. setpriv ...) run inside the namespace first. */
     static GatewayProcess start(String ns, Path config, List<String> jvmArgs, List<String> wrapper) throws IOException {
-        ProcessBuilder pb = Netns.javaProcessBuilder(ns, jvmArgs, Main.class.getName(), List.of("gateway", "--config", config.toString()));
+        return start(ns, config, jvmArgs, wrapper, List.of());
+    }
+
+    /** As above, with more {@code xaf gateway} options (e.g. --registry URL). */
+    static GatewayProcess start(String ns, Path config, List<String> jvmArgs, List<String> wrapper, List<String> options) throws IOException {
+        List<String> args = new ArrayList<>(List.of("gateway", "--config", config.toString()));
+        args.addAll(options);
+        ProcessBuilder pb = Netns.javaProcessBuilder(ns, jvmArgs, Main.class.getName(), args);
         if (!wrapper.isEmpty()) {
             List<String> cmd = new java.util.ArrayList<>(pb.command());
             int java = cmd.indexOf(cmd.stream().filter(c -> c.endsWith("/bin/java")).findFirst().orElseThrow());

@@ -1,9 +1,13 @@
 package io.xaforward.gateway;
 
+import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.gateway.registry.RouteRegistryWatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints
@@ -43,6 +47,14 @@ public final class GatewayMain {
 
     /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */
     public static int run(Path config) {
+        return run(config, null, null);
+    }
+
+    /**
+     * As {@link #run(Path)}; with a {@code registry} (etcd endpoint) the routes come from the keys under
+     * {@code prefix} there and follow their changes, and the file gives the ports.
+     */
+    public static int run(Path config, URI registry, String prefix) {
         GatewayService service;
         try {
             service = GatewayService.start(config);
@@ -50,10 +62,21 @@ public final class GatewayMain {
             LOG.error("cannot start: {}", e.getMessage());
             return 1;
         }
+        if (registry != null) {
+            try {
+                service.stopWatchingFile();
+                new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix).start();
+                LOG.info("routes from the registry {}{}", registry, prefix);
+            } catch (RuntimeException e) {
+                service.close(); // detach: a gateway that cannot read its routes leaves nothing attached
+                LOG.error("cannot start: {}", e.getMessage());
+                return 1;
+            }
+        }
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
         Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        reloadOnSighup(service);
+        if (registry == null) reloadOnSighup(service); // with a registry the file gives only the ports
         System.out.println(READY);
         System.out.flush();
         try {

@@ -20,6 +20,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import java.util.List;
 
 /**
  * A running XAForward gateway: the XDP program attached to every configured interface, routes programmed from
@@ -48,6 +51,7 @@ public final class GatewayService implements AutoCloseable {
     private boolean lastReloadSuccess = true;
     private double lastReloadEpochSeconds, lastGoodReloadEpochSeconds;
     private final RouteTable routeTable;
+    private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
     private GatewayService(Path configFile, GatewayConfig config) {
         this.configFile = configFile;
@@ -233,6 +237,25 @@ public final class GatewayService implements AutoCloseable {
         if (success) lastGoodReloadEpochSeconds = lastReloadEpochSeconds; else reloadFailures++;
     }
 
+    /**
+     * Replaces the routes by {@code routes} (from a route registry) through {@link #apply}: the same all-or-nothing,
+     * add-first/remove-last rule as a file reload. The ports stay as they are.
+     */
+    public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
+        GatewayConfig c = config;
+        apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
+    }
+
+    /** Stops following the config file (a route registry owns the routes instead). */
+    public void stopWatchingFile() {
+        if (watcher != null) watcher.interrupt();
+    }
+
+    /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    public void addMetrics(Supplier<String> lines) {
+        extraMetrics.add(lines);
+    }
+
     /** Counters in the Prometheus text format. */
     public String prometheusText() {
         CounterSnapshot s = counters();
@@ -263,6 +286,7 @@ public final class GatewayService implements AutoCloseable {
                     .append("# TYPE xaf_reload_success_timestamp_seconds gauge\nxaf_reload_success_timestamp_seconds ")
                     .append((long) lastGoodReloadEpochSeconds).append('\n');
         }
+        for (Supplier<String> extra : extraMetrics) b.append(extra.get());
         return b.toString();
     }
 

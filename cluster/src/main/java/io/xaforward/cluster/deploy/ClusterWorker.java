@@ -44,9 +44,9 @@ public final class ClusterWorker {
     }
 
     public void run(WorldSource source) throws Exception {
-        Files.createDirectories(o.checkpointDir());
         if (!Files.isRegularFile(o.data())) throw new IllegalArgumentException("training data " + o.data() + " not found");
         World world = source.join(o);
+        Files.createDirectories(o.checkpointDir());
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
         DjlRuntime.load(Path.of(".cache", "djl"), o.threads());

@@ -1,0 +1,282 @@
+package io.xaforward.cli;
+
+import io.xaforward.cluster.WorkerLine;
+import io.xaforward.cluster.rendezvous.EtcdRendezvous;
+import io.xaforward.dataplane.sys.NetworkNamespace;
+import io.xaforward.gateway.GatewayMetrics;
+import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.gateway.registry.LocalEtcd;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Node;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * Deployment through etcd, as on real machines: a real etcd server runs on the gateway host (the gateway
+ * namespace, reachable from both data centers at the gateway's port addresses); {@code xaf gateway --registry}
+ * takes its routes from etcd; {@code xaf worker --etcd} ranks meet at the rendezvous. Every worker and the gateway
+ * are separate processes that share nothing but the etcd endpoint.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class EtcdDeployTest {
+    static final String ROUTES = "/xaf/routes/gw/";
+    static final int CLIENT_PORT = 2379;
+    static DeployFixture machines;
+    static LocalEtcd etcd;
+    static GatewayProcess gateway;
+    static final Yaml YAML = new Yaml(new SafeConstructor(new LoaderOptions()));
+
+    @BeforeAll
+    static void up() throws Exception {
+        machines = new DeployFixture();
+        etcd = LocalEtcd.start(List.of("ip", "netns", "exec", machines.gatewayNamespace()), "[::]", "127.0.0.1",
+                CLIENT_PORT, 2380);
+        // The operator publishes the gateway's routes (here: those of the identifier plan) in the registry.
+        for (Map<String, Object> route : planRoutes()) {
+            String key = ROUTES + String.format("0x%08x", ((Number) route.get("id")).intValue());
+            inGateway(c -> { c.put(key, flow(route), 0); return null; });
+        }
+        Path config = machines.dir.resolve("gateway-ports.yaml");
+        StringBuilder y = new StringBuilder("metrics: 127.0.0.1:9464\nports:\n");
+        for (Node p : machines.state.gatewayPorts("gw")) {
+            y.append("  - {interface: ").append(p.iface()).append(", form: ").append(p.form().configName()).append("}\n");
+        }
+        Files.writeString(config, y.append("routes: []\n").toString());
+        gateway = GatewayProcess.start(machines.gatewayNamespace(), config, List.of(), List.of(),
+                List.of("--registry", "http://127.0.0.1:" + CLIENT_PORT, "--registry-prefix", ROUTES));
+        gateway.awaitReady(60_000);
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        try {
+            if (gateway != null) gateway.close();
+            if (etcd != null) etcd.close();
+        } finally {
+            if (machines != null) machines.close();
+        }
+        assertFalse(etcd != null && etcd.isAlive(), "etcd left running");
+        assertTrue(machines == null || Netns.list().stream().noneMatch(n -> n.startsWith(machines.prefix + "-")),
+                "namespaces left behind");
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Map<String, Object>> planRoutes() {
+        Map<String, Object> config = YAML.load(machines.plan.gatewayYaml("gw", "off", 0));
+        return (List<Map<String, Object>>) config.get("routes");
+    }
+
+    static String flow(Object o) {
+        DumperOptions d = new DumperOptions();
+        d.setDefaultFlowStyle(DumperOptions.FlowStyle.FLOW);
+        d.setWidth(Integer.MAX_VALUE);
+        return new Yaml(d).dump(o).strip();
+    }
+
+    /** Runs etcd calls from inside the gateway namespace, where the test's etcd listens. */
+    static <T> T inGateway(Function<EtcdClient, T> calls) {
+        return NetworkNamespace.call(machines.gatewayNamespace(), () -> {
+            try (EtcdClient c = new EtcdClient(URI.create("http://127.0.0.1:" + CLIENT_PORT), Duration.ofSeconds(5))) {
+                return calls.apply(c);
+            }
+        });
+    }
+
+    /** The keys of the gateway process's BPF "routes" map, read with bpftool through the process's map fds. */
+    static Set<Integer> routeMapKeys() throws Exception {
+        for (Path fdinfo : list(Path.of("/proc", Long.toString(gateway.process.pid()), "fdinfo"))) {
+            String info;
+            try {
+                info = Files.readString(fdinfo);
+            } catch (IOException e) {
+                continue;
+            }
+            var m = java.util.regex.Pattern.compile("(?m)^map_id:\\s+(\\d+)").matcher(info);
+            if (!m.find()) continue;
+            String id = m.group(1);
+            Map<?, ?> show = (Map<?, ?>) YAML.load(run("bpftool", "-j", "map", "show", "id", id));
+            if (!"routes".equals(show.get("name"))) continue;
+            Set<Integer> keys = new HashSet<>();
+            for (Object e : (List<?>) YAML.load(run("bpftool", "-j", "map", "dump", "id", id))) {
+                List<?> bytes = (List<?>) ((Map<?, ?>) e).get("key");
+                int k = 0;
+                for (int i = 3; i >= 0; i--) k = k << 8 | Integer.decode(String.valueOf(bytes.get(i)));
+                keys.add(k);
+            }
+            return keys;
+        }
+        throw new AssertionError("the gateway process holds no 'routes' map");
+    }
+
+    static List<Path> list(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.toList();
+        }
+    }
+
+    static String run(String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) throw new AssertionError(String.join(" ", cmd) + ": " + out);
+        return out;
+    }
+
+    static Set<Integer> awaitRouteKeys(java.util.function.Predicate<Set<Integer>> done) throws Exception {
+        long deadline = System.currentTimeMillis() + 15_000;
+        Set<Integer> keys = routeMapKeys();
+        while (!done.test(keys) && System.currentTimeMillis() < deadline) {
+            Thread.sleep(100);
+            keys = routeMapKeys();
+        }
+        return keys;
+    }
+
+    static Map<String, Long> metrics() {
+        return GatewayMetrics.scrape(machines.gatewayNamespace(), "127.0.0.1", 9464);
+    }
+
+    @Test
+    @Order(1)
+    void routesAddedAndRemovedInEtcdReachTheGatewayMap() throws Exception {
+        Set<Integer> planIds = new HashSet<>();
+        for (Map<String, Object> r : planRoutes()) planIds.add(((Number) r.get("id")).intValue());
+        assertEquals(planIds, routeMapKeys(), "the gateway starts with the registry's routes");
+        assertEquals(1L, metrics().get("xaf_registry_up"));
+
+        int extraId = (DeployFixture.JOB << 16) | 0x77;
+        Map<String, Object> extra = new java.util.LinkedHashMap<>(planRoutes().get(0));
+        extra.put("id", extraId);
+        inGateway(c -> { c.put(ROUTES + "extra", flow(extra), 0); return null; });
+        assertTrue(awaitRouteKeys(k -> k.contains(extraId)).contains(extraId), "added route reached the map");
+
+        // An invalid entry rejects the update as a whole: the running routes stay.
+        inGateway(c -> { c.put(ROUTES + "bad", "{id: 0x00090078, job: 9, token: 1, egress: no-such-port}", 0); return null; });
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (metrics().getOrDefault("xaf_registry_rejected_total", 0L) == 0 && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        assertEquals(1L, metrics().get("xaf_registry_rejected_total"), gateway.output());
+        assertTrue(routeMapKeys().contains(extraId));
+        assertFalse(routeMapKeys().contains(0x00090078));
+
+        inGateway(c -> { c.delete(ROUTES + "bad"); c.delete(ROUTES + "extra"); return null; });
+        assertEquals(planIds, awaitRouteKeys(k -> !k.contains(extraId)), "removed route left the map");
+    }
+
+    /** The registry endpoint of the workers of one data center: etcd on the gateway host, at its port address there. */
+    static String etcdUrlFrom(int rank) {
+        Node host = machines.plan.host(rank);
+        Node port = machines.state.gatewayPort("gw", host.datacenter());
+        String ip = port.ip().getHostAddress();
+        return "http://" + (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + CLIENT_PORT;
+    }
+
+    static List<String> etcdWorkerArgs(int rank, int world, int steps, Path checkpoints) {
+        Node host = machines.plan.host(rank);
+        List<String> args = new ArrayList<>(List.of("worker"));
+        args.addAll(machines.workerArgs(rank, steps, checkpoints));
+        args.set(args.indexOf("--world") + 1, Integer.toString(world));
+        args.addAll(List.of("--etcd", etcdUrlFrom(rank), "--datacenter", host.datacenter(),
+                "--gateway", machines.state.gatewayPort("gw", host.datacenter()).ip().getHostAddress(),
+                "--rendezvous-timeout", "60"));
+        return args;
+    }
+
+    @Test
+    @Order(2)
+    void twoDatacentersTimesTwoWorkersMeetAtTheEtcdRendezvous() throws Exception {
+        long forwardedBefore = metrics().getOrDefault("xaf_packets_total{forwarded}", 0L);
+        Path checkpoints = machines.dir.resolve("ckpt-etcd");
+        List<DeployFixture.XafProcess> workers = new ArrayList<>();
+        try {
+            for (int r = 0; r < 4; r++) {
+                workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), etcdWorkerArgs(r, 4, 4, checkpoints),
+                        machines.dir.resolve("etcd-worker-" + r + ".log")));
+            }
+            String checksum = null;
+            for (int r = 0; r < 4; r++) {
+                DeployFixture.XafProcess w = workers.get(r);
+                int rc = w.await(180);
+                assertEquals(0, rc, "rank " + r + " exit status; output:\n" + w.output() + "\nlog:\n"
+                        + DeployFixture.log(machines.dir.resolve("etcd-worker-" + r + ".log")));
+                List<WorkerLine> done = w.protocolLines("done");
+                assertEquals(1, done.size(), w.output());
+                if (checksum == null) checksum = done.get(0).get("checksum");
+                assertEquals(checksum, done.get(0).get("checksum"), "rank " + r + " ends with other weights");
+            }
+        } finally {
+            for (DeployFixture.XafProcess w : workers) w.close();
+        }
+        assertTrue(metrics().getOrDefault("xaf_packets_total{forwarded}", 0L) > forwardedBefore + 100, "gradients crossed the gateway");
+        assertEquals(List.of(), inGateway(c -> c.range(EtcdRendezvous.jobPrefix(DeployFixture.JOB)).kvs()),
+                "finished workers revoke their registrations");
+    }
+
+    @Test
+    @Order(3)
+    void rendezvousTimesOutNamingTheMissingRank() throws Exception {
+        List<String> args = etcdWorkerArgs(0, 2, 2, machines.dir.resolve("ckpt-timeout"));
+        args.set(args.indexOf("--rendezvous-timeout") + 1, "3");
+        try (DeployFixture.XafProcess w = new DeployFixture.XafProcess(machines.plan.host(0).namespace(), args,
+                machines.dir.resolve("timeout.log"))) {
+            assertEquals(1, w.await(60), w.output());
+            String log = Files.readString(machines.dir.resolve("timeout.log"));
+            assertTrue(log.contains("timed out after 3 s: missing rank 1 (registered: 0)"), log);
+        }
+        assertEquals(List.of(), inGateway(c -> c.range(EtcdRendezvous.jobPrefix(DeployFixture.JOB)).kvs()),
+                "the failed worker left its registration behind");
+        assertFalse(Files.exists(machines.dir.resolve("ckpt-timeout")), "the failed worker created its checkpoint dir");
+    }
+
+    @Test
+    @Order(4)
+    void etcdUnreachableAtStartIsAClearErrorAndLeavesNothing() throws Exception {
+        List<String> args = etcdWorkerArgs(0, 2, 2, machines.dir.resolve("ckpt-unreachable"));
+        String dead = etcdUrlFrom(0).replace(":" + CLIENT_PORT, ":2399");
+        args.set(args.indexOf("--etcd") + 1, dead);
+        try (DeployFixture.XafProcess w = new DeployFixture.XafProcess(machines.plan.host(0).namespace(), args,
+                machines.dir.resolve("unreachable.log"))) {
+            assertEquals(1, w.await(60), w.output());
+            String log = Files.readString(machines.dir.resolve("unreachable.log"));
+            assertTrue(log.contains("xaf: etcd at " + dead + " is unreachable (connection refused)"), log);
+        }
+        assertFalse(Files.exists(machines.dir.resolve("ckpt-unreachable")), "the failed worker created its checkpoint dir");
+        assertEquals(List.of(), inGateway(c -> c.range("/xaf/jobs/").kvs()));
+    }
+
+    @Test
+    @Order(5)
+    void registryOutageKeepsTheLastRoutesAndShowsInMetrics() throws Exception {
+        Set<Integer> before = routeMapKeys();
+        assertFalse(before.isEmpty());
+        etcd.close();
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (metrics().getOrDefault("xaf_registry_up", 1L) != 0 && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        Map<String, Long> m = metrics();
+        assertEquals(0L, m.get("xaf_registry_up"), gateway.output());
+        assertTrue(m.get("xaf_registry_errors_total") >= 1, m.toString());
+        assertEquals(before, routeMapKeys(), "an outage must not touch the routes");
+        assertTrue(gateway.process.isAlive(), "the gateway keeps running through an outage");
+    }
+}

@@ -1,0 +1,236 @@
+package io.xaforward.gateway.registry;
+
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * A small etcd v3 client over etcd's JSON gateway (HTTP POST to {@code /v3/kv/range}, {@code /v3/kv/txn},
+ * {@code /v3/lease/grant}, {@code /v3/watch}, ...), with the JDK's HTTP client: the calls a rendezvous and a route
+ * registry need, and no dependency beyond the JDK. Keys and values are UTF-8 strings (base64 on the wire, as the
+ * JSON gateway wants). Every failure is an {@link EtcdException} that names the endpoint.
+ */
+public final class EtcdClient implements AutoCloseable {
+    /** One key with its value and the revision of its last change. */
+    public record KeyValue(String key, String value, long modRevision) {}
+
+    /** The keys under a prefix, and the store revision they were read at (watch from {@code revision + 1}). */
+    public record Range(List<KeyValue> kvs, long revision) {}
+
+    /** One change: a put (value set) or a delete (value null). */
+    public record Event(String key, String value) {
+        public boolean deleted() { return value == null; }
+    }
+
+    private final URI endpoint;
+    private final Duration timeout;
+    private final HttpClient http;
+
+    /** @param endpoint e.g. http://127.0.0.1:2379 */
+    public EtcdClient(URI endpoint, Duration timeout) {
+        if (endpoint.getScheme() == null || !endpoint.getScheme().equals("http") || endpoint.getHost() == null) {
+            throw new IllegalArgumentException("etcd endpoint must look like http://HOST:PORT, was " + endpoint);
+        }
+        this.endpoint = endpoint;
+        this.timeout = timeout;
+        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+    }
+
+    public URI endpoint() { return endpoint; }
+
+    /** Everything under {@code prefix}. */
+    public Range range(String prefix) {
+        Map<?, ?> r = call("/v3/kv/range", "{\"key\":\"" + b64(prefix) + "\",\"range_end\":\"" + b64(prefixEnd(prefix)) + "\"}");
+        List<KeyValue> kvs = new ArrayList<>();
+        if (r.get("kvs") instanceof List<?> list) {
+            for (Object o : list) kvs.add(keyValue((Map<?, ?>) o));
+        }
+        return new Range(kvs, revision(r));
+    }
+
+    /** Sets {@code key} (attached to {@code lease} unless 0). */
+    public void put(String key, String value, long lease) {
+        call("/v3/kv/put", "{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64(value) + "\""
+                + (lease != 0 ? ",\"lease\":\"" + lease + "\"" : "") + "}");
+    }
+
+    /** Sets {@code key} only if it does not exist; returns false when it does. */
+    public boolean create(String key, String value, long lease) {
+        String put = "{\"request_put\":{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64(value) + "\""
+                + (lease != 0 ? ",\"lease\":\"" + lease + "\"" : "") + "}}";
+        Map<?, ?> r = call("/v3/kv/txn", "{\"compare\":[{\"key\":\"" + b64(key)
+                + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],\"success\":[" + put + "]}");
+        return Boolean.TRUE.equals(r.get("succeeded"));
+    }
+
+    public void delete(String key) {
+        call("/v3/kv/deleterange", "{\"key\":\"" + b64(key) + "\"}");
+    }
+
+    /** A lease that expires {@code ttlSeconds} after its last keep-alive; keys put with it vanish then. */
+    public long grantLease(long ttlSeconds) {
+        Map<?, ?> r = call("/v3/lease/grant", "{\"TTL\":\"" + ttlSeconds + "\"}");
+        Object id = r.get("ID");
+        if (id == null) throw new EtcdException("etcd at " + endpoint + " granted no lease: " + r);
+        return Long.parseLong(String.valueOf(id));
+    }
+
+    public void keepAlive(long lease) {
+        call("/v3/lease/keepalive", "{\"ID\":\"" + lease + "\"}");
+    }
+
+    public void revoke(long lease) {
+        call("/v3/lease/revoke", "{\"ID\":\"" + lease + "\"}");
+    }
+
+    /**
+     * Watches {@code prefix} from {@code fromRevision}, calling {@code onEvents} with each batch of changes, until
+     * the stream ends or fails (then it throws) or the calling thread is interrupted. Blocks: run it on its own thread.
+     */
+    public void watch(String prefix, long fromRevision, Consumer<List<Event>> onEvents) {
+        String body = "{\"create_request\":{\"key\":\"" + b64(prefix) + "\",\"range_end\":\"" + b64(prefixEnd(prefix))
+                + "\",\"start_revision\":\"" + fromRevision + "\"}}";
+        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/v3/watch"))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        HttpResponse<Stream<String>> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofLines());
+        } catch (IOException e) {
+            throw unreachable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (response.statusCode() != 200) {
+            throw new EtcdException("etcd at " + endpoint + " refused the watch: HTTP " + response.statusCode());
+        }
+        try (Stream<String> lines = response.body()) {
+            Iterator<String> it = lines.iterator();
+            while (it.hasNext()) {
+                String line = it.next();
+                if (line.isBlank()) continue;
+                Map<?, ?> msg = parse(line);
+                if (msg.get("error") != null) throw new EtcdException("etcd at " + endpoint + " ended the watch: " + msg.get("error"));
+                Map<?, ?> result = msg.get("result") instanceof Map<?, ?> m ? m : Map.of();
+                if (Boolean.TRUE.equals(result.get("canceled"))) {
+                    throw new EtcdException("etcd at " + endpoint + " cancelled the watch: " + result.get("cancel_reason"));
+                }
+                if (result.get("events") instanceof List<?> events && !events.isEmpty()) {
+                    List<Event> batch = new ArrayList<>();
+                    for (Object o : events) {
+                        Map<?, ?> e = (Map<?, ?>) o;
+                        KeyValue kv = keyValue((Map<?, ?>) e.get("kv"));
+                        batch.add(new Event(kv.key(), "DELETE".equals(e.get("type")) ? null : kv.value()));
+                    }
+                    onEvents.accept(batch);
+                }
+            }
+        } catch (UncheckedIOException e) {
+            throw unreachable(e.getCause());
+        }
+        throw new EtcdException("etcd at " + endpoint + " closed the watch stream");
+    }
+
+    private Map<?, ?> call(String path, String json) {
+        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve(path)).timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build();
+        HttpResponse<String> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw unreachable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EtcdException("interrupted while calling etcd at " + endpoint);
+        }
+        if (response.statusCode() != 200) {
+            throw new EtcdException("etcd at " + endpoint + " answered HTTP " + response.statusCode() + " to " + path
+                    + ": " + response.body().strip());
+        }
+        // keepalive streams: the first line is the answer
+        String first = response.body().lines().filter(l -> !l.isBlank()).findFirst().orElse("{}");
+        Map<?, ?> m = parse(first);
+        if (m.get("result") instanceof Map<?, ?> result && path.endsWith("keepalive")) {
+            if (result.get("TTL") == null || "0".equals(String.valueOf(result.get("TTL")))) {
+                throw new EtcdException("etcd at " + endpoint + ": the lease expired");
+            }
+        }
+        return m;
+    }
+
+    private EtcdException unreachable(Throwable e) {
+        String why = e instanceof ConnectException ? "connection refused"
+                : e instanceof HttpTimeoutException ? "no answer within " + timeout.toMillis() + " ms"
+                : String.valueOf(e.getMessage() != null ? e.getMessage() : e);
+        return new EtcdException("etcd at " + endpoint + " is unreachable (" + why + ")");
+    }
+
+    private static Map<?, ?> parse(String json) {
+        // JSON is YAML: SnakeYAML reads etcd's answers without another dependency.
+        Object o = new Yaml(new SafeConstructor(new LoaderOptions())).load(json);
+        if (!(o instanceof Map<?, ?> m)) throw new EtcdException("unexpected answer from etcd: " + json);
+        return m;
+    }
+
+    private static KeyValue keyValue(Map<?, ?> kv) {
+        String key = unb64(kv.get("key"));
+        String value = kv.get("value") == null ? "" : unb64(kv.get("value"));
+        long rev = kv.get("mod_revision") == null ? 0 : Long.parseLong(String.valueOf(kv.get("mod_revision")));
+        return new KeyValue(key, value, rev);
+    }
+
+    private static long revision(Map<?, ?> r) {
+        if (r.get("header") instanceof Map<?, ?> h && h.get("revision") != null) {
+            return Long.parseLong(String.valueOf(h.get("revision")));
+        }
+        return 0;
+    }
+
+    private static String b64(String s) {
+        return b64(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String b64(byte[] b) {
+        return Base64.getEncoder().encodeToString(b);
+    }
+
+    private static String unb64(Object o) {
+        return new String(Base64.getDecoder().decode(String.valueOf(o)), StandardCharsets.UTF_8);
+    }
+
+    /** The range end that makes a range cover every key starting with {@code prefix}. */
+    static byte[] prefixEnd(String prefix) {
+        byte[] b = prefix.getBytes(StandardCharsets.UTF_8);
+        for (int i = b.length - 1; i >= 0; i--) {
+            if (b[i] != (byte) 0xff) {
+                b[i]++;
+                return java.util.Arrays.copyOf(b, i + 1);
+            }
+        }
+        return new byte[]{0};
+    }
+
+    @Override
+    public void close() {
+        http.shutdownNow(); // close() would wait for a watch stream that never ends
+    }
+}
