@@ -21,7 +21,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--topology", description = "topology file (default: topologies/two-dc.yaml shipped with xaf)")
     Path topology;
 
-    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp or kernel")
+    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp, kernel, kernel-tunnel or direct (docs/TOPOLOGY.md)")
     String gatewayMode;
 
     @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")

@@ -68,6 +68,8 @@ public final class ClusterRun implements AutoCloseable {
     private final Testbed testbed = new Testbed();
     private final List<Process> workers = new ArrayList<>();
     private final List<GatewayHandle> gateways = new ArrayList<>();
+    private final Placement placement = new Placement();
+    private boolean placed;
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
     private Topology topology;
@@ -97,16 +99,40 @@ public final class ClusterRun implements AutoCloseable {
         topology = t;
         TestbedState state = testbed.up(t);
         testbed.attachXdpPass(state);
+        if (placed) placement.placeNetwork(t);
         plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {
             GatewayRunner runner = mode == GatewayMode.XDP ? new XdpGateway(spec.dropOneIn()) : mode.newRunner();
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
+            if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid);
         }
+        if (placed) out.println("xaf: placement: " + placement.describe());
         out.printf("xaf: %d gateway(s) up in %s mode%s%n", gateways.size(), spec.gatewayMode(),
                 spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
         return plan;
+    }
+
+    /**
+     * Places the job like real machines before {@link #up()}: the gateway on a CPU of its own, workers and the emulated
+     * network on the other, every veth with threaded NAPI (see {@link Placement}); benchmarks do this so that every
+     * mode runs under the same placement and the gateway's CPU time can be measured.
+     */
+    public ClusterRun placed() {
+        if (topology != null) throw new IllegalStateException("placement must be chosen before up()");
+        placed = true;
+        return this;
+    }
+
+    /** The network's counters now (gateway CPU time, WAN bytes, packets and drops). */
+    public NetworkSample sampleNetwork() {
+        return NetworkSample.take(topology(), placement);
+    }
+
+    /** Where the gateway and the workers run; its {@link Placement#gatewayCpuNs()} is the gateway's CPU time. */
+    public Placement placement() {
+        return placement;
     }
 
     public IdentifierPlan plan() {
@@ -123,6 +149,9 @@ public final class ClusterRun implements AutoCloseable {
     public synchronized void startWorker(int rank, List<String> jvmArgs, String mainClass, List<String> args) throws IOException {
         Node host = plan().host(rank);
         ProcessBuilder pb = Netns.javaProcessBuilder(host.namespace(), jvmArgs, mainClass, args);
+        List<String> command = new ArrayList<>(placed ? placement.workerCommandPrefix() : List.of());
+        command.addAll(pb.command());
+        pb.command(command); // the affinity is inherited through exec by the JVM and all its threads
         pb.redirectError(workerLog(rank).toFile());
         Process p = pb.start();
         workers.add(p);

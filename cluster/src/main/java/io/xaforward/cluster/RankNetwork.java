@@ -8,6 +8,8 @@ import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.plan.IdentifierPlan;
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.testbed.mode.ModeAddressing;
 import io.xaforward.transport.AddressBook;
 import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.EthernetPeer;
@@ -34,24 +36,24 @@ public final class RankNetwork {
     private final int rank;
     private final Node self;
     private final int minMtu;
-    private final boolean kernelForwarding;
+    private final ModeAddressing addressing;
 
-    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, boolean kernelForwarding) {
+    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, ModeAddressing addressing) {
         this.plan = plan;
         this.rank = rank;
         this.self = plan.host(rank);
         this.minMtu = minMtu;
-        this.kernelForwarding = kernelForwarding;
+        this.addressing = addressing;
     }
 
-    /** @param gatewayMode only "kernel" changes addressing (IP routing instead of identifier forwarding) */
+    /** @param gatewayMode decides the addressing, see {@link ModeAddressing} */
     public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, String gatewayMode) {
         Topology topology = Topology.load(topologyFile).withPrefix(prefix);
         Layout layout = Layout.of(topology);
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
         int minMtu = topology.datacenters().stream().mapToInt(d -> d.mtu()).min().orElseThrow();
-        return new RankNetwork(plan, rank, minMtu, gatewayMode.equals("kernel"));
+        return new RankNetwork(plan, rank, minMtu, new ModeAddressing(GatewayMode.fromName(gatewayMode), topology));
     }
 
     public IdentifierPlan plan() { return plan; }
@@ -73,7 +75,9 @@ public final class RankNetwork {
      * plan's; a different one makes this rank an impostor that gateways and peers drop.
      */
     public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
-        int maxPayload = TransportConfig.maxPayloadForMtu(minMtu, NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
+        // A tunnel's headers come out of the MTU the worker's packets may use.
+        int maxPayload = TransportConfig.maxPayloadForMtu(minMtu - addressing.pathOverhead(),
+                NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
         return TransportConfig.builder(rank, plan.jobId(), token)
                 .maxPayload(Math.min(maxPayload, 1400))
                 .windowChunks(512)
@@ -85,8 +89,8 @@ public final class RankNetwork {
         AddressBook.Builder book = AddressBook.builder().add(rank, plan.networkId(rank), selfPeer());
         for (IdentifierPlan.Peer p : plan.addressBook(rank)) {
             // The kernel forwards on IP addresses: send to the destination itself. Gateways forward on identifiers:
-            // send to the next hop of our own network.
-            var ip = kernelForwarding && !p.direct() ? p.destination().ip() : p.nextHopIp();
+            // send to the next hop of our own network. ModeAddressing knows every mode's rule.
+            var ip = addressing.destination(p);
             book.add(p.rank(), p.networkId(), self.form() == NetworkForm.ID ? EthernetPeer.of(p.nextHopMac())
                     : new InetPeer(new InetSocketAddress(ip, XafHeader.UDP_PORT)));
         }
@@ -97,11 +101,12 @@ public final class RankNetwork {
     public DatagramPort openPort() throws IOException {
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(self.iface(), self.mac(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
+                : new UdpDatagramPort(new InetSocketAddress(addressing.bindAddress(self), XafHeader.UDP_PORT));
     }
 
     private Peer selfPeer() {
         return self.form() == NetworkForm.ID ? EthernetPeer.of(self.mac())
-                : new InetPeer(new InetSocketAddress(self.ip(), XafHeader.UDP_PORT));
+                : new InetPeer(new InetSocketAddress(addressing.bindAddress(self).isAnyLocalAddress() ? self.ip()
+                : addressing.bindAddress(self), XafHeader.UDP_PORT));
     }
 }

@@ -25,6 +25,13 @@ public final class TrainingJob {
 
     private final TrainJobSpec spec;
     private final PrintStream out;
+    private boolean placed;
+
+    /** Runs the job {@linkplain ClusterRun#placed() placed}: gateway and workers on CPUs of their own. */
+    public TrainingJob placed() {
+        placed = true;
+        return this;
+    }
 
     public TrainingJob(TrainJobSpec spec, PrintStream out) {
         this.spec = spec;
@@ -41,6 +48,7 @@ public final class TrainingJob {
         ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
                 spec.jobToken(), 0, spec.workDir());
         try (ClusterRun cluster = new ClusterRun(clusterSpec, out)) {
+            if (placed) cluster.placed();
             return runUp(cluster, start);
         }
     }
@@ -80,6 +88,7 @@ public final class TrainingJob {
         Map<Integer, WorkerLine> done = new HashMap<>();
         long parameterCount = 0;
         int exited = 0;
+        NetworkSample firstStep = null;
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(Math.max(5, spec.steps()));
         while (exited < world) {
             ClusterRun.Event e = cluster.poll(5, TimeUnit.SECONDS);
@@ -102,6 +111,7 @@ public final class TrainingJob {
                     at.put(e.rank(), e.line());
                     if (at.size() == world) {
                         TrainResult.Step st = combine(s, at);
+                        if (firstStep == null) firstStep = cluster.sampleNetwork(); // after warm-up step 1
                         steps.add(st);
                         metrics.write(st, at);
                         view.update(s, st.loss(), st.tokensPerSecond(), st.computeMs(), st.commMs(), st.stepMs());
@@ -119,7 +129,10 @@ public final class TrainingJob {
                         + d.getKey() + " 0x" + d.getValue().get("checksum"));
             }
         }
-        Map<String, Long> counters = cluster.gatewayCounters();
+        Map<String, Long> counters = new java.util.LinkedHashMap<>(cluster.gatewayCounters());
+        // The network from the end of step 1 to the end, and every rank's retransmissions: what benchmarks report.
+        if (firstStep != null) counters.putAll(cluster.sampleNetwork().since(firstStep));
+        counters.put("retransmits", done.values().stream().mapToLong(l -> l.integer("retransmits")).sum());
         double wall = (System.nanoTime() - start) / 1e9;
         return new TrainResult(spec, world, steps, wall, counters, checksum, parameterCount);
     }

@@ -18,7 +18,11 @@ import java.util.zip.CRC32;
  * {@code P-dc-sw} with bridge {@code P-dc-br}, whose ports are the veth peers {@code P-dc-host-s} and
  * {@code P-gw-dc-s}. A DC with one host and one gateway gets one direct veth between them.
  * MACs are 02:hh:kk:..: (locally administered), hh = a byte of the prefix hash, kk = 01 host, 02 gateway port,
- * 03 bridge-side host peer, 04 bridge-side gateway peer.
+ * 03 bridge-side host peer, 04 bridge-side gateway peer, 05 WAN port towards the gateway, 06 WAN port towards the DC.
+ *
+ * <p>A {@link WanLink} between gateway G and DC D puts a namespace {@code P-G-D-w} between them: the gateway port's
+ * veth peer is {@code P-G-D-w} there, a second veth leads from {@code P-G-D-v} there to where the gateway port used
+ * to lead (the DC's bridge, or its single host), and a bridge {@value #WAN_BRIDGE} joins the two.
  */
 public final class Layout {
     /** Linux limit on interface names (IFNAMSIZ - 1). */
@@ -26,6 +30,15 @@ public final class Layout {
 
     /** A veth pair to create; end A lives in {@code nsA}, end B in {@code nsB}. */
     public record VethPair(String nsA, String devA, String macA, String nsB, String devB, String macB, int mtu, NetworkForm form) {}
+
+    /** Name of the bridge inside a WAN namespace (one per namespace, so a fixed name). */
+    public static final String WAN_BRIDGE = "wan";
+
+    /**
+     * The WAN namespace of a {@link WanLink}: {@code gatewaySide} faces the gateway port, {@code dcSide} the DC; the
+     * kernel there bridges the two and shapes each one's egress.
+     */
+    public record WanSegment(WanLink link, String namespace, String gatewaySide, String dcSide) {}
 
     /** A Linux bridge in a DC's switch namespace. */
     public record Bridge(String datacenter, String namespace, String name, List<String> ports) {}
@@ -36,6 +49,7 @@ public final class Layout {
     private final List<VethPair> veths = new ArrayList<>();
     private final List<Bridge> bridges = new ArrayList<>();
     private final Set<String> namespaces = new LinkedHashSet<>();
+    private WanSegment wan;
 
     private Layout(Topology t) {
         this.topology = t;
@@ -46,6 +60,12 @@ public final class Layout {
             List<GatewaySpec> gws = t.gatewaysOf(dc.name());
             boolean direct = dc.hosts().size() == 1 && gws.size() == 1;
             String swNs = p + "-" + dc.name() + "-sw";
+            WanLink wanLink = t.wan().filter(w -> w.datacenter().equals(dc.name())).orElse(null);
+            if (wanLink != null) {
+                String base = gatewayPortName(wanLink.gateway(), dc.name());
+                wan = new WanSegment(wanLink, base + "-w", checkLength(base + "-w", "wan"), checkLength(base + "-v", "wan"));
+                namespaces.add(wan.namespace());
+            }
             List<String> bridgePorts = new ArrayList<>();
             List<Node> dcHosts = new ArrayList<>();
             for (int i = 0; i < dc.hosts().size(); i++) {
@@ -55,7 +75,11 @@ public final class Layout {
                 String mac = mac(hash, 1, dc.index(), i >> 8, i & 0xff);
                 InetAddress ip = dc.subnet() == null ? null : dc.subnet().offset(i + 1L);
                 String peerNs, peerDev;
-                if (direct) {
+                if (direct && wanLink != null) {
+                    peerNs = wan.namespace();
+                    peerDev = wan.dcSide();
+                    veths.add(new VethPair(peerNs, peerDev, mac(hash, 6, dc.index(), 0, 0), ns, dev, mac, dc.mtu(), dc.form()));
+                } else if (direct) {
                     peerNs = gatewayNamespace(gws.get(0).name());
                     peerDev = gatewayPortName(gws.get(0).name(), dc.name());
                 } else {
@@ -77,7 +101,17 @@ public final class Layout {
                 String mac = mac(hash, 2, g.index(), dc.index(), 0);
                 InetAddress ip = gatewayPortAddress(dc, k);
                 String peerNs, peerDev;
-                if (direct) {
+                if (wanLink != null && wanLink.gateway().equals(g.name())) {
+                    peerNs = wan.namespace();
+                    peerDev = wan.gatewaySide();
+                    veths.add(new VethPair(ns, dev, mac, peerNs, peerDev, mac(hash, 5, g.index(), dc.index(), 0), dc.mtu(), dc.form()));
+                    if (!direct) {
+                        String swPort = checkLength(dev + "-s", "gateways[" + g.index() + "].name");
+                        veths.add(new VethPair(wan.namespace(), wan.dcSide(), mac(hash, 6, dc.index(), 0, 0), swNs, swPort,
+                                mac(hash, 4, g.index(), dc.index(), 0), dc.mtu(), dc.form()));
+                        bridgePorts.add(swPort);
+                    }
+                } else if (direct) {
                     Node h = dcHosts.get(0);
                     peerNs = h.namespace();
                     peerDev = h.iface();
@@ -144,7 +178,12 @@ public final class Layout {
         return topology;
     }
 
-    /** All namespaces in creation order: gateways, then per DC its hosts and bridge namespace. */
+    /** The WAN namespace, when the topology declares a WAN link. */
+    public java.util.Optional<WanSegment> wan() {
+        return java.util.Optional.ofNullable(wan);
+    }
+
+    /** All namespaces in creation order: gateways, then per DC its WAN namespace (if any), hosts and bridge namespace. */
     public List<String> namespaces() {
         return List.copyOf(namespaces);
     }

@@ -59,6 +59,7 @@ public final class Testbed {
         for (Node h : l.hosts()) if (h.form() == NetworkForm.ID) idNamespaces.add(h.namespace());
         Set<String> switchNamespaces = new LinkedHashSet<>();
         for (Layout.Bridge b : l.bridges()) switchNamespaces.add(b.namespace());
+        l.wan().ifPresent(w -> switchNamespaces.add(w.namespace()));
         for (String ns : l.namespaces()) {
             Netns.add(ns);
             if (idNamespaces.contains(ns) || switchNamespaces.contains(ns))
@@ -71,6 +72,9 @@ public final class Testbed {
         for (Layout.Bridge b : l.bridges())
             if (!existing.get(b.namespace()).contains(b.name()))
                 Netns.exec(null, "ip", "-n", b.namespace(), "link", "add", "name", b.name(), "type", "bridge");
+        Optional<Layout.WanSegment> wan = l.wan();
+        if (wan.isPresent() && !existing.get(wan.get().namespace()).contains(Layout.WAN_BRIDGE))
+            Netns.exec(null, "ip", "-n", wan.get().namespace(), "link", "add", "name", Layout.WAN_BRIDGE, "type", "bridge");
 
         Map<String, List<String>> batch = new LinkedHashMap<>();
         Map<String, List<String>> ethtool = new LinkedHashMap<>();
@@ -83,6 +87,12 @@ public final class Testbed {
             add(batch, b.namespace(), "link set dev " + b.name() + " up");
             for (String port : b.ports()) add(batch, b.namespace(), "link set dev " + port + " master " + b.name());
         }
+        wan.ifPresent(w -> {
+            add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " type bridge stp_state 0 forward_delay 0");
+            add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " up");
+            add(batch, w.namespace(), "link set dev " + w.gatewaySide() + " master " + Layout.WAN_BRIDGE);
+            add(batch, w.namespace(), "link set dev " + w.dcSide() + " master " + Layout.WAN_BRIDGE);
+        });
         for (Node n : concat(l.hosts(), l.gatewayPorts())) {
             if (n.ip() != null)
                 add(batch, n.namespace(), "addr replace " + n.ipText() + "/" + n.prefixLength() + " dev " + n.iface()
@@ -103,6 +113,12 @@ public final class Testbed {
             sysctl(l.gatewayNamespace(g.name()), settings.toArray(String[]::new));
         }
         for (LinkLimit limit : t.links()) applyLimit(l, limit);
+        wan.ifPresent(w -> {
+            // Each direction is shaped on the egress of the WAN port it leaves by: towards the DC on dcSide, towards
+            // the gateway on gatewaySide. Both see ordinary skbs forwarded by this namespace's bridge.
+            shapeWan(w.namespace(), w.dcSide(), w.link(), mtuOf(t, w.link().datacenter()));
+            shapeWan(w.namespace(), w.gatewaySide(), w.link(), mtuOf(t, w.link().datacenter()));
+        });
 
         writeState(l, true, readXdp(t.prefix()));
         return state(t);
@@ -179,6 +195,22 @@ public final class Testbed {
             case TBF -> Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
                     "burst", Long.toString(burst), "latency", "50ms");
         }
+    }
+
+    private static int mtuOf(Topology t, String dc) {
+        return t.datacenter(dc).mtu();
+    }
+
+    /** HTB at the WAN rate with a pfifo of the WAN's queue length under it; idempotent like {@link #shape}. */
+    private static void shapeWan(String ns, String dev, WanLink wan, int mtu) {
+        String rate = wan.bitsPerSecond() + "bit";
+        long burst = Math.max(wan.bitsPerSecond() / 8 / 250, 2L * (mtu + 14));
+        if (!rootQdisc(ns, dev).equals("htb 1:"))
+            Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1");
+        Netns.exec(null, "tc", "-n", ns, "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1",
+                "htb", "rate", rate, "ceil", rate, "burst", Long.toString(burst), "cburst", Long.toString(burst));
+        Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:",
+                "pfifo", "limit", Integer.toString(wan.queuePackets()));
     }
 
     /** "KIND HANDLE" of the root qdisc of a device, e.g. "htb 1:" or "noqueue 0:". */

@@ -10,15 +10,22 @@ import java.util.Optional;
  * A validated multi-data-center topology: what {@link Testbed#up(Topology)} builds. Load one with {@link #load(Path)}.
  *
  * @param prefix unique name prefix (1-6 of [a-z0-9], starting with a letter) of every namespace and interface
+ * @param wan    the emulated wide-area link, if the file declares one
  * @param source where the topology came from (file name), used in error messages
  */
 public record Topology(String name, String prefix, List<Datacenter> datacenters, List<GatewaySpec> gateways,
-                       List<LinkLimit> links, String source) {
+                       List<LinkLimit> links, Optional<WanLink> wan, String source) {
 
     public Topology {
         datacenters = List.copyOf(datacenters);
         gateways = List.copyOf(gateways);
         links = List.copyOf(links);
+    }
+
+    /** A topology without a WAN link. */
+    public Topology(String name, String prefix, List<Datacenter> datacenters, List<GatewaySpec> gateways,
+                    List<LinkLimit> links, String source) {
+        this(name, prefix, datacenters, gateways, links, Optional.empty(), source);
     }
 
     /** Reads and validates a topology file; every problem is a {@link TopologyException} naming file and field. */
@@ -40,7 +47,7 @@ public record Topology(String name, String prefix, List<Datacenter> datacenters,
     /** The same topology under another prefix (tests use a unique one per run); re-validates interface names. */
     public Topology withPrefix(String newPrefix) {
         TopologyParser.checkPrefix(newPrefix, source, "prefix");
-        Topology t = new Topology(name, newPrefix, datacenters, gateways, links, source);
+        Topology t = new Topology(name, newPrefix, datacenters, gateways, links, wan, source);
         Layout.of(t); // throws if an interface name gets too long
         return t;
     }

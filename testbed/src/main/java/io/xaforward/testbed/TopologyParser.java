@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
@@ -58,7 +59,7 @@ final class TopologyParser {
             throw new TopologyException(source, "(yaml)", "not valid YAML: " + e.getMessage().replace('\n', ' '));
         }
         Map<String, Object> top = map(root, "(top level)");
-        allowOnly(top, "(top level)", "name", "prefix", "datacenters", "gateways", "links");
+        allowOnly(top, "(top level)", "name", "prefix", "datacenters", "gateways", "links", "wan");
         String name = string(top, "name", "name", true);
         String prefix = top.containsKey("prefix") ? string(top, "prefix", "prefix", true) : defaultPrefix(name);
         checkPrefix(prefix, source, "prefix");
@@ -86,7 +87,11 @@ final class TopologyParser {
                 throw new TopologyException(source, f, "duplicate limit for gateway '" + l.gateway() + "' and dc '" + l.datacenter() + "'");
             links.add(l);
         }
-        Topology t = new Topology(name, prefix, dcs, gws, links, source);
+        Optional<WanLink> wan = top.containsKey("wan") ? Optional.of(wan(top.get("wan"), gws)) : Optional.empty();
+        if (wan.isPresent() && seenLinks.contains(wan.get().gateway() + "/" + wan.get().datacenter()))
+            throw new TopologyException(source, "wan", "gateway '" + wan.get().gateway() + "' and dc '" + wan.get().datacenter()
+                    + "' already have a port limit in links; shape that link with either links or wan, not both");
+        Topology t = new Topology(name, prefix, dcs, gws, links, wan, source);
         for (Datacenter dc : dcs) checkCapacity(dc, t.gatewaysOf(dc.name()).size());
         Layout.of(t); // checks generated interface names against the 15-character limit
         return t;
@@ -197,6 +202,32 @@ final class TopologyParser {
             };
         }
         return new LinkLimit(gw, dc, rate, bits, qdisc);
+    }
+
+    private WanLink wan(Object node, List<GatewaySpec> gws) {
+        String f = "wan";
+        Map<String, Object> m = map(node, f);
+        allowOnly(m, f, "gateway", "dc", "rate", "queue");
+        String gw = string(m, "gateway", f + ".gateway", true);
+        String dc = string(m, "dc", f + ".dc", true);
+        GatewaySpec spec = gws.stream().filter(g -> g.name().equals(gw)).findFirst()
+                .orElseThrow(() -> new TopologyException(source, f + ".gateway", "unknown gateway '" + gw + "'"));
+        if (!spec.joins().contains(dc))
+            throw new TopologyException(source, f + ".dc", "gateway '" + gw + "' does not join datacenter '" + dc + "'");
+        String rate = string(m, "rate", f + ".rate", true);
+        long bits;
+        try {
+            bits = LinkLimit.parseRate(rate);
+        } catch (IllegalArgumentException e) {
+            throw new TopologyException(source, f + ".rate", e.getMessage());
+        }
+        int queue = WanLink.DEFAULT_QUEUE_PACKETS;
+        if (m.containsKey("queue")) {
+            if (!(m.get("queue") instanceof Integer q) || q < 2 || q > 100_000)
+                throw new TopologyException(source, f + ".queue", "must be a packet count in 2..100000");
+            queue = q;
+        }
+        return new WanLink(gw, dc, rate, bits, queue);
     }
 
     private void checkSubnetsDisjoint(List<Datacenter> dcs) {

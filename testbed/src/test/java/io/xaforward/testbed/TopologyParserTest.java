@@ -134,6 +134,11 @@ class TopologyParserTest {
             gateway named like dc | gateways[0].name        | also a datacenter    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: a, joins: [a]}
             not yaml              | (yaml)                  | not valid YAML       | name: [t\\n
             not a mapping         | (top level)             | must be a mapping    | - just a list
+            wan bad rate          | wan.rate                | is not a rate        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: fast}
+            wan dc not joined     | wan.dc                  | does not join datacenter 'b' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\n  - {name: b, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: b, rate: 1mbit}
+            wan bad queue         | wan.queue               | packet count         | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, queue: 1}
+            wan unknown field     | wan.delay               | unknown field        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 10ms}
+            wan and link limit    | wan                     | either links or wan  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nlinks:\\n  - {gateway: g, dc: a, rate: 1mbit}\\nwan: {gateway: g, dc: a, rate: 1mbit}
             """)
     void badConfigIsRejectedWithFileAndField(String what, String field, String fragment, String yaml) {
         TopologyException e = assertThrows(TopologyException.class,
@@ -142,6 +147,25 @@ class TopologyParserTest {
         assertEquals("bad.yaml", e.source());
         assertTrue(e.getMessage().startsWith("bad.yaml: " + field + ": "), e.getMessage());
         assertTrue(e.getMessage().contains(fragment), e.getMessage());
+    }
+
+    @Test
+    void wanLinkPutsANamespaceBetweenGatewayAndDatacenter() {
+        Topology t = Topology.load(TOPOLOGIES.resolve("two-dc-wan.yaml")).withPrefix("zz");
+        WanLink wan = t.wan().orElseThrow();
+        assertEquals(new WanLink("gw", "b", "200mbit", 200_000_000L, 1000), wan);
+        Layout l = Layout.of(t);
+        Layout.WanSegment seg = l.wan().orElseThrow();
+        assertEquals("zz-gw-b-w", seg.namespace());
+        Node port = l.gatewayPorts().stream().filter(p -> p.datacenter().equals("b")).findFirst().orElseThrow();
+        assertEquals("zz-gw-b-w", port.peerNamespace(), "the gateway's port into b leads into the WAN");
+        assertEquals(seg.gatewaySide(), port.peerIface());
+        assertTrue(l.veths().stream().anyMatch(v -> v.nsA().equals(seg.namespace()) && v.devA().equals(seg.dcSide())
+                && v.nsB().equals("zz-b-sw") && v.devB().equals("zz-gw-b-s")), "the WAN's other side leads to b's switch");
+        Node portA = l.gatewayPorts().stream().filter(p -> p.datacenter().equals("a")).findFirst().orElseThrow();
+        assertEquals("zz-a-sw", portA.peerNamespace(), "DC a is local to the gateway");
+        assertTrue(l.namespaces().contains("zz-gw-b-w"));
+        assertTrue(Topology.parse(BASE, "base.yaml").wan().isEmpty());
     }
 
     @Test

@@ -8,7 +8,9 @@ import java.util.Locale;
  * The ways a testbed gateway can forward XAF traffic. They are compared by the forwarding benchmark, so each one is
  * a realistic deployment of its kind: the XDP gateway (this project), plain Linux forwarding with a firewall, a
  * user-space relay that handles every packet in a Java process like a traditional routing device, and an AF_XDP
- * gateway that bypasses the kernel stack like XDP but makes every decision in user space.
+ * gateway that bypasses the kernel stack like XDP but makes every decision in user space. Two more modes are the
+ * reference points a network engineer would compare against: {@link #KERNEL_TUNNEL}, the Linux-native way to
+ * join an IPv4 and an IPv6 data center, and {@link #DIRECT}, no gateway at all.
  */
 public enum GatewayMode {
     /** The XDP gateway: routes by network index identifier in the driver hook, translating between forms. */
@@ -21,19 +23,35 @@ public enum GatewayMode {
      * AF_XDP user-space gateway: XAF frames bypass the kernel stack into AF_XDP sockets, and a Java thread routes,
      * checks, copies and rebuilds them (a software router with kernel bypass, decisions in user space).
      */
-    AFXDP;
+    AFXDP,
+    /**
+     * IPv4 carried over IPv6 in kernel tunnels (VXLAN over IPv6; this kernel has no ip6tnl, sit or GRE) between
+     * every host of an IPv6 data center and the gateway, which forwards the inner IPv4 to the IPv4 data centers
+     * behind the same firewall as {@link #KERNEL}. See {@link KernelTunnelGateway}.
+     */
+    KERNEL_TUNNEL,
+    /**
+     * No gateway: the gateway namespace is a plain L2 switch (a bridge of its ports) and every host gets an address
+     * in one flat subnet of one family, so workers talk to each other directly. The ideal that no translation can
+     * beat. See {@link DirectNetwork}.
+     */
+    DIRECT;
 
-    /** Parses "xdp", "kernel", "relay" or "afxdp" (any case). */
+    /** Parses a mode by its exact {@link #configName()}: xdp, kernel, kernel-tunnel, relay, afxdp or direct. */
     public static GatewayMode fromName(String name) {
-        try {
-            return valueOf(name.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException | NullPointerException e) {
-            throw new IllegalArgumentException("unknown gateway mode '" + name + "'; expected xdp, kernel, relay or afxdp");
-        }
+        for (GatewayMode m : values()) if (m.configName().equals(name)) return m;
+        if (name == null) throw new IllegalArgumentException("no gateway mode given; expected one of " + names());
+        throw new IllegalArgumentException("unknown gateway mode '" + name + "'; expected one of " + names());
     }
 
+    /** All mode names, comma separated, for messages and help texts. */
+    public static String names() {
+        return String.join(", ", java.util.Arrays.stream(values()).map(GatewayMode::configName).toList());
+    }
+
+    /** The name used on command lines and in reports: lower case, '-' between words. */
     public String configName() {
-        return name().toLowerCase(Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /** A new, not yet started runner of this mode. */
@@ -43,6 +61,8 @@ public enum GatewayMode {
             case KERNEL -> new KernelGateway();
             case RELAY -> new RelayGateway();
             case AFXDP -> new AfXdpGateway();
+            case KERNEL_TUNNEL -> new KernelTunnelGateway();
+            case DIRECT -> new DirectNetwork();
         };
     }
 
@@ -51,7 +71,7 @@ public enum GatewayMode {
      * gateway port's IP (or MAC) and the gateway routes by the identifier in the XAF header.
      */
     public boolean sendersAddressDestination() {
-        return this == KERNEL;
+        return this == KERNEL || this == KERNEL_TUNNEL || this == DIRECT;
     }
 
     /** Whether this mode can carry XAF traffic from a host of form {@code src} to one of form {@code dst}. */
@@ -69,6 +89,16 @@ public enum GatewayMode {
                 return "kernel forwarding cannot translate between network forms (" + src.configName() + " -> "
                         + dst.configName() + "): it routes IP packets and never rewrites IPv4 into IPv6";
         }
+        if (this == KERNEL_TUNNEL) {
+            if (src == NetworkForm.ID || dst == NetworkForm.ID)
+                return "the kernel tunnel cannot carry the identifier-native form (" + src.configName() + " -> "
+                        + dst.configName() + "): it tunnels IPv4 in IPv6";
+            if (src == dst)
+                return "the kernel tunnel joins an IPv4 and an IPv6 data center; " + src.configName() + " -> "
+                        + dst.configName() + " needs no tunnel (use the kernel mode)";
+        }
+        if (this == DIRECT && (src == NetworkForm.ID || dst == NetworkForm.ID))
+            return "the direct mode gives every host an IP address in one flat subnet; identifier-native hosts have no IP";
         return null;
     }
 }

@@ -49,9 +49,11 @@ public final class HostEndpoint implements AutoCloseable {
     private IdentifierPlan.Peer lastPeer;
     private GatewayMode lastMode;
     private InetSocketAddress lastTarget;
+    private final ModeAddressing modeAddressing;
 
-    private HostEndpoint(Node host) throws IOException {
+    private HostEndpoint(Node host, ModeAddressing modeAddressing) throws IOException {
         this.host = host;
+        this.modeAddressing = modeAddressing;
         this.mac = host.macBytes();
         if (host.form() == NetworkForm.ID) {
             udp = null;
@@ -62,7 +64,7 @@ public final class HostEndpoint implements AutoCloseable {
             udp = DatagramChannel.open(host.form() == NetworkForm.IPV4 ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
             udp.setOption(StandardSocketOptions.SO_RCVBUF, 8 << 20);
             udp.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-            udp.bind(new InetSocketAddress(host.ip(), XafHeader.UDP_PORT));
+            udp.bind(new InetSocketAddress(modeAddressing == null ? host.ip() : modeAddressing.bindAddress(host), XafHeader.UDP_PORT));
             udp.configureBlocking(false);
             selector = Selector.open();
             udp.register(selector, SelectionKey.OP_READ);
@@ -71,9 +73,17 @@ public final class HostEndpoint implements AutoCloseable {
 
     /** Opens the endpoint of {@code host} inside its namespace. */
     public static HostEndpoint open(Node host) {
+        return open(host, null);
+    }
+
+    /**
+     * Opens the endpoint of {@code host} addressed as {@code addressing} says (bind address, and every send's
+     * destination whatever mode {@link #send} is given); null: the host's own address and the mode's rule.
+     */
+    public static HostEndpoint open(Node host, ModeAddressing addressing) {
         return NetworkNamespace.call(host.namespace(), () -> {
             try {
-                return new HostEndpoint(host);
+                return new HostEndpoint(host, addressing);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot open the XAF endpoint of " + host.name() + " in " + host.namespace(), e);
             }
@@ -98,8 +108,8 @@ public final class HostEndpoint implements AutoCloseable {
         if (udp != null) {
             sendBuf.limit(xafAt + xafBytes).position(xafAt);
             if (peer != lastPeer || mode != lastMode) { // one address object per peer, not per packet
-                lastTarget = new InetSocketAddress(mode.sendersAddressDestination() ? peer.destination().ip() : peer.nextHopIp(),
-                        XafHeader.UDP_PORT);
+                lastTarget = new InetSocketAddress(modeAddressing != null ? modeAddressing.destination(peer)
+                        : mode.sendersAddressDestination() ? peer.destination().ip() : peer.nextHopIp(), XafHeader.UDP_PORT);
                 lastPeer = peer;
                 lastMode = mode;
             }

@@ -33,21 +33,36 @@ public final class KernelGateway implements GatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        namespace = state.gatewayNamespace(gateway);
         List<Node> ports = state.gatewayPorts(gateway);
-        load("iptables-restore", rules(ports, NetworkForm.IPV4, "icmp"));
-        load("ip6tables-restore", rules(ports, NetworkForm.IPV6, "ipv6-icmp"));
+        List<String> v4 = new ArrayList<>(), v6 = new ArrayList<>();
+        for (Node p : ports) {
+            if (p.form() == NetworkForm.IPV4) v4.add(p.ipText() + "/" + p.prefixLength());
+            if (p.form() == NetworkForm.IPV6) v6.add(p.ipText() + "/" + p.prefixLength());
+        }
+        start(state.gatewayNamespace(gateway), v4, v6);
+    }
+
+    /**
+     * Loads the firewall between the given IPv4 subnets (the kernel-tunnel mode's data centers and tunnel pools)
+     * and enables forwarding; IPv6 forwarding is closed.
+     */
+    void startWithSubnets(String gatewayNamespace, List<String> ipv4Subnets) {
+        start(gatewayNamespace, ipv4Subnets, List.of());
+    }
+
+    private void start(String gatewayNamespace, List<String> ipv4Subnets, List<String> ipv6Subnets) {
+        namespace = gatewayNamespace;
+        load("iptables-restore", rules(ipv4Subnets, "icmp"));
+        load("ip6tables-restore", rules(ipv6Subnets, "ipv6-icmp"));
         Netns.exec(namespace, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
     }
 
-    /** The iptables-restore input for one address family. */
-    static String rules(List<Node> ports, NetworkForm family, String icmp) {
+    /** The iptables-restore input for one address family: XAF and the open TCP ports between every two subnets. */
+    static String rules(List<String> subnets, String icmp) {
         StringBuilder r = new StringBuilder("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n");
         r.append("-A FORWARD -m conntrack --ctstate INVALID -j DROP\n");
         r.append("-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
         r.append("-A FORWARD -p ").append(icmp).append(" -j ACCEPT\n");
-        List<String> subnets = new ArrayList<>();
-        for (Node p : ports) if (p.form() == family) subnets.add(p.ipText() + "/" + p.prefixLength());
         for (String s : subnets) {
             for (String d : subnets) {
                 if (s.equals(d)) continue;

@@ -1,0 +1,63 @@
+package io.xaforward.cluster;
+
+import io.xaforward.testbed.Layout;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Topology;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * What the network of a job did up to one moment, read from the kernel: the gateway's CPU time (when the job is
+ * {@linkplain ClusterRun#placed() placed}) and the WAN's transmitted bytes and packets per direction and queue
+ * drops (when the topology has a WAN). Two samples give the rates of the interval between them.
+ */
+public record NetworkSample(long nanos, long gatewayCpuNs, long wanBytesToDc, long wanBytesFromDc, long wanPackets,
+                            long wanDrops) {
+    private static final Pattern DROPPED = Pattern.compile("dropped (\\d+)");
+
+    static NetworkSample take(Topology topology, Placement placement) {
+        long now = System.nanoTime();
+        long cpu = placement.gatewayCpuNs();
+        var wan = Layout.of(topology).wan();
+        if (wan.isEmpty()) return new NetworkSample(now, cpu, 0, 0, 0, 0);
+        String ns = wan.get().namespace();
+        long[] toDc = tx(ns, wan.get().dcSide()), fromDc = tx(ns, wan.get().gatewaySide());
+        return new NetworkSample(now, cpu, toDc[0], fromDc[0], toDc[1] + fromDc[1],
+                drops(ns, wan.get().dcSide()) + drops(ns, wan.get().gatewaySide()));
+    }
+
+    /** The interval from {@code earlier} to this sample, as counters (names as in the gateway counters map). */
+    public Map<String, Long> since(NetworkSample earlier) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("window_ns", nanos - earlier.nanos);
+        m.put("gateway_cpu_ns", gatewayCpuNs - earlier.gatewayCpuNs);
+        m.put("wan_bytes_to_dc", wanBytesToDc - earlier.wanBytesToDc);
+        m.put("wan_bytes_from_dc", wanBytesFromDc - earlier.wanBytesFromDc);
+        m.put("wan_packets", wanPackets - earlier.wanPackets);
+        m.put("wan_drops", wanDrops - earlier.wanDrops);
+        return m;
+    }
+
+    private static long[] tx(String ns, String dev) {
+        String[] v = Netns.exec(ns, "cat", "/sys/class/net/" + dev + "/statistics/tx_bytes",
+                "/sys/class/net/" + dev + "/statistics/tx_packets").stdout().trim().split("\\s+");
+        return new long[]{Long.parseLong(v[0]), Long.parseLong(v[1])};
+    }
+
+    private static long drops(String ns, String dev) {
+        String out = Netns.exec(null, "tc", "-n", ns, "-s", "qdisc", "show", "dev", dev).stdout();
+        long total = 0;
+        // the root HTB counts what its classes' queues dropped: take the first (root) line's figure only
+        Matcher m = DROPPED.matcher(out);
+        if (m.find()) total = Long.parseLong(m.group(1));
+        return total;
+    }
+
+    static List<String> counterNames() {
+        return List.of("window_ns", "gateway_cpu_ns", "wan_bytes_to_dc", "wan_bytes_from_dc", "wan_packets", "wan_drops");
+    }
+}

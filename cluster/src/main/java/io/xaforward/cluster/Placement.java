@@ -1,0 +1,139 @@
+package io.xaforward.cluster;
+
+import io.xaforward.testbed.Layout;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Topology;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Where the work of a job runs, the same for every gateway mode: the gateway is a machine of its own, so everything
+ * that forwards gradient packets gets {@link #GATEWAY_CPU}; the workers and the emulated network around them (host,
+ * switch and WAN veths) get {@link #WORKER_CPU}.
+ *
+ * <p>Every veth end of the testbed runs NAPI in a kernel thread of its own (threaded NAPI), so its work can be
+ * placed and measured: the gateway ports' threads are where the XDP program runs, where the kernel forwards (and
+ * tunnels, and bridges in the direct mode), and where a user-space gateway's sockets are fed; the gateway
+ * processes (relay, AF_XDP, the {@code xaf gateway} control process) go with them. Without two CPUs nothing is
+ * pinned and {@link #describe()} says so.
+ */
+public final class Placement {
+    public static final int WORKER_CPU = 0;
+    public static final int GATEWAY_CPU = 1;
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    private final boolean pinning = Runtime.getRuntime().availableProcessors() > GATEWAY_CPU;
+    private final Map<String, List<Long>> napiThreadsByDevice = new LinkedHashMap<>();
+    private final List<Long> gatewayKthreads = new ArrayList<>();
+    private final List<Long> gatewayProcesses = new ArrayList<>();
+
+    /** Whether this machine has the two CPUs that placement needs. */
+    public boolean pinning() {
+        return pinning;
+    }
+
+    /**
+     * Turns threaded NAPI on for every veth end of the testbed and pins the threads: the gateways' ports to the
+     * gateway CPU, every other device to the worker CPU. Call once, after the testbed is up.
+     */
+    public void placeNetwork(Topology topology) {
+        Layout layout = Layout.of(topology);
+        Set<String> gatewayDevices = new HashSet<>();
+        layout.gatewayPorts().forEach(p -> gatewayDevices.add(p.namespace() + "/" + p.iface()));
+        for (Layout.VethPair v : layout.veths()) {
+            for (String[] end : List.of(new String[]{v.nsA(), v.devA()}, new String[]{v.nsB(), v.devB()})) {
+                List<Long> threads = enableThreadedNapi(end[0], end[1]);
+                napiThreadsByDevice.put(end[0] + "/" + end[1], threads);
+                boolean gateway = gatewayDevices.contains(end[0] + "/" + end[1]);
+                if (gateway) gatewayKthreads.addAll(threads);
+                for (long tid : threads) pin(tid, gateway ? GATEWAY_CPU : WORKER_CPU, false);
+            }
+        }
+    }
+
+    /** Pins a gateway process (all its threads, and those it starts later) to the gateway CPU. */
+    public void placeGatewayProcess(long pid) {
+        gatewayProcesses.add(pid);
+        pin(pid, GATEWAY_CPU, true);
+    }
+
+    /** The command prefix that starts a worker on the worker CPU (empty without pinning). */
+    public List<String> workerCommandPrefix() {
+        return pinning ? List.of("taskset", "-c", Integer.toString(WORKER_CPU)) : List.of();
+    }
+
+    /** CPU time the gateway used so far: its ports' NAPI threads and its processes, in nanoseconds. */
+    public long gatewayCpuNs() {
+        long ns = 0;
+        for (long tid : gatewayKthreads) ns += schedRunNs(Path.of("/proc", Long.toString(tid), "schedstat"));
+        for (long pid : gatewayProcesses) {
+            try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
+                for (Path t : tasks) ns += schedRunNs(t.resolve("schedstat"));
+            } catch (IOException e) {
+                // the process has ended: its time is gone with it
+            }
+        }
+        return ns;
+    }
+
+    /** One line for logs and reports. */
+    public String describe() {
+        if (!pinning) return "no pinning (one CPU): gateway and workers share it";
+        return "gateway on CPU " + GATEWAY_CPU + " (" + gatewayKthreads.size() + " port NAPI threads, "
+                + gatewayProcesses.size() + " process(es)); workers and the emulated network (host, switch, WAN veths: "
+                + (napiThreadsByDevice.values().stream().mapToInt(List::size).sum() - gatewayKthreads.size())
+                + " NAPI threads) on CPU " + WORKER_CPU;
+    }
+
+    /** Enables threaded NAPI on one device and returns the kernel threads that appeared for it. */
+    private static List<Long> enableThreadedNapi(String ns, String dev) {
+        Set<Long> before = new HashSet<>(napiThreads());
+        Netns.exec(ns, TIMEOUT, null, List.of("sh", "-c", "echo 1 > /sys/class/net/" + dev + "/threaded"));
+        List<Long> created = new ArrayList<>();
+        for (long tid : napiThreads()) if (!before.contains(tid)) created.add(tid);
+        return created;
+    }
+
+    /** Every "napi/..." kernel thread of the machine. */
+    private static List<Long> napiThreads() {
+        List<Long> out = new ArrayList<>();
+        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"),
+                p -> p.getFileName().toString().chars().allMatch(Character::isDigit))) {
+            for (Path p : procs) {
+                try {
+                    if (Files.readString(p.resolve("comm")).startsWith("napi/")) out.add(Long.parseLong(p.getFileName().toString()));
+                } catch (IOException e) {
+                    // ended while listing
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot list /proc", e);
+        }
+        return out;
+    }
+
+    private void pin(long id, int cpu, boolean allThreads) {
+        if (!pinning) return;
+        List<String> cmd = new ArrayList<>(List.of("taskset", "-p", "-c", Integer.toString(cpu), Long.toString(id)));
+        if (allThreads) cmd.add(1, "-a");
+        Netns.tryExec(null, TIMEOUT, null, cmd); // a thread that ended meanwhile needs no CPU
+    }
+
+    private static long schedRunNs(Path schedstat) {
+        try {
+            return Long.parseLong(Files.readString(schedstat).trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+}

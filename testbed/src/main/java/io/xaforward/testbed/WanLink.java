@@ -1,0 +1,20 @@
+package io.xaforward.testbed;
+
+/**
+ * The emulated wide-area link of a topology: every frame between gateway {@link #gateway()} and data center
+ * {@link #datacenter()} crosses a namespace of its own (a Linux bridge with two veth ports) whose kernel shapes
+ * each direction with HTB to {@link #rate()}, queueing at most {@link #queuePackets()} frames per direction.
+ *
+ * <p>Frames reach that namespace as ordinary skbs in every gateway mode (the XDP gateway's redirected frames are
+ * turned into skbs by the XDP_PASS program on the WAN's gateway-side port), so no mode can bypass the shaping. The
+ * link emulates rate and queue only: there is no netem on this kind of machine, hence no added delay, jitter or
+ * loss besides queue overflow.
+ *
+ * @param rate          the rate as written in the file (e.g. {@code 200mbit})
+ * @param bitsPerSecond the same rate in bit/s
+ * @param queuePackets  the pfifo limit under each direction's HTB class
+ */
+public record WanLink(String gateway, String datacenter, String rate, long bitsPerSecond, int queuePackets) {
+    /** Queue length when the file gives none: the kernel's default transmit queue length. */
+    public static final int DEFAULT_QUEUE_PACKETS = 1000;
+}

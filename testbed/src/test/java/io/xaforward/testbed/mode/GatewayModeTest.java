@@ -1,0 +1,38 @@
+package io.xaforward.testbed.mode;
+
+import io.xaforward.protocol.NetworkForm;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Mode names parse strictly, and each mode says which form pairs it can carry. */
+class GatewayModeTest {
+
+    @Test
+    void namesParseExactly() {
+        for (GatewayMode m : GatewayMode.values()) assertEquals(m, GatewayMode.fromName(m.configName()));
+        assertEquals(GatewayMode.KERNEL_TUNNEL, GatewayMode.fromName("kernel-tunnel"));
+        assertEquals("xdp, kernel, relay, afxdp, kernel-tunnel, direct", GatewayMode.names());
+        for (String bad : new String[]{"KERNEL", "Direct", " xdp", "kernel_tunnel", "tunnel", ""}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GatewayMode.fromName(bad));
+            assertTrue(e.getMessage().contains("expected one of xdp, kernel, relay, afxdp, kernel-tunnel, direct"), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> GatewayMode.fromName(null));
+    }
+
+    @Test
+    void baselinesCarryWhatTheyCan() {
+        assertTrue(GatewayMode.KERNEL_TUNNEL.supports(NetworkForm.IPV4, NetworkForm.IPV6));
+        assertTrue(GatewayMode.KERNEL_TUNNEL.supports(NetworkForm.IPV6, NetworkForm.IPV4));
+        assertFalse(GatewayMode.KERNEL_TUNNEL.supports(NetworkForm.IPV4, NetworkForm.IPV4));
+        assertTrue(GatewayMode.KERNEL_TUNNEL.unsupportedReason(NetworkForm.ID, NetworkForm.IPV4).contains("identifier-native"));
+        assertTrue(GatewayMode.DIRECT.supports(NetworkForm.IPV4, NetworkForm.IPV6));
+        assertFalse(GatewayMode.DIRECT.supports(NetworkForm.ID, NetworkForm.IPV6));
+        assertTrue(GatewayMode.DIRECT.sendersAddressDestination());
+        assertFalse(GatewayMode.XDP.sendersAddressDestination());
+    }
+}
