@@ -48,8 +48,9 @@ final class BenchTrainText {
             - **communication share**: mean all-reduce time / (compute + all-reduce) per step.
             - **WAN utilisation**: the busier WAN direction's bytes from the end of step 1 to the end of the job,
               relative to the WAN rate over that window (includes the time the WAN sits idle during compute).
-            - **gateway CPU per packet**: CPU time of the gateway (its ports' NAPI threads and its processes, from
-              /proc/*/schedstat) over the same window, divided by the packets that crossed the WAN in both
+            - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' NAPI threads, and the
+              relay or AF_XDP process; not the xdp mode's control process, which only programs the kernel), from
+              /proc/*/schedstat over the same window, divided by the packets that crossed the WAN in both
               directions. For `direct` it is the bridging cost of the switch that replaces the gateway.
             - **drops**: frames the WAN queue dropped plus the gateway's own drop counters (xdp, relay and afxdp
               count theirs), median over runs.
