@@ -11,6 +11,11 @@
  *
  * Layout of this file (Katran style): constants, maps, cursor + parse helpers, checksum helpers, header writers,
  * the program. Every frame ends at a single exit that records one outcome counter (plus RX_XAF for XAF frames).
+ *
+ * Cost per frame matters (a gateway CPU forwards millions of frames per second), so the forwarding path makes only
+ * the helper calls it cannot avoid: two hash lookups (port, route), one per-CPU counter lookup, the redirect, and
+ * bpf_xdp_adjust_head/tail only when the frame actually changes size. Checksums are summed inline (no
+ * bpf_csum_diff call) and multi-byte header fields are read with single loads.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -73,21 +78,13 @@ struct {
 	__type(value, __u32);
 } xsks SEC(".maps");
 
-/* enum xaf_counter -> packets, per CPU */
+/* key 0 -> packets and bytes per enum xaf_counter, per CPU */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XAF_COUNTERS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct xaf_counters);
 } counters SEC(".maps");
-
-/* enum xaf_counter -> bytes (ingress frame length), per CPU */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XAF_COUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counter_bytes SEC(".maps");
 
 /* ---- Parsing ------------------------------------------------------------------------------- */
 
@@ -229,12 +226,26 @@ static __always_inline __u64 sum16bytes(const __u8 *p)
 	return (__u64)w[0] + w[1] + w[2] + w[3];
 }
 
-/* RFC 1624 update of a UDP checksum after one 16-bit word changed from old_w to new_w (raw values). */
-static __always_inline __u16 csum_replace16(__u16 check, __u16 old_w, __u16 new_w)
+/*
+ * A 32-bit word of a packed header read with one load. The headers sit at 2-byte-aligned offsets; x86 (and the
+ * verifier there) accepts unaligned packet loads, where the packed struct's field would cost four byte loads.
+ */
+static __always_inline __u32 word32(const void *p)
 {
-	__u64 sum = (__u16)~check + (__u64)(__u16)~old_w + new_w;
+	return *(const __u32 *)p;
+}
 
-	return ~csum_fold(sum);
+static __always_inline __u16 word16(const void *p)
+{
+	return *(const __u16 *)p;
+}
+
+/* Sum of the 48-byte XAF header as twelve 32-bit words (memory order), inline instead of bpf_csum_diff. */
+static __always_inline __u64 sum_xaf_hdr(const struct xaf_hdr *xaf)
+{
+	const __u32 *w = (const __u32 *)xaf;
+
+	return (__u64)w[0] + w[1] + w[2] + w[3] + w[4] + w[5] + w[6] + w[7] + w[8] + w[9] + w[10] + w[11];
 }
 
 /* ---- Header writers (after bpf_xdp_adjust_head; all offsets constant) ---------------------- */
@@ -250,15 +261,11 @@ static __always_inline void write_eth(struct ethhdr *eth, const struct xaf_route
 static __always_inline __u16 udp_check(__u64 pseudo, struct udphdr *udp, struct xaf_hdr *xaf)
 {
 	__u64 sum = pseudo;
-	__s64 xsum;
 	__u16 check;
 
 	sum += (__u64)udp->source + udp->dest + udp->len; /* check field counted as 0 */
-	xsum = bpf_csum_diff(0, 0, (__be32 *)xaf, XAF_HDR_LEN, 0);
-	if (xsum < 0)
-		return 0xffff;
-	sum += (__u32)xsum;
-	sum += xaf->payload_sum;
+	sum += sum_xaf_hdr(xaf);
+	sum += word16((const void *)xaf + 42); /* payload_sum */
 	check = ~csum_fold(sum);
 	return check ? check : 0xffff; /* 0 means "no checksum": transmit all ones instead */
 }
@@ -272,8 +279,7 @@ static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route
 	struct udphdr *udp = (void *)(iph + 1);
 	struct xaf_hdr *xaf = (void *)(udp + 1);
 	__u32 udp_len = UDP_HDR_LEN + xaf_len;
-	__u64 sum;
-	__s64 isum;
+	__u64 sum, isum;
 
 	/* bounds: Ethernet + IPv4 + UDP + the whole XAF header (read for the checksum) */
 	if ((void *)(xaf + 1) > data_end)
@@ -292,10 +298,8 @@ static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route
 	iph->check = 0;
 	__builtin_memcpy(&iph->saddr, r->src_ip, 4);
 	__builtin_memcpy(&iph->daddr, r->dst_ip, 4);
-	isum = bpf_csum_diff(0, 0, (__be32 *)iph, IPV4_HDR_LEN, 0);
-	if (isum < 0)
-		return -1;
-	iph->check = ~csum_fold((__u32)isum);
+	isum = (__u64)word32(iph) + word32((void *)iph + 4) + word32((void *)iph + 8) + iph->saddr + iph->daddr;
+	iph->check = ~csum_fold(isum);
 
 	udp->source = r->src_port;
 	udp->dest = r->dst_port;
@@ -387,7 +391,7 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	__u32 ifindex = ctx->ingress_ifindex;
 	__u32 frame_len, l2_len, key, out_len;
 	__be32 network_id;
-	__u16 payload_len, old_w, new_w;
+	__u16 payload_len;
 	__u8 hop;
 	int proto, rc;
 	long ret;
@@ -415,9 +419,11 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	/* bounds: the whole 48-byte XAF header */
 	if ((void *)(xaf + 1) > data_end)
 		return drop(XAF_C_DROP_MALFORMED);
-	if (xaf->magic != bpf_htons(XAF_MAGIC) || xaf->version != XAF_VERSION || xaf->hdr_len != XAF_HDR_LEN)
+	/* magic (2 bytes) + version (1) in one load; type, the fourth byte, is masked out */
+	if ((word32(xaf) & bpf_htonl(0xFFFFFF00)) != bpf_htonl((XAF_MAGIC << 16) | (XAF_VERSION << 8)) ||
+	    xaf->hdr_len != XAF_HDR_LEN)
 		return drop(XAF_C_DROP_MALFORMED);
-	payload_len = bpf_ntohs(xaf->payload_len);
+	payload_len = bpf_ntohs(word16((void *)xaf + 40));
 	if (f.xaf_len != XAF_HDR_LEN + (__u32)payload_len)
 		return drop(XAF_C_DROP_MALFORMED);
 
@@ -427,39 +433,18 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	if (frame_len < l2_len)
 		return drop(XAF_C_DROP_MALFORMED);
 
-	key = bpf_ntohl(xaf->network_id);
+	network_id = word32((void *)xaf + 8);
+	key = bpf_ntohl(network_id);
 	r = bpf_map_lookup_elem(&routes, &key);
 	if (!r)
 		return drop(XAF_C_DROP_NO_ROUTE);
 	if (r->ingress_mask && (port->slot >= 64 || !(r->ingress_mask & (1ULL << port->slot))))
 		return drop(XAF_C_DROP_INGRESS);
-	if (xaf->job_id != bpf_htonl(r->job_id) || xaf->job_token != bpf_htonl(r->job_token))
+	if (word32((void *)xaf + 12) != bpf_htonl(r->job_id) || word32((void *)xaf + 16) != bpf_htonl(r->job_token))
 		return drop(XAF_C_DROP_BAD_TOKEN);
-	hop = xaf->hop_limit;
-	if (hop <= 1)
-		return drop(XAF_C_DROP_HOP_LIMIT);
-
-	/* Decrement the hop limit; keep an ingress UDP checksum valid for frames delivered as they are. */
-	old_w = *(__u16 *)&xaf->flags; /* the 16-bit word {flags, hop_limit} */
-	xaf->hop_limit = hop - 1;
-	new_w = *(__u16 *)&xaf->flags;
-	network_id = xaf->network_id;
-
-	if (r->drop_one_in && bpf_get_prandom_u32() % r->drop_one_in == 0)
-		return drop(XAF_C_DROP_INJECTED);
-
+	/* PROTOCOL.md §7: LOCAL hands the frame over as it arrived (padding trimmed): the hop limit is neither
+	 * checked nor decremented and fault injection does not apply, so no checksum changes either. */
 	if (r->action == XAF_ACT_LOCAL) {
-		if (f.udp_check && f.form != XAF_FORM_ID) {
-			struct udphdr *udp;
-
-			if (f.outer_len > OUTER_MAX || f.outer_len < UDP_HDR_LEN)
-				return drop(XAF_C_DROP_MALFORMED);
-			udp = data + (f.outer_len - UDP_HDR_LEN);
-			/* bounds: the UDP header just before the XAF header */
-			if ((void *)(udp + 1) > data_end)
-				return drop(XAF_C_DROP_MALFORMED);
-			udp->check = csum_replace16(f.udp_check, old_w, new_w) ?: 0xffff;
-		}
 		if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
 			return drop(XAF_C_DROP_MALFORMED);
 		ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
@@ -468,6 +453,16 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 		struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_TO_LOCAL };
 		return v;
 	}
+
+	hop = xaf->hop_limit;
+	if (hop <= 1)
+		return drop(XAF_C_DROP_HOP_LIMIT);
+
+	/* The outer headers are rebuilt with fresh checksums below, so the decrement needs no checksum patch. */
+	xaf->hop_limit = hop - 1;
+
+	if (r->drop_one_in && bpf_get_prandom_u32() % r->drop_one_in == 0)
+		return drop(XAF_C_DROP_INJECTED);
 	if (r->action != XAF_ACT_FORWARD)
 		return drop(XAF_C_DROP_BAD_FORM);
 
@@ -478,7 +473,7 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	/* Trim trailing padding, then move the start of the frame so the new outer headers fit exactly. */
 	if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
 		return drop(XAF_C_DROP_MALFORMED);
-	if (bpf_xdp_adjust_head(ctx, (int)f.outer_len - (int)out_len))
+	if (f.outer_len != out_len && bpf_xdp_adjust_head(ctx, (int)f.outer_len - (int)out_len))
 		return drop(XAF_C_DROP_REDIRECT);
 
 	switch (r->egress_form) {
@@ -502,16 +497,22 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	return v;
 }
 
-static __always_inline void count(__u32 counter, __u64 bytes)
+/* One lookup for all counters of this CPU; per-CPU values need no atomics. */
+static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes)
 {
-	__u64 *packets = bpf_map_lookup_elem(&counters, &counter);
-	__u64 *octets = bpf_map_lookup_elem(&counter_bytes, &counter);
+	__u32 zero = 0;
+	struct xaf_counters *c = bpf_map_lookup_elem(&counters, &zero);
 
-	/* per-CPU values: no atomics needed */
-	if (packets)
-		*packets += 1;
-	if (octets)
-		*octets += bytes;
+	if (!c)
+		return;
+	if (is_xaf) {
+		c->packets[XAF_C_RX_XAF] += 1;
+		c->bytes[XAF_C_RX_XAF] += bytes;
+	}
+	if (counter < XAF_COUNTERS) { /* bounds for the verifier: counter is always an enum xaf_counter */
+		c->packets[counter] += 1;
+		c->bytes[counter] += bytes;
+	}
 }
 
 SEC("xdp")
@@ -522,9 +523,7 @@ int xaf_gateway(struct xdp_md *ctx)
 	struct verdict v = process(ctx, &is_xaf);
 
 	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF */
-	if (is_xaf)
-		count(XAF_C_RX_XAF, bytes);
-	count(v.counter, bytes);
+	count(is_xaf, v.counter, bytes);
 	return v.action;
 }
 

@@ -116,7 +116,7 @@ struct xaf_port {
 	__u8  reserved[3];
 };
 
-/* counters: PERCPU_ARRAY, key enum xaf_counter -> __u64 packets. bytes: same keys, bytes. */
+/* counters: PERCPU_ARRAY of one struct xaf_counters (key 0), indexed inside by enum xaf_counter. */
 enum xaf_counter {
 	XAF_C_RX_XAF = 0,         /* XAF frames seen on a port */
 	XAF_C_PASS_NON_XAF,       /* non-XAF frames passed to the kernel untouched */
@@ -132,7 +132,13 @@ enum xaf_counter {
 	XAF_C_DROP_BAD_FORM,      /* route egress form unknown */
 	XAF_C__MAX,
 };
-#define XAF_COUNTERS 16       /* map size; >= XAF_C__MAX */
+#define XAF_COUNTERS 16       /* slots per array in struct xaf_counters; >= XAF_C__MAX */
+
+/* All counters of one CPU in one map value, so a frame costs one map lookup to count (not one per counter). */
+struct xaf_counters {
+	__u64 packets[XAF_COUNTERS]; /* frames per enum xaf_counter */
+	__u64 bytes[XAF_COUNTERS];   /* ingress frame lengths per enum xaf_counter */
+};                               /* 256 bytes */
 
 /* tx_ports: DEVMAP, key slot -> egress ifindex. xsks: XSKMAP, key rx queue -> AF_XDP socket. */
 #define XAF_MAX_PORTS   64

@@ -1,5 +1,6 @@
 package io.xaforward.bench;
 
+import io.xaforward.dataplane.ProgramRunStats;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.FrameWriter;
 import io.xaforward.protocol.MessageType;
@@ -30,6 +31,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code xaf bench forward}: delivered rate, loss, gateway CPU per packet and RTT of every gateway mode on the same
@@ -38,8 +41,20 @@ import java.util.concurrent.ThreadLocalRandom;
  * hit every mode alike; each figure is reported as the median of the runs with min and max.
  */
 public final class ForwardBench {
-    /** What to run. {@code lowRatePps} &gt; 0 paces the socket senders (the quick correctness check). */
-    public record Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps) {
+    /**
+     * What to run. {@code lowRatePps} &gt; 0 paces the socket senders (the quick correctness check).
+     * {@code warmupMs}: traffic through each flow before its measured samples (not recorded), so that a gateway
+     * process is measured warmed up (a JVM relay compiles its per-form code in its first second of traffic).
+     */
+    public record Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps,
+                          long warmupMs) {
+        /** Default warm-up of the full bench: at 40-70 kpps the relay's JIT has compiled its hot path well before. */
+        public static final long DEFAULT_WARMUP_MS = 1500;
+
+        public Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps) {
+            this(quick, runs, sizes, modes, durationMs, lowRatePps, quick ? durationMs : DEFAULT_WARMUP_MS);
+        }
+
         public static Options full(List<Integer> sizes, List<Mode> modes, int runs) {
             return new Options(false, runs, sizes, modes, 1000, 0);
         }
@@ -74,9 +89,21 @@ public final class ForwardBench {
     static final Flow SAME = new Flow("ipv4->ipv4", "a", "d");
     static final List<Flow> FLOWS = List.of(SAME, new Flow("ipv4->ipv6", "a", "b"), new Flow("id->ipv4", "c", "a"));
 
-    /** One measurement. {@code payload} is the XAF payload in bytes, {@code frameBytes} the whole frame. */
+    /**
+     * One measurement. {@code payload} is the XAF payload in bytes, {@code frameBytes} the whole frame.
+     * {@code programRunNs}/{@code programRuns}: the kernel's run-time statistics of the XDP program on the gateway's
+     * ingress port over the sample (0/0 for modes without one there).
+     */
     public record Sample(Mode mode, Sender sender, String flow, int payload, int frameBytes, int run, long sent,
-                         long delivered, long gaps, long reordered, double seconds, long gatewayCpuNs, long softirqNs) {
+                         long delivered, long gaps, long reordered, double seconds, long gatewayCpuNs, long softirqNs,
+                         long programRunNs, long programRuns) {
+        public Sample(Mode mode, Sender sender, String flow, int payload, int frameBytes, int run, long sent,
+                      long delivered, long gaps, long reordered, double seconds, long gatewayCpuNs, long softirqNs) {
+            this(mode, sender, flow, payload, frameBytes, run, sent, delivered, gaps, reordered, seconds, gatewayCpuNs, softirqNs, 0, 0);
+        }
+
+        /** CPU time of the ingress XDP program alone per frame it ran on; NaN without one. */
+        public double programNsPerPacket() { return programRuns == 0 ? Double.NaN : (double) programRunNs / programRuns; }
         public double pps() { return delivered / seconds; }
         public double gbps() { return delivered * (double) frameBytes * 8 / seconds / 1e9; }
         public double loss() { return sent == 0 ? 0 : Math.max(0, 1 - (double) delivered / sent); }
@@ -98,6 +125,8 @@ public final class ForwardBench {
     private final Options options;
     private final PrintStream progress;
     private final List<String> hostDevs = new ArrayList<>();
+    /** Gateway port per DC name, filled when the testbed is up. */
+    private final Map<String, Node> ingressPorts = new LinkedHashMap<>();
     private int nextSeq = 1;
 
     public ForwardBench(Options options, PrintStream progress) {
@@ -111,12 +140,15 @@ public final class ForwardBench {
         Testbed testbed = new Testbed(stateDir);
         List<Sample> samples = new ArrayList<>();
         List<RttSample> rtts = new ArrayList<>();
+        AutoCloseable programStats = enableProgramStats();
         try {
             progress.println("bench: bringing up " + topology.name() + " (prefix " + topology.prefix() + ")");
             TestbedState state = testbed.up(topology);
             IdentifierPlan plan = IdentifierPlan.build(state, 9, 0x7e57c0de);
             String gwNs = state.gatewayNamespace("gw");
             List<String> portDevs = new ArrayList<>();
+            ingressPorts.clear();
+            for (Flow f : FLOWS) ingressPorts.putIfAbsent(f.srcDc(), state.gatewayPort("gw", f.srcDc()));
             for (Node p : state.gatewayPorts("gw")) {
                 portDevs.add(p.iface());
                 Netns.exec(gwNs, "sh", "-c", "echo 1 > /sys/class/net/" + p.iface() + "/threaded");
@@ -139,12 +171,26 @@ public final class ForwardBench {
                 }
             }
         } finally {
+            if (programStats != null) programStats.close();
             testbed.down(topology.prefix());
             try (var files = Files.walk(stateDir)) {
                 for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
             }
         }
         return new Result(options, samples, rtts, Machine.describe(), command);
+    }
+
+    /**
+     * Kernel run-time statistics for every BPF program during the whole bench (all modes pay the same two clock
+     * reads per program run), for the program ns/packet column; null with a warning when the kernel refuses.
+     */
+    private AutoCloseable enableProgramStats() {
+        try {
+            return ProgramRunStats.enable();
+        } catch (RuntimeException e) {
+            progress.println("bench: no BPF run-time statistics (program ns/packet stays empty): " + e.getMessage());
+            return null;
+        }
     }
 
     static Topology loadTopology() throws IOException {
@@ -185,19 +231,21 @@ public final class ForwardBench {
             for (Flow f : flows) {
                 Node src = state.host(f.srcDc(), 0), dst = state.host(f.dstDc(), 0);
                 try (XdpSink sink = new XdpSink(dst.namespace(), dst.iface())) {
-                    if (options.quick()) {
-                        // The quick check demands every packet: warm the path first (a freshly attached XDP
-                        // program, a relay JVM still compiling its per-form code on its one pinned CPU).
-                        measure(plan, mode, senders.getFirst(), f, src, dst, Math.min(64, maxPayload(src, dst)), run, sink, cpu, hosts);
+                    if (options.warmupMs() > 0) {
+                        // Every mode gets the same unrecorded warm-up per flow through the skb path: a freshly
+                        // attached XDP program, a relay or AF_XDP JVM still compiling its per-form code on its
+                        // one pinned CPU. Measuring a gateway process cold would tune that baseline down.
+                        measure(plan, mode, Sender.SKB, f, src, dst, Math.min(64, maxPayload(src, dst)), run, sink, cpu, hosts,
+                                options.warmupMs());
                     }
                     for (int size : options.sizes()) {
                         int payload = size == 0 ? maxPayload(src, dst) : Math.min(size, maxPayload(src, dst));
                         for (Sender sender : senders) {
-                            Sample s = measure(plan, mode, sender, f, src, dst, payload, run, sink, cpu, hosts);
+                            Sample s = measure(plan, mode, sender, f, src, dst, payload, run, sink, cpu, hosts, options.durationMs());
                             samples.add(s);
-                            progress.printf("bench:   %-22s %-4s %-10s %5d B  %9.0f pps  %6.3f Gbit/s  loss %5.2f%%  gw %6.0f ns/pkt%n",
+                            progress.printf("bench:   %-22s %-4s %-10s %5d B  %9.0f pps  %6.3f Gbit/s  loss %5.2f%%  gw %6.0f ns/pkt  prog %5.0f ns/pkt%n",
                                     mode.label(), sender.name().toLowerCase(), f.name(), payload, s.pps(), s.gbps(), s.loss() * 100,
-                                    s.gatewayNsPerPacket());
+                                    s.gatewayNsPerPacket(), s.programNsPerPacket());
                         }
                     }
                 }
@@ -209,7 +257,7 @@ public final class ForwardBench {
     }
 
     private Sample measure(IdentifierPlan plan, Mode mode, Sender sender, Flow f, Node src, Node dst, int payload, int run,
-                           XdpSink sink, CpuMeter cpu, CpuMeter hosts) {
+                           XdpSink sink, CpuMeter cpu, CpuMeter hosts, long durationMs) {
         GatewayMode addressing = mode == Mode.KERNEL ? GatewayMode.KERNEL : GatewayMode.XDP;
         int srcRank = rank(plan, f.srcDc()), dstRank = rank(plan, f.dstDc());
         IdentifierPlan.Peer peer = plan.addressBook(srcRank).stream().filter(p -> p.rank() == dstRank).findFirst().orElseThrow();
@@ -217,10 +265,13 @@ public final class ForwardBench {
                 .srcPort(XafHeader.UDP_PORT).dstPort(XafHeader.UDP_PORT).srcId(src.identity()).dstId(peer.networkId());
         if (src.ip() != null) a.srcIp(src.ip()).dstIp(addressing.sendersAddressDestination() ? dst.ip() : peer.nextHopIp());
         byte[] frame = buildFrame(plan, src.form(), a, peer.networkId(), srcRank, dstRank, payload);
-        long durationNs = options.durationMs() * 1_000_000L;
+        long durationNs = durationMs * 1_000_000L;
+        Node ingress = gatewayIngress(src);
+        int progId = ingress == null ? 0 : attachedXdpProgram(ingress.namespace(), ingress.iface());
         int senderCpu = pinning() ? SENDER_CPU : -1;
         Map<Long, byte[]> previous = pinning() ? CpuAffinity.pin(pinPlan(cpu, hosts)) : Map.of();
         try {
+            ProgramRunStats.Reading progBefore = progId > 0 ? ProgramRunStats.read(progId) : null;
             XdpSink.Counts before = sink.counts();
             CpuMeter.Sample cpuBefore = cpu.sample();
             long t0 = System.nanoTime();
@@ -232,11 +283,26 @@ public final class ForwardBench {
             sleep(100); // drain the veth rings and the relay's socket buffers
             CpuMeter.Sample cpuDelta = cpu.sample().minus(cpuBefore);
             XdpSink.Counts got = sink.counts().minus(before);
+            ProgramRunStats.Reading prog = progBefore == null ? new ProgramRunStats.Reading(0, 0) : ProgramRunStats.read(progId).minus(progBefore);
             return new Sample(mode, sender, f.name(), payload, frame.length, run, sent, got.frames(), got.gaps(), got.reordered(),
-                    seconds, cpuDelta.gatewayNs(), cpuDelta.softirqNs());
+                    seconds, cpuDelta.gatewayNs(), cpuDelta.softirqNs(), prog.runTimeNs(), prog.runs());
         } finally {
             CpuAffinity.restore(previous);
         }
+    }
+
+    /** The gateway port that {@code src}'s frames arrive on (the one facing its DC), or null. */
+    private Node gatewayIngress(Node src) {
+        return ingressPorts.get(src.datacenter());
+    }
+
+    private static final Pattern XDP_PROG_ID = Pattern.compile("\"prog\":\\{\"id\":(\\d+)");
+
+    /** Id of the XDP program attached to {@code iface} in {@code ns} (from `ip -j link`), 0 when none. */
+    static int attachedXdpProgram(String ns, String iface) {
+        String json = Netns.exec(null, "ip", "-n", ns, "-j", "link", "show", "dev", iface).stdout();
+        Matcher m = XDP_PROG_ID.matcher(json);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     /** Pinning needs two CPUs: one for senders and receivers, one for the gateway. */

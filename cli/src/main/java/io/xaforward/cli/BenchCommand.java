@@ -14,7 +14,8 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time.",
                 "Each writes a Markdown table, JSON and PNG plots under --out (default docs/bench). Needs root."},
-        subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class})
+        subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class,
+                BenchWireSecurityCommand.class})
 public final class BenchCommand {
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
@@ -36,6 +37,9 @@ public final class BenchCommand {
         @Option(names = "--duration-ms", description = "Traffic per sample in milliseconds; default 1000.")
         long durationMs = 1000;
 
+        @Option(names = "--warmup-ms", description = "Unrecorded warm-up traffic per flow and mode before its samples, so gateway processes (the JVM relay) are measured warmed up; default 1500.")
+        long warmupMs = ForwardBench.Options.DEFAULT_WARMUP_MS;
+
         @Option(names = "--out", description = "Output directory, relative to the working directory; default docs/bench.")
         Path out = Path.of("docs", "bench");
 
@@ -45,11 +49,11 @@ public final class BenchCommand {
             if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
             List<ForwardBench.Mode> m = modes.stream().map(ForwardBench.Mode::fromName).toList();
             ForwardBench.Options o = quick ? ForwardBench.Options.quick(m)
-                    : new ForwardBench.Options(false, runs, List.copyOf(sizes), m, durationMs, 0);
+                    : new ForwardBench.Options(false, runs, List.copyOf(sizes), m, durationMs, 0, warmupMs);
             StringBuilder cmd = new StringBuilder("xaf bench forward");
             if (quick) cmd.append(" --quick");
             else cmd.append(" --runs ").append(runs).append(" --sizes ").append(String.join(",", sizes.stream().map(String::valueOf).toList()))
-                    .append(" --duration-ms ").append(durationMs);
+                    .append(" --duration-ms ").append(durationMs).append(" --warmup-ms ").append(warmupMs);
             cmd.append(" --modes ").append(String.join(",", modes)).append(" --out ").append(out);
             ForwardBench.Result r = new ForwardBench(o, System.out).run(cmd.toString());
             BenchReport.write(r, out);

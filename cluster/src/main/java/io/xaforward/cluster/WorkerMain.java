@@ -4,6 +4,7 @@ import io.xaforward.cluster.RankNetwork;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
+import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.Node;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
@@ -12,7 +13,9 @@ import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.TransportConfig;
+import io.xaforward.transport.WireSecurity;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,6 +58,8 @@ public final class WorkerMain {
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
+        WireSecurity wireSecurity = WireSecurity.fromName(spec.wireSecurity());
+        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null);
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
         Algorithm algorithm = Algorithm.fromName(spec.algorithm());
@@ -62,12 +67,14 @@ public final class WorkerMain {
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
                 .evalEvery(spec.evalEvery()).threads(spec.threadsPerWorker())
+                .overlap(spec.overlap())
                 .build();
 
         try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort(spec.jobToken())).start();
              Collectives collectives = new Collectives(net.group(), transport,
                      CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
-                             .withOperationTimeout(Duration.ofSeconds(120)));
+                             .withOperationTimeout(Duration.ofSeconds(120))
+                             .withWireDtype(WireDtype.parse(spec.wireDtype())));
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
                      collectives::allReduceMean)) {
             if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());

@@ -40,7 +40,7 @@ class EndpointTest {
         assertEquals("udp", spec.endpoint(), "relay's default");
         Path file = dir.resolve("job.properties");
         new TrainJobSpec(spec.topology(), spec.prefix(), "xdp", spec.algorithm(), spec.preset(), 1, 8, 1, 1e-3, 0, 0, 0,
-                spec.data(), 1, 7, 1, 1 << 20, 0, dir, "none", 0, null, "udp").write(file);
+                spec.data(), 1, 7, 1, 1 << 20, 0, dir, "none", 0, null, true, "fp32", "crc32c", "udp").write(file);
         assertEquals("udp", TrainJobSpec.read(file).endpoint(), "an explicit choice survives the worker's spec file");
         assertThrows(IllegalArgumentException.class, () -> new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir, "rdma"));
         assertEquals("udp", new ClusterRun.Spec(spec.topology(), "t1", "xdp", 1, 7, 0, dir).endpoint());

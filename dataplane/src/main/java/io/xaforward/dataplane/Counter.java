@@ -1,8 +1,8 @@
 package io.xaforward.dataplane;
 
 /**
- * Outcome counters of the XDP gateway; the ordinal is the C value of enum xaf_counter (the key of the
- * {@code counters} and {@code counter_bytes} maps). Every XAF frame counts once as {@link #RX_XAF} and once as its
+ * Outcome counters of the XDP gateway; the ordinal is the C value of enum xaf_counter (the index into the
+ * {@code packets} and {@code bytes} arrays of struct xaf_counters, the per-CPU value of the {@code counters} map). Every XAF frame counts once as {@link #RX_XAF} and once as its
  * outcome; every other frame counts once as {@link #PASS_NON_XAF}. Bytes are ingress frame lengths.
  */
 public enum Counter {

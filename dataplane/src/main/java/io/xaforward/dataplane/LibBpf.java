@@ -57,6 +57,10 @@ public final class LibBpf {
     private static final MethodHandle XDP_DETACH = handle("bpf_xdp_detach", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle XDP_QUERY_ID = handle("bpf_xdp_query_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle TEST_RUN = handle("bpf_prog_test_run_opts", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle ENABLE_STATS = handle("bpf_enable_stats", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle PROG_FD_BY_ID = handle("bpf_prog_get_fd_by_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle OBJ_GET_INFO = handle("bpf_obj_get_info_by_fd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle CLOSE_FD = LINKER.downcallHandle(LIBC.findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle STRERROR = handle("libbpf_strerror", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle SET_PRINT = handle("libbpf_set_print", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle VSNPRINTF = LINKER.downcallHandle(LIBC.findOrThrow("vsnprintf"),
@@ -226,6 +230,25 @@ public final class LibBpf {
 
     static int xdpQueryId(int ifindex, int flags, MemorySegment progId) {
         try { return (int) XDP_QUERY_ID.invokeExact(ifindex, flags, progId); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_enable_stats(type): a file descriptor that keeps the statistics on until closed, or -errno. */
+    static int enableStats(int type) {
+        try { return (int) ENABLE_STATS.invokeExact(type); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_prog_get_fd_by_id: a new fd for a loaded program, or -errno. */
+    static int progFdById(int id) {
+        try { return (int) PROG_FD_BY_ID.invokeExact(id); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_obj_get_info_by_fd: fills {@code info} (its size in {@code len}), 0 or -errno. */
+    static int objGetInfo(int fd, MemorySegment info, MemorySegment len) {
+        try { return (int) OBJ_GET_INFO.invokeExact(fd, info, len); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    static void closeFd(int fd) {
+        try { int ignored = (int) CLOSE_FD.invokeExact(fd); } catch (Throwable t) { throw rethrow(t); }
     }
 
     static int progTestRun(int progFd, MemorySegment opts) {

@@ -21,7 +21,7 @@ public final class XafDataplane implements AutoCloseable {
 
     private final BpfObject object;
     private final int progFd;
-    private final BpfMap routes, ports, txPorts, xsks, counters, counterBytes;
+    private final BpfMap routes, ports, txPorts, xsks, counters;
     // Shared: a gateway reads counters from its metrics thread; callers serialise access (scratch buffers below).
     private final Arena arena = Arena.ofShared();
     private final MemorySegment key = arena.allocate(ValueLayout.JAVA_INT);
@@ -38,7 +38,10 @@ public final class XafDataplane implements AutoCloseable {
         this.txPorts = object.map("tx_ports");
         this.xsks = object.map("xsks");
         this.counters = object.map("counters");
-        this.counterBytes = object.map("counter_bytes");
+        if (counters.valueSize() != SharedLayouts.COUNTERS_VALUE.byteSize()) {
+            throw new IllegalStateException("map 'counters' has " + counters.valueSize() + "-byte values; this build expects struct xaf_counters ("
+                    + SharedLayouts.COUNTERS_VALUE.byteSize() + " bytes): the BPF object and the Java classes come from different builds");
+        }
         this.perCpu = arena.allocate(counters.valueBufferSize(), 8);
     }
 
@@ -132,17 +135,26 @@ public final class XafDataplane implements AutoCloseable {
         return routes.delete(key);
     }
 
-    /** Packets and bytes per counter, summed over CPUs. */
+    /** Packets and bytes per counter, summed over CPUs (one map read: every CPU's struct xaf_counters). */
     public CounterSnapshot counters() {
         Counter[] all = Counter.values();
         long[] p = new long[all.length];
         long[] b = new long[all.length];
-        for (Counter c : all) {
-            p[c.ordinal()] = counters.sumPerCpuU64(c.code(), key, perCpu);
-            b[c.ordinal()] = counterBytes.sumPerCpuU64(c.code(), key, perCpu);
+        key.set(ValueLayout.JAVA_INT, 0, 0);
+        if (counters.lookup(key, perCpu)) {
+            long stride = (counters.valueSize() + 7L) & ~7L; // per-CPU values are 8-aligned
+            for (long cpu = 0; cpu < perCpu.byteSize(); cpu += stride) {
+                for (Counter c : all) {
+                    p[c.ordinal()] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PACKETS_OFFSET + 8L * c.code());
+                    b[c.ordinal()] += perCpu.get(ValueLayout.JAVA_LONG, cpu + BYTES_OFFSET + 8L * c.code());
+                }
+            }
         }
         return new CounterSnapshot(p, b);
     }
+
+    private static final long PACKETS_OFFSET = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "packets");
+    private static final long BYTES_OFFSET = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "bytes");
 
     /** Attaches the gateway to {@code ifname} (native mode; generic only if {@code allowGenericFallback}). */
     public XdpAttachment attach(String ifname, boolean allowGenericFallback) {

@@ -140,17 +140,24 @@ class GoldenPacketTest {
         f.add(drop("LOCAL route without an AF_XDP socket on the queue", ingress(FORM_IPV4, ok.bytes()),
                 standard(FORM_IPV4, Route.local(0, JOB, TOKEN)), Counter.DROP_REDIRECT));
         // ---- LOCAL delivery (no AF_XDP socket in the test, so the redirect falls back to DROP): the frame handed
-        //      on must have its hop limit decremented, its UDP checksum still valid and its padding trimmed ----
+        //      on is the frame as it arrived, padding trimmed: no hop limit check or decrement, no fault injection
+        //      (PROTOCOL.md §7) ----
         for (int in : forms) {
             byte[] pl = payload(in == FORM_IPV6 ? 77 : 100, 50 + in);
             Xaf x = Xaf.of(9, NET, JOB, TOKEN, pl);
             f.add(new Fixture("local: " + formName(in) + " without a socket on the queue, padded +5", pad(ingress(in, x.bytes()), 5), in,
-                    standard(in, Route.local(1L << IN_SLOT, JOB, TOKEN)), XDP_DROP, ingress(in, x.withHop(8).bytes()),
+                    standard(in, Route.local(1L << IN_SLOT, JOB, TOKEN)), XDP_DROP, ingress(in, x.bytes()),
                     Counter.DROP_REDIRECT, true, null, 0));
+            byte[] lastHop = ingress(in, x.withHop(1).bytes());
+            f.add(new Fixture("local: " + formName(in) + " hop limit 1 is still delivered", lastHop, in,
+                    standard(in, Route.local(0, JOB, TOKEN)), XDP_DROP, lastHop, Counter.DROP_REDIRECT, true, null, 0));
+            byte[] plain = ingress(in, x.bytes());
+            f.add(new Fixture("local: " + formName(in) + " fault injection does not apply", plain, in,
+                    standard(in, Route.local(0, JOB, TOKEN).withDropOneIn(1)), XDP_DROP, plain, Counter.DROP_REDIRECT, true, null, 0));
         }
         byte[] noCsum = ingress(FORM_IPV4, ok.bytes());
         noCsum[40] = 0; noCsum[41] = 0;
-        byte[] noCsumOut = ingress(FORM_IPV4, ok.withHop(8).bytes());
+        byte[] noCsumOut = ingress(FORM_IPV4, ok.bytes());
         noCsumOut[40] = 0; noCsumOut[41] = 0;
         f.add(new Fixture("local: IPv4 UDP checksum 0 (none) stays 0", noCsum, FORM_IPV4,
                 standard(FORM_IPV4, Route.local(0, JOB, TOKEN)), XDP_DROP, noCsumOut, Counter.DROP_REDIRECT, true, null, 0));

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * LOCAL routes hand frames to the AF_XDP socket registered for the frame's rx queue. With a real (copy-mode) socket
  * bound to queue 0 of a veth in a namespace made here, the redirect succeeds and counts TO_LOCAL; the frame keeps its
- * form, with the hop limit decremented and the UDP checksum still valid.
+ * form, unchanged (PROTOCOL.md §7: LOCAL does not touch the hop limit).
  */
 class LocalDeliveryTest {
     @Test
@@ -37,7 +37,7 @@ class LocalDeliveryTest {
                         assertEquals(ProgTestRun.XDP_REDIRECT, r.action(), r::actionName);
                         assertEquals(1, delta.packets(Counter.TO_LOCAL), delta::toString);
                         assertEquals(frame.length, delta.bytes(Counter.TO_LOCAL));
-                        assertArrayEquals(ingress(SharedLayouts.FORM_IPV6, x.withHop(4).bytes()), r.frame());
+                        assertArrayEquals(ingress(SharedLayouts.FORM_IPV6, x.bytes()), r.frame());
                         assertEquals(udpChecksum(r.frame()), getShort(r.frame(), 60));
                         dp.deleteXsk(0);
                     }

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /**
  * Compiles a C probe against xaf_shared.h with gcc and checks that every offset and size of struct xaf_route and
- * struct xaf_port, and every enum xaf_counter value, agree with the Java mirrors.
+ * struct xaf_port and struct xaf_counters, and every enum xaf_counter value, agree with the Java mirrors.
  */
 class SharedLayoutsTest {
     static final Path HEADER_DIR = Path.of("src/main/bpf").toAbsolutePath();
@@ -25,6 +25,7 @@ class SharedLayoutsTest {
             "job_id", "job_token", "drop_one_in", "src_id", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
             "dst_port", "reserved1");
     static final List<String> PORT_FIELDS = List.of("slot", "form", "reserved");
+    static final List<String> COUNTERS_FIELDS = List.of("packets", "bytes");
     static final List<String> C_COUNTERS = List.of("XAF_C_RX_XAF", "XAF_C_PASS_NON_XAF", "XAF_C_FORWARDED",
             "XAF_C_TO_LOCAL", "XAF_C_DROP_MALFORMED", "XAF_C_DROP_NO_ROUTE", "XAF_C_DROP_HOP_LIMIT",
             "XAF_C_DROP_BAD_TOKEN", "XAF_C_DROP_INGRESS", "XAF_C_DROP_INJECTED", "XAF_C_DROP_REDIRECT",
@@ -37,9 +38,10 @@ class SharedLayoutsTest {
         StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include \"xaf_shared.h\"\n");
         c.append("#define F(s, f) printf(#s \".\" #f \".off %zu\\n\" #s \".\" #f \".size %zu\\n\", offsetof(struct s, f), sizeof(((struct s *)0)->f));\n");
         c.append("int main(void) {\n");
-        c.append("printf(\"xaf_route.sizeof %zu\\nxaf_port.sizeof %zu\\n\", sizeof(struct xaf_route), sizeof(struct xaf_port));\n");
+        c.append("printf(\"xaf_route.sizeof %zu\\nxaf_port.sizeof %zu\\nxaf_counters.sizeof %zu\\n\", sizeof(struct xaf_route), sizeof(struct xaf_port), sizeof(struct xaf_counters));\n");
         ROUTE_FIELDS.forEach(f -> c.append("F(xaf_route, ").append(f).append(")\n"));
         PORT_FIELDS.forEach(f -> c.append("F(xaf_port, ").append(f).append(")\n"));
+        COUNTERS_FIELDS.forEach(f -> c.append("F(xaf_counters, ").append(f).append(")\n"));
         C_COUNTERS.forEach(e -> c.append("printf(\"").append(e).append(" %d\\n\", (int)").append(e).append(");\n"));
         c.append("printf(\"XAF_C__MAX %d\\nXAF_COUNTERS %d\\nXAF_MAX_PORTS %d\\nXAF_MAX_ROUTES %d\\nXAF_MAX_QUEUES %d\\n\", "
                 + "(int)XAF_C__MAX, XAF_COUNTERS, XAF_MAX_PORTS, XAF_MAX_ROUTES, XAF_MAX_QUEUES);\n");
@@ -75,6 +77,9 @@ class SharedLayoutsTest {
 
     @Test
     void portLayoutMatchesC() { compareStruct("xaf_port", SharedLayouts.PORT, PORT_FIELDS); }
+
+    @Test
+    void countersLayoutMatchesC() { compareStruct("xaf_counters", SharedLayouts.COUNTERS_VALUE, COUNTERS_FIELDS); }
 
     @Test
     void counterOrdinalsMatchCEnum() {

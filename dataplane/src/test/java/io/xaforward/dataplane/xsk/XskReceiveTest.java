@@ -21,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * 10,000 XAF frames sent into one veth end with an AF_PACKET socket reach an AF_XDP socket on the other end through
- * the gateway program's LOCAL routes, in order and byte for byte (the gateway decrements the hop limit, nothing
- * else); frames that are not XAF still reach the kernel, where an AF_PACKET socket on the same interface sees them.
+ * the gateway program's LOCAL routes, in order and byte for byte (LOCAL delivery changes
+ * nothing, PROTOCOL.md §7); frames that are not XAF still reach the kernel, where an AF_PACKET socket on the same interface sees them.
  */
 class XskReceiveTest {
     private static final String A = "xa", B = "xb";
@@ -48,7 +48,6 @@ class XskReceiveTest {
                     FrameHandler check = (umem, offset, length) -> {
                         int seq = received[0]++;
                         int want = Numbered.write(expected, 0, seq, seq % 2 == 0 ? NET_A : NET_B);
-                        expected.set(ValueLayout.JAVA_BYTE, Numbered.HOP_OFFSET, (byte) (Numbered.INITIAL_HOP - 1));
                         assertEquals(want, length, "length of frame " + seq);
                         long at = MemorySegment.mismatch(umem, offset, offset + length, expected, 0, want);
                         assertEquals(-1, at, "frame " + seq + " differs at byte " + at);
