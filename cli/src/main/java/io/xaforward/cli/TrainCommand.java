@@ -4,6 +4,7 @@ import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.mode.GatewayMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -80,6 +81,15 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE} = off)")
     long pacingMbps;
 
+    @Option(names = "--overlap", defaultValue = "on", description = {"on (default): backward runs block by block and each "
+            + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
+            + "all-reduce after the whole backward pass"})
+    String overlap = "on";
+
+    @Option(names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32 (default) or "
+            + "bf16 (half the bytes; rounded before sending, summed in fp32)")
+    String wireDtype = "fp32";
+
     @Option(names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
 
@@ -101,6 +111,11 @@ final class TrainCommand implements Callable<Integer> {
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
         Algorithm.fromName(algorithm);
+        boolean overlapOn = parseOnOff("--overlap", overlap);
+        WireDtype wire = WireDtype.parse(wireDtype);
+        if (wire == WireDtype.BF16 && Algorithm.fromName(algorithm) == Algorithm.PARAMETER_SERVER) {
+            throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
+        }
         if (resume != null) UserPaths.requireFile(resume, "checkpoint");
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
@@ -108,7 +123,16 @@ final class TrainCommand implements Callable<Integer> {
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
                 evalEvery, checksumEvery, dataPath, 1, 0x5eed0001, threads,
-                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume);
+                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
+                wire.name().toLowerCase(java.util.Locale.ROOT));
+    }
+
+    static boolean parseOnOff(String option, String value) {
+        return switch (value == null ? "" : value.toLowerCase(java.util.Locale.ROOT)) {
+            case "on", "true", "yes" -> true;
+            case "off", "false", "no" -> false;
+            default -> throw new IllegalArgumentException(option + " must be on or off, was '" + value + "'");
+        };
     }
 
     @Override

@@ -43,7 +43,8 @@ final class TrainData {
         } else if (!Files.exists(data)) {
             throw new IllegalArgumentException("data " + data + " not found");
         } else if (Files.isDirectory(data)) {
-            resolved = data;
+            // A nanoGPT directory without meta.json: the workers learn its tokenizer from one written beside links.
+            resolved = DataMeta.readIfPresent(data) != null ? data : withMeta(data, t, workDir);
         } else if (data.getFileName().toString().endsWith(".bin")) {
             resolved = DataMeta.readIfPresent(data.toAbsolutePath().getParent()) != null ? data : withMeta(data, t, workDir);
         } else if (t.name().equals("bytes")) {
@@ -58,13 +59,29 @@ final class TrainData {
         return resolved;
     }
 
-    /** A directory holding a link to a bare .bin file and a meta.json naming the tokenizer, for the workers. */
-    private static Path withMeta(Path bin, Tokenizer t, Path workDir) throws IOException {
-        Path dir = Files.createDirectories(workDir.resolve("data"));
-        Files.deleteIfExists(dir.resolve(CorpusPreparer.TRAIN_FILE));
-        Files.createSymbolicLink(dir.resolve(CorpusPreparer.TRAIN_FILE), bin.toAbsolutePath());
-        new DataMeta(t.name(), t.vocabSize(), "uint16", Files.size(bin) / 2, 0, bin.toAbsolutePath().toString()).write(dir);
+    /**
+     * A directory in the work directory with links to the token files of {@code source} (a .bin file, or a directory
+     * with train.bin and val.bin) and a meta.json naming the tokenizer, for the workers.
+     */
+    private static Path withMeta(Path source, Tokenizer t, Path workDir) throws IOException {
+        Path dir = workDir.resolve("data");
+        DataCommand.deleteTree(dir);
+        Files.createDirectories(dir);
+        boolean isDir = Files.isDirectory(source);
+        Path train = isDir ? source.resolve(CorpusPreparer.TRAIN_FILE) : source;
+        link(dir.resolve(CorpusPreparer.TRAIN_FILE), train);
+        Path validation = source.resolve(CorpusPreparer.VALIDATION_FILE);
+        if (isDir && Files.exists(validation)) link(dir.resolve(CorpusPreparer.VALIDATION_FILE), validation);
+        UserPaths.requireFile(train, "token file");
+        new DataMeta(t.name(), t.vocabSize(), "uint16", Files.size(train) / 2,
+                isDir && Files.exists(validation) ? Files.size(validation) / 2 : 0,
+                source.toAbsolutePath().toString()).write(dir);
         return dir;
+    }
+
+    private static void link(Path link, Path target) throws IOException {
+        Files.deleteIfExists(link);
+        Files.createSymbolicLink(link, target.toAbsolutePath());
     }
 
     /** Fails before any worker starts when the data's ids do not fit the model. */

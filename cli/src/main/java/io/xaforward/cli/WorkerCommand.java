@@ -72,10 +72,10 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--gateway", description = "with --etcd: the gateway port this data center sends to (IP, or MAC on the id form)")
     String gateway;
 
-    @Option(names = "--identity", defaultValue = "0", description = "with --etcd on the id form: this host's 32-bit identity")
+    @Option(names = "--identity", defaultValue = "0", description = "with --etcd on the id form: this host's 32-bit identity (default: ${DEFAULT-VALUE})")
     String identity;
 
-    @Option(names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register")
+    @Option(names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register (default: ${DEFAULT-VALUE})")
     long rendezvousTimeoutSeconds;
 
     @Option(names = "--data", required = true, description = "UTF-8 text to train on (the same file on every rank)")

@@ -99,7 +99,7 @@ class GatewayEndToEndTest {
                 return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             }
         });
-        String pattern = counter == null ? "(?m)^" + name + " (\\d+)$" : "(?m)^" + name + "\\{counter=\"" + counter + "\"\\} (\\d+)$";
+        String pattern = counter == null ? "(?m)^" + name + " (\\d+)$" : "(?m)^" + name + "\\{outcome=\"" + counter + "\"\\} (\\d+)$";
         Matcher m = Pattern.compile(pattern).matcher(text);
         assertTrue(m.find(), "metric " + name + " " + counter + " missing from:\n" + text);
         return Long.parseLong(m.group(1));

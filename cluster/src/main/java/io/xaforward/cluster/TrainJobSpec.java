@@ -20,12 +20,26 @@ import java.util.Properties;
  * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
  * @param checkpointEvery rank 0 writes a checkpoint into {@link #checkpointDir()} every N steps (0 = never)
  * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
+ * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
+ * @param wireDtype    number format of gradients on the wire: fp32 | bf16
  */
 public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                           String rateLimit, long checkpointEvery, Path resume) {
+                           String rateLimit, long checkpointEvery, Path resume, boolean overlap,
+                           String wireDtype) {
+
+    /** Overlap on, float32 on the wire. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit, long checkpointEvery, Path resume) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, checkpointEvery, resume, true, "fp32");
+    }
 
     /** A job that neither resumes nor writes periodic checkpoints. */
     public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
@@ -67,6 +81,8 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("rateLimit", rateLimit);
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
+        p.setProperty("overlap", Boolean.toString(overlap));
+        p.setProperty("wireDtype", wireDtype);
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
         }
@@ -87,6 +103,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Long.parseLong(p.getProperty("bucketBytes")), Long.parseLong(p.getProperty("pacingBytesPerSecond")),
                 Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
                 Long.parseLong(p.getProperty("checkpointEvery", "0")),
-                p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")));
+                p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
+                Boolean.parseBoolean(p.getProperty("overlap", "true")), p.getProperty("wireDtype", "fp32"));
     }
 }

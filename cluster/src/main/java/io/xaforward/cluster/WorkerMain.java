@@ -4,6 +4,7 @@ import io.xaforward.cluster.RankNetwork;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
+import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.Node;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
@@ -61,12 +62,14 @@ public final class WorkerMain {
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
                 .evalEvery(spec.evalEvery()).threads(spec.threadsPerWorker())
+                .overlap(spec.overlap())
                 .build();
 
         try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort()).start();
              Collectives collectives = new Collectives(net.group(), transport,
                      CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
-                             .withOperationTimeout(Duration.ofSeconds(120)));
+                             .withOperationTimeout(Duration.ofSeconds(120))
+                             .withWireDtype(WireDtype.parse(spec.wireDtype())));
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
                      collectives::allReduceMean)) {
             if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 
 /** Reads a gateway's Prometheus endpoint from inside its network namespace. */
 public final class GatewayMetrics {
-    private static final Pattern SAMPLE = Pattern.compile("(?m)^([a-z_]+)(?:\\{counter=\"([a-z_]+)\"\\})? (\\d+)$");
+    private static final Pattern SAMPLE = Pattern.compile("(?m)^([a-z_]+)(?:\\{outcome=\"([a-z_]+)\"\\})? (\\d+)$");
 
     private GatewayMetrics() {}
 

@@ -260,15 +260,21 @@ public final class GatewayService implements AutoCloseable {
     public String prometheusText() {
         CounterSnapshot s = counters();
         StringBuilder b = new StringBuilder(2048);
+        b.append("# HELP xaf_rx_packets_total XAF frames received by the XDP program (each also counts once under an outcome).\n")
+                .append("# TYPE xaf_rx_packets_total counter\nxaf_rx_packets_total ").append(s.packets(Counter.RX_XAF)).append('\n');
+        b.append("# HELP xaf_rx_bytes_total Bytes of the XAF frames received by the XDP program.\n")
+                .append("# TYPE xaf_rx_bytes_total counter\nxaf_rx_bytes_total ").append(s.bytes(Counter.RX_XAF)).append('\n');
         b.append("# HELP xaf_packets_total Frames seen by the XAForward XDP program, by outcome.\n");
         b.append("# TYPE xaf_packets_total counter\n");
         for (Counter c : Counter.values()) {
-            b.append("xaf_packets_total{counter=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.packets(c)).append('\n');
+            if (c == Counter.RX_XAF) continue;
+            b.append("xaf_packets_total{outcome=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.packets(c)).append('\n');
         }
         b.append("# HELP xaf_bytes_total Bytes of the frames seen by the XAForward XDP program, by outcome.\n");
         b.append("# TYPE xaf_bytes_total counter\n");
         for (Counter c : Counter.values()) {
-            b.append("xaf_bytes_total{counter=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
+            if (c == Counter.RX_XAF) continue;
+            b.append("xaf_bytes_total{outcome=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
         }
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
         synchronized (this) {

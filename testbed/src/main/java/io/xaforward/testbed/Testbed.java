@@ -282,8 +282,10 @@ public final class Testbed {
     }
 
     /**
-     * Removes what {@link #up} made for this prefix: detaches recorded XDP programs, deletes recorded namespaces,
-     * then every namespace named {@code <prefix>-*} (covers a lost state file), then the state file.
+     * Removes what {@link #up} made for this prefix, as its state file lists it: detaches the recorded XDP programs,
+     * deletes the recorded namespaces, then the state file. Namespaces that merely share the prefix are not touched
+     * (another testbed's, or someone else's); {@code up} writes the state file before creating anything, so a
+     * crash mid-up is still covered. Without a state file there is nothing to remove.
      */
     public void down(String prefix) {
         requireRoot("down");
@@ -296,7 +298,6 @@ public final class Testbed {
                         (String) x.get("dev"), "xdpdrv", "off"));
             if (state.get("namespaces") instanceof List<?> l) for (Object o : l) namespaces.add((String) o);
         }
-        for (String ns : Netns.list()) if (ns.startsWith(prefix + "-") && !namespaces.contains(ns)) namespaces.add(ns);
         for (String ns : namespaces) Netns.delete(ns);
         try {
             Files.deleteIfExists(stateFile(prefix));

@@ -12,7 +12,7 @@ import java.util.List;
 import static io.xaforward.testbed.TestbedFixtures.*;
 import static org.junit.jupiter.api.Assertions.*;
 
-/** Kernel forwarding between same-form DCs, bridged segments, tc rate limits, and cleanup after a lost state file. */
+/** Kernel forwarding between same-form DCs, bridged segments, tc rate limits, and down scoped to its state file. */
 @Timeout(120)
 class TestbedForwardingTest {
     static final Path STATE_DIR = tempStateDir();
@@ -66,7 +66,7 @@ class TestbedForwardingTest {
     }
 
     @Test
-    void htbRateLimitAppliesBothWaysAndDownSurvivesALostStateFile() throws Exception {
+    void htbRateLimitAppliesBothWaysAndDownRemovesWhatItsStateFileLists() throws Exception {
         Topology t = load(TopologyParserTest.TOPOLOGIES.resolve("two-dc-ratelimited.yaml"));
         TestbedState s = TESTBED.up(t);
         assertEquals(s, TESTBED.up(t), "up twice with rate limits: no error, same interfaces");
@@ -84,12 +84,17 @@ class TestbedForwardingTest {
             EchoServers.probe(s.host("b", 0).namespace(), s.host("b", 1).ipText(), s.gatewayPort("gw", "b").ipText());
         }
 
-        // Simulated crash: the state file is gone; down must still remove every namespace of the prefix.
-        Files.delete(TESTBED.stateFile(t.prefix()));
+        // The state file is what down removes: without it, down touches nothing (namespaces that merely share the
+        // prefix may be someone else's); with it, everything it lists goes.
+        Path stateFile = TESTBED.stateFile(t.prefix());
+        byte[] saved = Files.readAllBytes(stateFile);
+        Files.delete(stateFile);
+        TESTBED.down(t.prefix());
         assertEquals(7, namespacesWithPrefix(t.prefix()).size());
+        Files.write(stateFile, saved);
         TESTBED.down(t.prefix());
         assertEquals(List.of(), namespacesWithPrefix(t.prefix()));
-        assertFalse(Files.exists(TESTBED.stateFile(t.prefix())));
+        assertFalse(Files.exists(stateFile));
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.xaforward.gateway.afxdp;
 
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.dataplane.xsk.FrameHandler;
+import io.xaforward.gateway.ForwardingDecision;
 import io.xaforward.dataplane.xsk.Umem;
 import io.xaforward.dataplane.xsk.XskConfig;
 import io.xaforward.protocol.FrameParser;
@@ -53,7 +54,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
 
     /** One forwarding route with its egress port and preallocated outer addressing. */
     record Route(int networkId, AfXdpGatewayPort egress, NetworkForm form, long ingressMask, int jobId, int jobToken,
-                 OuterAddressing addressing) {}
+                 OuterAddressing addressing) implements ForwardingDecision.RouteChecks {}
 
     private final List<AfXdpGatewayPort> ports = new ArrayList<>();
     private final RouteTable routes = new RouteTable();
@@ -165,23 +166,14 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
         long at = f.xafOffset();
         xaf.wrap(frame, at);
         Route r = routes.get(xaf.networkId());
-        if (r == null) {
-            counters[DROP_NO_ROUTE]++;
-            return;
-        }
-        if (xaf.jobId() != r.jobId() || xaf.jobToken() != r.jobToken()) {
-            counters[DROP_BAD_TOKEN]++;
-            return;
-        }
-        if (r.ingressMask() != 0 && (r.ingressMask() & (1L << ingress.config.slot())) == 0) {
-            counters[DROP_INGRESS]++;
-            return;
+        switch (ForwardingDecision.decide(xaf, r, ingress.config.slot())) {
+            case FORWARD -> { }
+            case DROP_NO_ROUTE -> { counters[DROP_NO_ROUTE]++; return; }
+            case DROP_INGRESS -> { counters[DROP_INGRESS]++; return; }
+            case DROP_BAD_TOKEN -> { counters[DROP_BAD_TOKEN]++; return; }
+            case DROP_HOP_LIMIT -> { counters[DROP_HOP_LIMIT]++; return; }
         }
         int hop = xaf.hopLimit();
-        if (hop <= 1) {
-            counters[DROP_HOP_LIMIT]++;
-            return;
-        }
         AfXdpGatewayPort out = r.egress();
         int xafBytes = XafHeader.LENGTH + f.payloadLength();
         int outer = r.form().outerHeaderLength();

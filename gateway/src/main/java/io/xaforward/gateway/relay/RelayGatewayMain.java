@@ -1,5 +1,6 @@
 package io.xaforward.gateway.relay;
 
+import io.xaforward.gateway.ForwardingDecision;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
 import io.xaforward.dataplane.sys.PacketSocket;
@@ -108,7 +109,7 @@ public final class RelayGatewayMain {
 
     /** One route, resolved to a port and preallocated outer addressing. */
     record RelayRoute(int networkId, Port egress, long ingressMask, int jobId, int jobToken,
-                      InetSocketAddress udpDestination, OuterAddressing idAddressing) {}
+                      InetSocketAddress udpDestination, OuterAddressing idAddressing) implements ForwardingDecision.RouteChecks {}
 
     private final List<Port> ports = new ArrayList<>();
     private final IntRouteTable routes = new IntRouteTable();
@@ -239,23 +240,14 @@ public final class RelayGatewayMain {
     private void forward(Work w, Port ingress, long offset, int xafBytes) {
         w.xaf.wrap(w.inSeg, offset);
         RelayRoute r = routes.get(w.xaf.networkId());
-        if (r == null) {
-            counters.incrementAndGet(DROP_NO_ROUTE);
-            return;
-        }
-        if (w.xaf.jobId() != r.jobId() || w.xaf.jobToken() != r.jobToken()) {
-            counters.incrementAndGet(DROP_BAD_TOKEN);
-            return;
-        }
-        if (r.ingressMask() != 0 && (r.ingressMask() & (1L << ingress.config.slot())) == 0) {
-            counters.incrementAndGet(DROP_INGRESS);
-            return;
+        switch (ForwardingDecision.decide(w.xaf, r, ingress.config.slot())) {
+            case FORWARD -> { }
+            case DROP_NO_ROUTE -> { counters.incrementAndGet(DROP_NO_ROUTE); return; }
+            case DROP_INGRESS -> { counters.incrementAndGet(DROP_INGRESS); return; }
+            case DROP_BAD_TOKEN -> { counters.incrementAndGet(DROP_BAD_TOKEN); return; }
+            case DROP_HOP_LIMIT -> { counters.incrementAndGet(DROP_HOP_LIMIT); return; }
         }
         int hop = w.xaf.hopLimit();
-        if (hop <= 1) {
-            counters.incrementAndGet(DROP_HOP_LIMIT);
-            return;
-        }
         Port egress = r.egress();
         try {
             if (egress.udp != null) {

@@ -36,6 +36,7 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
         namespace = state.gatewayNamespace(gateway);
         try {
+            closeTheEdge(state, gateway);
             ports.addAll(state.gatewayPorts(gateway));
             peerPass.attach(ports);
             Path configFile = writeConfig("afxdp-" + gateway, plan.gatewayYaml(gateway, "off", 0));
@@ -85,6 +86,7 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
             ports.clear();
             peerPass.close();
             deleteConfig();
+            openTheEdge();
         }
     }
 }

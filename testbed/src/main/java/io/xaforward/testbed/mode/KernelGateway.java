@@ -33,13 +33,33 @@ public final class KernelGateway implements GatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        List<Node> ports = state.gatewayPorts(gateway);
-        List<String> v4 = new ArrayList<>(), v6 = new ArrayList<>();
-        for (Node p : ports) {
-            if (p.form() == NetworkForm.IPV4) v4.add(p.ipText() + "/" + p.prefixLength());
-            if (p.form() == NetworkForm.IPV6) v6.add(p.ipText() + "/" + p.prefixLength());
+        start(state.gatewayNamespace(gateway), subnets(state.gatewayPorts(gateway), NetworkForm.IPV4),
+                subnets(state.gatewayPorts(gateway), NetworkForm.IPV6));
+    }
+
+    private static List<String> subnets(List<Node> ports, NetworkForm family) {
+        List<String> out = new ArrayList<>();
+        for (Node p : ports) if (p.form() == family) out.add(p.ipText() + "/" + p.prefixLength());
+        return out;
+    }
+
+    /**
+     * Loads this mode's edge rule set into the FORWARD chains of {@code namespace} without touching forwarding. The
+     * other modes load it too: frames they do not take (non-XAF) fall through to the kernel, which must then forward
+     * exactly what this mode forwards.
+     */
+    static void installFirewall(String namespace, List<Node> ports) {
+        load(namespace, "iptables-restore", rules(subnets(ports, NetworkForm.IPV4), "icmp"));
+        load(namespace, "ip6tables-restore", rules(subnets(ports, NetworkForm.IPV6), "ipv6-icmp"));
+    }
+
+    /** Empties the FORWARD chains again (policy ACCEPT), as {@code topo up} left them. */
+    static void removeFirewall(String namespace) {
+        if (namespace == null || !Netns.exists(namespace)) return;
+        for (String tool : List.of("iptables", "ip6tables")) {
+            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-F", "FORWARD"));
+            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-P", "FORWARD", "ACCEPT"));
         }
-        start(state.gatewayNamespace(gateway), v4, v6);
     }
 
     /**
@@ -52,8 +72,8 @@ public final class KernelGateway implements GatewayRunner {
 
     private void start(String gatewayNamespace, List<String> ipv4Subnets, List<String> ipv6Subnets) {
         namespace = gatewayNamespace;
-        load("iptables-restore", rules(ipv4Subnets, "icmp"));
-        load("ip6tables-restore", rules(ipv6Subnets, "ipv6-icmp"));
+        load(namespace, "iptables-restore", rules(ipv4Subnets, "icmp"));
+        load(namespace, "ip6tables-restore", rules(ipv6Subnets, "ipv6-icmp"));
         Netns.exec(namespace, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
     }
 
@@ -76,7 +96,7 @@ public final class KernelGateway implements GatewayRunner {
         return r.append("COMMIT\n").toString();
     }
 
-    private void load(String tool, String rules) {
+    private static void load(String namespace, String tool, String rules) {
         try {
             Netns.exec(namespace, TIMEOUT, rules, List.of(tool));
         } catch (NetnsException e) {
@@ -87,11 +107,7 @@ public final class KernelGateway implements GatewayRunner {
 
     @Override
     public void close() {
-        if (namespace == null || !Netns.exists(namespace)) return;
-        for (String tool : List.of("iptables", "ip6tables")) {
-            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-F", "FORWARD"));
-            Netns.tryExec(namespace, TIMEOUT, null, List.of(tool, "-P", "FORWARD", "ACCEPT"));
-        }
+        removeFirewall(namespace);
         namespace = null;
     }
 }

@@ -1,5 +1,7 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.testbed.TestbedState;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +12,7 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
     /** The gateway process once started; null before and after. */
     protected GatewayProcess process;
     private Path configFile;
+    private String firewalled;
 
     @Override
     public List<Long> processIds() {
@@ -26,6 +29,22 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
         configFile = Files.createTempFile("xaf-" + name, ".yaml");
         Files.writeString(configFile, yaml);
         return configFile;
+    }
+
+    /**
+     * Non-XAF frames are not this mode's business: they fall through to the gateway namespace's kernel, which
+     * {@code topo up} lets forward. Load the kernel mode's edge rules so that the same traffic crosses between data
+     * centers whatever the mode (XDP redirects and AF_XDP never reach netfilter; the relay's sockets are INPUT).
+     */
+    protected void closeTheEdge(TestbedState state, String gateway) {
+        firewalled = state.gatewayNamespace(gateway);
+        KernelGateway.installFirewall(firewalled, state.gatewayPorts(gateway));
+    }
+
+    /** Undoes {@link #closeTheEdge}. */
+    protected void openTheEdge() {
+        KernelGateway.removeFirewall(firewalled);
+        firewalled = null;
     }
 
     /** Removes the file {@link #writeConfig} wrote, if any. */

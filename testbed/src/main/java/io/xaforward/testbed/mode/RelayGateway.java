@@ -29,13 +29,23 @@ public final class RelayGateway extends ProcessGatewayRunner {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        process = GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
-                List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
+        closeTheEdge(state, gateway);
+        try {
+            process = GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
+                    List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
     @Override
     public void close() {
-        if (process != null) process.close();
-        deleteConfig();
+        try {
+            if (process != null) process.close();
+        } finally {
+            deleteConfig(); // the process stays readable: its output holds the final counters
+            openTheEdge();
+        }
     }
 }

@@ -38,6 +38,7 @@ public final class XdpGateway extends ProcessGatewayRunner {
         namespace = state.gatewayNamespace(gateway);
         String yaml = plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT, dropOneIn);
         try {
+            closeTheEdge(state, gateway);
             peerPass.attach(state.gatewayPorts(gateway));
             Path configFile = writeConfig("gw-" + gateway, yaml);
             process = GatewayProcess.start(namespace, GatewayMain.class.getName(), List.of("--config", configFile.toString()),
@@ -78,6 +79,7 @@ public final class XdpGateway extends ProcessGatewayRunner {
             process = null;
             peerPass.close();
             deleteConfig();
+            openTheEdge();
         }
     }
 }

@@ -1,0 +1,40 @@
+package io.xaforward.gateway;
+
+import io.xaforward.protocol.XafHeader;
+
+/**
+ * The route checks of PROTOCOL.md §7 for a valid XAF frame, in the spec's order (the order the XDP program uses):
+ * route lookup, ingress port, job id and token, hop limit. Both Java engines (the UDP/AF_PACKET relay and the AF_XDP
+ * gateway) call this, so the same bad frame is counted under the same reason whatever engine forwards it. Allocates
+ * nothing.
+ */
+public final class ForwardingDecision {
+    /** Why a frame is dropped, or FORWARD. Each maps to the XDP program's counter of the same name. */
+    public enum Verdict { FORWARD, DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT }
+
+    /** What the decision needs of a route; the engines' own route records implement it. */
+    public interface RouteChecks {
+        /** Ports (bit = slot) the frame may arrive on; 0 means any. */
+        long ingressMask();
+
+        int jobId();
+
+        int jobToken();
+    }
+
+    private ForwardingDecision() {}
+
+    /**
+     * @param xaf         the frame's XAF header (already validated, §7 step 2)
+     * @param route       the route for {@code xaf.networkId()}, or null
+     * @param ingressSlot the slot of the port the frame arrived on
+     */
+    public static Verdict decide(XafHeader xaf, RouteChecks route, int ingressSlot) {
+        if (route == null) return Verdict.DROP_NO_ROUTE;
+        long mask = route.ingressMask();
+        if (mask != 0 && (ingressSlot >= 64 || (mask & (1L << ingressSlot)) == 0)) return Verdict.DROP_INGRESS;
+        if (xaf.jobId() != route.jobId() || xaf.jobToken() != route.jobToken()) return Verdict.DROP_BAD_TOKEN;
+        if (xaf.hopLimit() <= 1) return Verdict.DROP_HOP_LIMIT;
+        return Verdict.FORWARD;
+    }
+}

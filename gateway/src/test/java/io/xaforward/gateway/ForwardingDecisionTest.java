@@ -1,0 +1,113 @@
+package io.xaforward.gateway;
+
+import io.xaforward.dataplane.Counter;
+import io.xaforward.dataplane.CounterSnapshot;
+import io.xaforward.dataplane.ProgTestRun;
+import io.xaforward.dataplane.Route;
+import io.xaforward.dataplane.SharedLayouts;
+import io.xaforward.dataplane.XafDataplane;
+import io.xaforward.protocol.FrameWriter;
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.OuterAddressing;
+import io.xaforward.protocol.XafHeader;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * The Java engines' route checks against the XDP program (BPF_PROG_TEST_RUN, needs root as CI runs): for frames
+ * that fail several checks at once, both must name the same first failure, in PROTOCOL.md §7's order (ingress port
+ * before job token before hop limit). The relay and the AF_XDP gateway both call {@link ForwardingDecision}.
+ */
+class ForwardingDecisionTest {
+    static final int LO = 1, PORT_SLOT = 0, OTHER_SLOT = 1, TX_SLOT = 2, NET = 0x00030001, JOB = 7, TOKEN = 0x5eed1234;
+    static final byte[] MAC_A = {2, 0, 0, 0, 0, 1}, MAC_B = {2, 0, 0, 0, 0, 2};
+
+    record JavaRoute(long ingressMask, int jobId, int jobToken) implements ForwardingDecision.RouteChecks {}
+
+    /** An ID-form frame carrying an XAF header with the given fields and 8 bytes of payload. */
+    static byte[] frame(int networkId, int jobId, int token, int hop) {
+        int outer = NetworkForm.ID.outerHeaderLength();
+        MemorySegment seg = MemorySegment.ofArray(new byte[outer + XafHeader.LENGTH + 8]);
+        new XafHeader().wrap(seg, outer).init().type(1).networkId(networkId).jobId(jobId).jobToken(token)
+                .hopLimit(hop).chunkCount(1).payloadLength(8);
+        int len = new FrameWriter().encapsulate(seg, NetworkForm.ID,
+                new OuterAddressing().srcMac(MAC_A).dstMac(MAC_B).srcId(0x11).dstId(networkId));
+        return seg.asSlice(0, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+    }
+
+    static Counter xdpCounter(ForwardingDecision.Verdict v) {
+        return switch (v) {
+            case FORWARD -> Counter.DROP_REDIRECT; // no devmap entry in the test: the forward fails at the redirect
+            case DROP_NO_ROUTE -> Counter.DROP_NO_ROUTE;
+            case DROP_INGRESS -> Counter.DROP_INGRESS;
+            case DROP_BAD_TOKEN -> Counter.DROP_BAD_TOKEN;
+            case DROP_HOP_LIMIT -> Counter.DROP_HOP_LIMIT;
+        };
+    }
+
+    /** Runs one frame through the XDP program and returns the single outcome counter it moved. */
+    static Counter xdp(XafDataplane dp, byte[] frame) {
+        CounterSnapshot before = dp.counters();
+        ProgTestRun.run(dp.programFd(), frame, LO, 0);
+        CounterSnapshot d = dp.counters().minus(before);
+        Counter moved = null;
+        for (Counter c : Counter.values()) {
+            if (c == Counter.RX_XAF || d.packets(c) == 0) continue;
+            assertNull(moved, "one outcome per frame: " + d);
+            moved = c;
+        }
+        assertEquals(1, d.packets(Counter.RX_XAF));
+        return moved;
+    }
+
+    @Test
+    void everyEngineNamesTheSameFirstFailure() {
+        try (XafDataplane dp = XafDataplane.load()) {
+            dp.setPort(LO, PORT_SLOT, SharedLayouts.FORM_ID);
+            Random random = new Random(42);
+            XafHeader xaf = new XafHeader();
+            int[] seen = new int[ForwardingDecision.Verdict.values().length];
+            for (int i = 0; i < 400; i++) {
+                // Each check fails or passes at random, several at once.
+                long mask = switch (random.nextInt(3)) {
+                    case 0 -> 0L;
+                    case 1 -> 1L << PORT_SLOT;
+                    default -> 1L << OTHER_SLOT;
+                };
+                boolean routed = random.nextInt(6) != 0;
+                int job = random.nextInt(4) == 0 ? JOB + 1 : JOB;
+                int token = random.nextInt(4) == 0 ? TOKEN ^ 1 : TOKEN;
+                int hop = random.nextInt(4) == 0 ? random.nextInt(2) : 2 + random.nextInt(60);
+                if (routed) {
+                    dp.putRoute(NET, Route.forward(TX_SLOT, SharedLayouts.FORM_ID, mask, JOB, TOKEN, 0x22, MAC_A, MAC_B,
+                            null, null, 9450, 9450));
+                } else {
+                    dp.deleteRoute(NET);
+                }
+                byte[] f = frame(NET, job, token, hop);
+                ForwardingDecision.Verdict java = ForwardingDecision.decide(xaf.wrap(MemorySegment.ofArray(f),
+                        NetworkForm.ID.outerHeaderLength()), routed ? new JavaRoute(mask, JOB, TOKEN) : null, PORT_SLOT);
+                seen[java.ordinal()]++;
+                String what = "mask " + mask + " routed " + routed + " job " + job + " token " + Integer.toHexString(token) + " hop " + hop;
+                assertEquals(xdpCounter(java), xdp(dp, f), what + ": Java said " + java);
+            }
+            for (ForwardingDecision.Verdict v : ForwardingDecision.Verdict.values()) {
+                assertTrue(seen[v.ordinal()] > 10, "every verdict exercised: " + java.util.Arrays.toString(seen));
+            }
+        }
+    }
+
+    @Test
+    void ingressIsCheckedBeforeTheToken() {
+        XafHeader xaf = new XafHeader().wrap(MemorySegment.ofArray(frame(NET, JOB + 1, TOKEN ^ 1, 0)), NetworkForm.ID.outerHeaderLength());
+        assertEquals(ForwardingDecision.Verdict.DROP_INGRESS,
+                ForwardingDecision.decide(xaf, new JavaRoute(1L << OTHER_SLOT, JOB, TOKEN), PORT_SLOT));
+        assertEquals(ForwardingDecision.Verdict.DROP_BAD_TOKEN,
+                ForwardingDecision.decide(xaf, new JavaRoute(1L << PORT_SLOT, JOB, TOKEN), PORT_SLOT));
+        assertEquals(ForwardingDecision.Verdict.DROP_NO_ROUTE, ForwardingDecision.decide(xaf, null, PORT_SLOT));
+    }
+}
