@@ -14,7 +14,8 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time.",
                 "Each writes a Markdown table, JSON and PNG plots under --out (default docs/bench). Needs root."},
-        subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class})
+        subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class,
+                BenchWireSecurityCommand.class})
 public final class BenchCommand {
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */

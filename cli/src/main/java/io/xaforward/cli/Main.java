@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
                 TopoCommand.class,
                 TrainCommand.class,
                 WorkerCommand.class,
+                LaunchCommand.class,
                 DemoCommand.class,
                 BenchCommand.class,
                 DataCommand.class,

@@ -6,11 +6,13 @@ import io.xaforward.cluster.TrainResult;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.Random;
 import java.util.concurrent.Callable;
 
@@ -81,6 +83,12 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE} = off)")
     long pacingMbps;
 
+    @Option(names = "--wire-security", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
+            description = {"how gradient datagrams are protected end to end (default: ${DEFAULT-VALUE}):",
+                    "crc32c (corruption only), mac (HMAC tag + replay window, keyed by a secret generated per run),",
+                    "encrypt (as mac, payload AES-GCM encrypted: for links that leave the building)"})
+    String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
+
     @Option(names = "--overlap", defaultValue = "on", description = {"on (default): backward runs block by block and each "
             + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
             + "all-reduce after the whole backward pass"})
@@ -111,6 +119,7 @@ final class TrainCommand implements Callable<Integer> {
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
         Algorithm.fromName(algorithm);
+        WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
         WireDtype wire = WireDtype.parse(wireDtype);
         if (wire == WireDtype.BF16 && Algorithm.fromName(algorithm) == Algorithm.PARAMETER_SERVER) {
@@ -122,9 +131,9 @@ final class TrainCommand implements Callable<Integer> {
         Path dataPath = TrainData.resolve(data, tokenizer, preset, dir);
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
-                evalEvery, checksumEvery, dataPath, 1, 0x5eed0001, threads,
+                evalEvery, checksumEvery, dataPath, 1, new SecureRandom().nextInt(), threads,
                 bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
-                wire.name().toLowerCase(java.util.Locale.ROOT));
+                wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity);
     }
 
     static boolean parseOnOff(String option, String value) {

@@ -5,7 +5,10 @@ import io.xaforward.gateway.GatewayMetrics;
 import io.xaforward.testbed.Netns;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,10 +20,16 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * A 2 DC x 2 worker job deployed as on real machines: one {@code xaf worker} process per host namespace and one
  * {@code xaf gateway} process in the gateway namespace, sharing nothing but the cluster file and the gateway
- * config. Every rank finishes with the same weights, and the gradients crossed the XDP gateway.
+ * config. Every rank finishes with the same weights, and the gradients crossed the XDP gateway. Then the same job
+ * under {@code xaf launch --max-restarts 1}, one launcher per host, with one worker killed (SIGKILL) mid-run: the
+ * job restarts from its checkpoints and ends with the weights of the uninterrupted run.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFileJobTest {
+    static final int STEPS = 6;
     static DeployFixture machines;
+    /** The final weight checksum of the uninterrupted run. */
+    static String uninterrupted;
 
     @BeforeAll
     static void up() throws Exception {
@@ -35,6 +44,7 @@ class ClusterFileJobTest {
     }
 
     @Test
+    @Order(1)
     void twoDatacentersTimesTwoWorkersThroughAnXdpGatewayFromTheClusterFile() throws Exception {
         Path cluster = machines.writeClusterFile();
         Path gatewayConfig = machines.writeGatewayConfig("127.0.0.1:9464");
@@ -45,7 +55,7 @@ class ClusterFileJobTest {
             try {
                 for (int r = 0; r < 4; r++) {
                     List<String> args = new ArrayList<>(List.of("worker"));
-                    args.addAll(machines.workerArgs(r, 4, checkpoints));
+                    args.addAll(machines.workerArgs(r, STEPS, checkpoints));
                     args.addAll(List.of("--cluster", cluster.toString(), "--checksum-every", "2"));
                     workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
                             machines.dir.resolve("file-worker-" + r + ".log")));
@@ -58,10 +68,11 @@ class ClusterFileJobTest {
                             + DeployFixture.log(machines.dir.resolve("file-worker-" + r + ".log")));
                     List<WorkerLine> done = w.protocolLines("done");
                     assertEquals(1, done.size(), w.output());
-                    assertEquals(4, w.protocolLines("step").size(), w.output());
+                    assertEquals(STEPS, w.protocolLines("step").size(), w.output());
                     if (checksum == null) checksum = done.get(0).get("checksum");
                     assertEquals(checksum, done.get(0).get("checksum"), "rank " + r + " ends with other weights");
                 }
+                uninterrupted = checksum;
             } finally {
                 for (DeployFixture.XafProcess w : workers) w.close();
             }
@@ -71,6 +82,61 @@ class ClusterFileJobTest {
             assertEquals(0L, counters.getOrDefault("xaf_packets_total{drop_no_route}", 0L), counters.toString());
             gateway.stop();
             assertTrue(gateway.sawLine("detached from"), gateway.output());
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aWorkerKilledMidRunRestartsFromCheckpointsAndEndsWithTheUninterruptedWeights() throws Exception {
+        assertNotNull(uninterrupted, "needs the uninterrupted run of the first test");
+        Path cluster = machines.writeClusterFile();
+        Path gatewayConfig = machines.writeGatewayConfig("off");
+        Path checkpoints = machines.dir.resolve("ckpt-restart");
+        int victim = 2;
+        try (GatewayProcess gateway = GatewayProcess.start(machines.gatewayNamespace(), gatewayConfig, List.of())) {
+            gateway.awaitReady(60_000);
+            List<DeployFixture.XafProcess> launchers = new ArrayList<>();
+            try {
+                for (int r = 0; r < 4; r++) {
+                    List<String> worker = machines.workerArgs(r, STEPS, checkpoints);
+                    int at = worker.indexOf("--rank");
+                    worker.subList(at, at + 2).clear();
+                    worker.set(worker.indexOf("--op-timeout") + 1, "8");
+                    List<String> args = new ArrayList<>(List.of("launch", "--local-ranks", Integer.toString(r),
+                            "--max-restarts", "1", "--restart-delay", "12", "--"));
+                    args.addAll(worker);
+                    args.addAll(List.of("--cluster", cluster.toString(), "--checkpoint-every", "2"));
+                    launchers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
+                            machines.dir.resolve("launch-" + r + ".log")));
+                }
+                // Kill the victim's worker once it is past the checkpoint of step 2.
+                DeployFixture.XafProcess v = launchers.get(victim);
+                long deadline = System.currentTimeMillis() + 120_000;
+                while (v.protocolLines("step").stream().noneMatch(l -> l.integer("step") == 3) && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(20);
+                }
+                long pid = v.protocolLines("launched").get(0).integer("pid");
+                assertEquals(0, new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor());
+
+                for (int r = 0; r < 4; r++) {
+                    DeployFixture.XafProcess l = launchers.get(r);
+                    int rc = l.await(240);
+                    assertEquals(0, rc, "launcher of rank " + r + ":\n" + l.output() + "\nlog:\n"
+                            + DeployFixture.log(machines.dir.resolve("launch-" + r + ".log")));
+                    List<WorkerLine> launched = l.protocolLines("launched");
+                    assertEquals(2, launched.size(), "one restart: " + l.output());
+                    assertEquals("true", launched.get(1).get("resume"));
+                    List<WorkerLine> starts = l.protocolLines("start");
+                    long from = starts.get(starts.size() - 1).integer("from_step");
+                    assertTrue(from >= 2 && from < STEPS, "resumed from checkpoint step " + from);
+                    List<WorkerLine> done = l.protocolLines("done");
+                    assertEquals(1, done.size(), l.output());
+                    assertEquals(uninterrupted, done.get(0).get("checksum"),
+                            "rank " + r + " after the restart ends with other weights than the uninterrupted run");
+                }
+            } finally {
+                for (DeployFixture.XafProcess l : launchers) l.close();
+            }
         }
     }
 }

@@ -20,6 +20,8 @@ import java.util.Properties;
  * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
  * @param checkpointEvery rank 0 writes a checkpoint into {@link #checkpointDir()} every N steps (0 = never)
  * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
+ * @param wireSecurity how datagrams are protected: crc32c | mac | encrypt (the last two read the job secret that
+ *                     the launcher writes to {@link #secretFile()})
  * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
  * @param wireDtype    number format of gradients on the wire: fp32 | bf16
  */
@@ -28,9 +30,23 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                            String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                           String wireDtype) {
+                           String wireDtype, String wireSecurity) {
 
-    /** Overlap on, float32 on the wire. */
+    /** The default protection of a job's datagrams: authenticated with a per-job secret. */
+    public static final String DEFAULT_WIRE_SECURITY = "mac";
+
+    /** The default wire security. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit, long checkpointEvery, Path resume, boolean overlap, String wireDtype) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, DEFAULT_WIRE_SECURITY);
+    }
+
+    /** Overlap on, float32 on the wire, the default wire security. */
     public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
@@ -38,7 +54,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                         String rateLimit, long checkpointEvery, Path resume) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, true, "fp32");
+                workDir, rateLimit, checkpointEvery, resume, true, "fp32", DEFAULT_WIRE_SECURITY);
     }
 
     /** A job that neither resumes nor writes periodic checkpoints. */
@@ -55,6 +71,11 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */
     public Path checkpointDir() {
         return workDir.resolve("checkpoints");
+    }
+
+    /** The job secret the launcher generates for this run (readable by its owner only). */
+    public Path secretFile() {
+        return workDir.resolve("job.secret");
     }
 
     public void write(Path file) throws IOException {
@@ -83,6 +104,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
         p.setProperty("overlap", Boolean.toString(overlap));
         p.setProperty("wireDtype", wireDtype);
+        p.setProperty("wireSecurity", wireSecurity);
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
         }
@@ -104,6 +126,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
                 Long.parseLong(p.getProperty("checkpointEvery", "0")),
                 p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
-                Boolean.parseBoolean(p.getProperty("overlap", "true")), p.getProperty("wireDtype", "fp32"));
+                Boolean.parseBoolean(p.getProperty("overlap", "true")), p.getProperty("wireDtype", "fp32"),
+                p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY));
     }
 }

@@ -3,6 +3,8 @@ package io.xaforward.cluster;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.training.SyntheticCorpus;
+import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.WireSecurity;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -61,6 +63,9 @@ public final class TrainingJob {
         }
         Path specFile = spec.workDir().resolve("job.properties");
         spec.write(specFile);
+        if (WireSecurity.fromName(spec.wireSecurity()).authenticated()) {
+            JobSecret.generate().writeTo(spec.secretFile()); // fresh per run, never a constant
+        }
 
         int world = plan.worldSize();
         for (int r = 0; r < world; r++) {

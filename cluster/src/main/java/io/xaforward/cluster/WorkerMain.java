@@ -13,7 +13,9 @@ import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.TransportConfig;
+import io.xaforward.transport.WireSecurity;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,6 +57,8 @@ public final class WorkerMain {
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
+        WireSecurity wireSecurity = WireSecurity.fromName(spec.wireSecurity());
+        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null);
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
         Algorithm algorithm = Algorithm.fromName(spec.algorithm());

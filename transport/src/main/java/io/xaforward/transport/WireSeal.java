@@ -12,6 +12,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.util.zip.CRC32C;
 
 /**
@@ -26,19 +27,20 @@ import java.util.zip.CRC32C;
  * </ul>
  * Keys for HMAC and AES are derived from the job secret with HMAC-SHA256 and distinct labels. The datagram is copied
  * once into a reusable array, which both checks read: the mac and crc32c modes allocate nothing per datagram; the
- * JDK's GCM allocates a few small objects per datagram in encrypt mode. One instance per event-loop thread.
+ * JDK's GCM allocates a few small objects per datagram in encrypt mode. One instance per thread. {@code
+ * maxDatagramLength} bounds header + payload of what it seals and opens.
  */
-final class WireSeal {
-    static final int TAG_BYTES = 16;
-    static final int SEQUENCE_BYTES = 8;
-    static final int TRAILER_BYTES = TAG_BYTES + SEQUENCE_BYTES;
+public final class WireSeal {
+    public static final int TAG_BYTES = 16;
+    public static final int SEQUENCE_BYTES = 8;
+    public static final int TRAILER_BYTES = TAG_BYTES + SEQUENCE_BYTES;
 
     /** Outcomes of {@link #open}. */
-    static final int OPENED = 0;
-    static final int WRONG_MODE = 1;
-    static final int CRC_MISMATCH = 2;
-    static final int AUTH_FAILED = 3;
-    static final int TOO_LONG = 4;
+    public static final int OPENED = 0;
+    public static final int WRONG_MODE = 1;
+    public static final int CRC_MISMATCH = 2;
+    public static final int AUTH_FAILED = 3;
+    public static final int TOO_LONG = 4;
 
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -46,7 +48,12 @@ final class WireSeal {
     private final WireSecurity mode;
     private final int flags;
     private final CRC32C crc = new CRC32C();
-    private final Mac mac;
+    /** HMAC-SHA256 by hand over two digests: the JDK's Mac.doFinal allocates its result on every call. */
+    private final MessageDigest inner;
+    private final MessageDigest outer;
+    private final byte[] innerPad = new byte[64];
+    private final byte[] outerPad = new byte[64];
+    private final byte[] innerHash = new byte[32];
     private final Cipher cipher;
     private final SecretKeySpec aesKey;
     private final byte[] copy;
@@ -62,7 +69,7 @@ final class WireSeal {
     private int dataLength;
     private long sequence;
 
-    WireSeal(WireSecurity mode, JobSecret secret, int maxDatagramLength) {
+    public WireSeal(WireSecurity mode, JobSecret secret, int maxDatagramLength) {
         this.mode = mode;
         this.flags = XafHeader.FLAG_HEADER_CHECKED
                 | (mode.authenticated() ? XafHeader.FLAG_AUTHENTICATED : 0)
@@ -72,7 +79,8 @@ final class WireSeal {
         plain = mode == WireSecurity.ENCRYPT ? new byte[maxDatagramLength] : null;
         plainSegment = plain == null ? null : MemorySegment.ofArray(plain);
         if (!mode.authenticated()) {
-            mac = null;
+            inner = null;
+            outer = null;
             cipher = null;
             aesKey = null;
             return;
@@ -82,8 +90,14 @@ final class WireSeal {
         }
         try {
             byte[] master = secret.bytes();
-            mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(derive(master, "xaf mac v1"), "HmacSHA256"));
+            byte[] macKey = derive(master, "xaf mac v1"); // 32 bytes: shorter than the block, used as is
+            for (int i = 0; i < 64; i++) {
+                byte k = i < macKey.length ? macKey[i] : 0;
+                innerPad[i] = (byte) (k ^ 0x36);
+                outerPad[i] = (byte) (k ^ 0x5c);
+            }
+            inner = MessageDigest.getInstance("SHA-256");
+            outer = MessageDigest.getInstance("SHA-256");
             if (mode == WireSecurity.ENCRYPT) {
                 cipher = Cipher.getInstance("AES/GCM/NoPadding");
                 aesKey = new SecretKeySpec(derive(master, "xaf aes-gcm v1"), "AES");
@@ -102,18 +116,18 @@ final class WireSeal {
         return kdf.doFinal(label.getBytes(StandardCharsets.US_ASCII));
     }
 
-    WireSecurity mode() { return mode; }
+    public WireSecurity mode() { return mode; }
     /** The flag bits this mode sets in every datagram. */
-    int flags() { return flags; }
+    public int flags() { return flags; }
     /** Payload bytes each datagram spends on the seal beyond its data. */
-    int trailerLength() { return mode.authenticated() ? TRAILER_BYTES : 0; }
+    public int trailerLength() { return mode.authenticated() ? TRAILER_BYTES : 0; }
 
     /**
      * Seals the datagram at {@code segment[0, 48 + dataLength + trailerLength())}: the header is complete except
      * payload_sum and payload_crc32c, payload_len already counts the trailer, and the data follows the header.
      * Writes the trailer (and the ciphertext in encrypt mode), payload_sum and payload_crc32c.
      */
-    void seal(MemorySegment segment, int dataLength, long sequenceNumber) {
+    public void seal(MemorySegment segment, int dataLength, long sequenceNumber) {
         int header = XafHeader.LENGTH;
         int payloadLength = dataLength + trailerLength();
         MemorySegment.copy(segment, 0, copySegment, 0, header + dataLength);
@@ -145,7 +159,7 @@ final class WireSeal {
      * caller) and returns {@link #OPENED} or the reason it was rejected. After OPENED, {@link #dataSegment()},
      * {@link #dataOffset()}, {@link #dataLength()} and {@link #sequence()} describe the plain data.
      */
-    int open(MemorySegment segment, long offset, int payloadLength) {
+    public int open(MemorySegment segment, long offset, int payloadLength) {
         int datagramFlags = Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, offset + XafHeader.FLAGS_OFFSET));
         if ((datagramFlags & XafHeader.WIRE_SECURITY_FLAGS) != flags || payloadLength < trailerLength()) {
             return WRONG_MODE;
@@ -192,19 +206,23 @@ final class WireSeal {
         return OPENED;
     }
 
-    MemorySegment dataSegment() { return dataSegment; }
-    long dataOffset() { return dataOffset; }
-    int dataLength() { return dataLength; }
-    long sequence() { return sequence; }
+    public MemorySegment dataSegment() { return dataSegment; }
+    public long dataOffset() { return dataOffset; }
+    public int dataLength() { return dataLength; }
+    public long sequence() { return sequence; }
 
     /** HMAC over checked header bytes, data and sequence number of the copy, into {@link #tag}. */
     private void computeMac(int dataLength) {
-        mac.update(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
-        mac.update(copy, XafHeader.LENGTH, dataLength);
-        mac.update(copy, XafHeader.LENGTH + dataLength + TAG_BYTES, SEQUENCE_BYTES);
         try {
-            mac.doFinal(tag, 0);
-        } catch (javax.crypto.ShortBufferException e) {
+            inner.update(innerPad);
+            inner.update(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
+            inner.update(copy, XafHeader.LENGTH, dataLength);
+            inner.update(copy, XafHeader.LENGTH + dataLength + TAG_BYTES, SEQUENCE_BYTES);
+            inner.digest(innerHash, 0, innerHash.length);
+            outer.update(outerPad);
+            outer.update(innerHash);
+            outer.digest(tag, 0, tag.length);
+        } catch (java.security.DigestException e) {
             throw new IllegalStateException(e);
         }
     }

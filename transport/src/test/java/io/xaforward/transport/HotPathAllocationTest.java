@@ -1,6 +1,7 @@
 package io.xaforward.transport;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -16,15 +17,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class HotPathAllocationTest {
 
-    @Test
-    void steadyStateTransferAllocatesNothingPerPacket() {
+    @ParameterizedTest
+    @EnumSource(value = WireSecurity.class, names = {"CRC32C", "MAC"})
+    void steadyStateTransferAllocatesNothingPerPacket(WireSecurity mode) {
+        JobSecret secret = JobSecret.of(new byte[32]);
         var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 1);
         LoopbackNetwork.Endpoint e0 = network.newEndpoint();
         LoopbackNetwork.Endpoint e1 = network.newEndpoint();
         AddressBook book = AddressBook.builder().add(0, 1, e0.localPeer()).add(1, 2, e1.localPeer()).build();
-        try (ReliableTransport t0 = new ReliableTransport(TransportConfig.builder(0, 42, 1).build(), book, e0);
-             ReliableTransport t1 = new ReliableTransport(TransportConfig.builder(1, 42, 1).build(), book, e1)) {
+        try (ReliableTransport t0 = new ReliableTransport(TransportConfig.builder(0, 42, 1)
+                .wireSecurity(mode, secret).build(), book, e0);
+             ReliableTransport t1 = new ReliableTransport(TransportConfig.builder(1, 42, 1)
+                .wireSecurity(mode, secret).build(), book, e1)) {
             int size = 4 << 20;
             MemorySegment source = Arena.ofAuto().allocate(size);
             MemorySegment dest = Arena.ofAuto().allocate(size);

@@ -225,6 +225,29 @@ class WireSecurityTest {
     }
 
     @Test
+    void macTagIsHmacSha256OfTheSpecifiedBytes() throws Exception {
+        WireSeal seal = new WireSeal(WireSecurity.MAC, SECRET, 2048);
+        MemorySegment d = Arena.ofAuto().allocate(2048);
+        MemorySegment.copy(pattern(64, 4), 0, d, XafHeader.LENGTH, 64);
+        header(d, seal, 1, 77, 3, 5, 9, 64);
+        seal.seal(d, 64, 0x0102030405060708L);
+        byte[] bytes = d.toArray(ValueLayout.JAVA_BYTE);
+        javax.crypto.Mac kdf = javax.crypto.Mac.getInstance("HmacSHA256");
+        kdf.init(new javax.crypto.spec.SecretKeySpec(SECRET.bytes(), "HmacSHA256"));
+        byte[] macKey = kdf.doFinal("xaf mac v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec(macKey, "HmacSHA256"));
+        byte[] h = Arrays.copyOf(bytes, XafHeader.CHECKED_HEADER_LENGTH);
+        h[XafHeader.HOP_LIMIT_OFFSET] = 0;
+        mac.update(h);
+        mac.update(bytes, XafHeader.LENGTH, 64);
+        mac.update(bytes, XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES, WireSeal.SEQUENCE_BYTES);
+        byte[] expected = Arrays.copyOf(mac.doFinal(), WireSeal.TAG_BYTES);
+        assertArrayEquals(expected, Arrays.copyOfRange(bytes, XafHeader.LENGTH + 64,
+                XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES), "PROTOCOL.md's tag definition");
+    }
+
+    @Test
     void replayWindowAcceptsReorderingButNotRepeats() {
         ReplayWindow w = new ReplayWindow();
         assertTrue(w.accept(1000));

@@ -1,0 +1,44 @@
+package io.xaforward.cli;
+
+import io.xaforward.bench.wire.WireSecurityBench;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code xaf bench wire-security}: what crc32c, mac and encrypt cost per datagram and in all-reduce bandwidth. */
+@Command(name = "wire-security", mixinStandardHelpOptions = true,
+        description = "Cost of end-to-end protection: seal/open ns per datagram and ring all-reduce busbw over UDP "
+                + "loopback for crc32c, mac and encrypt; writes OUT/wire-security.md.")
+final class BenchWireSecurityCommand implements Callable<Integer> {
+    @Option(names = "--ranks", defaultValue = "4", description = "ranks in the all-reduce (default: ${DEFAULT-VALUE})")
+    int ranks;
+
+    @Option(names = "--size-mb", defaultValue = "16", description = "all-reduce size in MB (default: ${DEFAULT-VALUE})")
+    int sizeMb;
+
+    @Option(names = "--iterations", defaultValue = "5", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
+    int iterations;
+
+    @Option(names = "--runs", defaultValue = "3", description = "runs per mode, interleaved (default: ${DEFAULT-VALUE})")
+    int runs;
+
+    @Option(names = "--datagrams", defaultValue = "200000", description = "datagrams sealed and opened per mode (default: ${DEFAULT-VALUE})")
+    int datagrams;
+
+    @Option(names = "--out", defaultValue = "docs/bench", description = "output directory (default: ${DEFAULT-VALUE})")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        if (ranks < 2 || sizeMb < 1 || iterations < 1 || runs < 1 || datagrams < 1) {
+            throw new IllegalArgumentException("need --ranks >= 2 and positive --size-mb, --iterations, --runs, --datagrams");
+        }
+        System.setProperty("xaf.bench.command", "./xaf bench wire-security --ranks " + ranks + " --size-mb " + sizeMb
+                + " --iterations " + iterations + " --runs " + runs + " --datagrams " + datagrams);
+        new WireSecurityBench(new WireSecurityBench.Options(ranks, (long) sizeMb << 20, iterations, runs, datagrams,
+                UserPaths.resolve(out.toString())), System.out).run();
+        return 0;
+    }
+}

@@ -1,0 +1,66 @@
+package io.xaforward.cli;
+
+import io.xaforward.cluster.deploy.Launcher;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code xaf launch}: the local ranks of one host, supervised and restarted from checkpoints. */
+@Command(name = "launch", mixinStandardHelpOptions = true,
+        description = {"Start the local ranks of one host as xaf worker processes and supervise them.",
+                "When a rank fails, the local ranks restart from the newest common checkpoint (--max-restarts).",
+                "Usage: xaf launch --local-ranks 0,1 [--interfaces eth1,eth2] --max-restarts 1 -- WORKER OPTIONS",
+                "(the worker options without --rank; see xaf worker --help and docs/DEPLOY.md)."})
+final class LaunchCommand implements Callable<Integer> {
+    @Option(names = "--local-ranks", required = true, split = ",", description = "ranks to run on this host")
+    List<Integer> ranks;
+
+    @Option(names = "--interfaces", split = ",", description = "one interface per local rank (default: the worker's --interface)")
+    List<String> interfaces;
+
+    @Option(names = "--max-restarts", defaultValue = "0", description = "restarts of the local ranks after a failure (default 0)")
+    int maxRestarts;
+
+    @Option(names = "--restart-delay", defaultValue = "0",
+            description = "seconds to wait before a restart; at least the workers' --op-timeout plus a margin, so every rank of the old run has failed (default: --op-timeout + 5)")
+    long restartDelaySeconds;
+
+    @Parameters(paramLabel = "WORKER-OPTIONS", description = "options passed to every xaf worker")
+    List<String> workerArgs = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+        if (workerArgs.contains("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
+        if (interfaces != null && interfaces.size() != ranks.size()) {
+            throw new IllegalArgumentException("--interfaces needs one interface per local rank (" + ranks.size() + ")");
+        }
+        long delay = restartDelaySeconds > 0 ? restartDelaySeconds : optionValue("--op-timeout", 120) + 5;
+        Launcher.Spec spec = new Launcher.Spec(ranks, rank -> command(rank), maxRestarts, Duration.ofSeconds(delay));
+        return new Launcher(spec, System.out).run();
+    }
+
+    private long optionValue(String name, long dflt) {
+        int i = workerArgs.indexOf(name);
+        return i >= 0 && i + 1 < workerArgs.size() ? Long.parseLong(workerArgs.get(i + 1)) : dflt;
+    }
+
+    private List<String> command(int rank) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", "-Dai.djl.offline=true",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "worker"));
+        cmd.addAll(workerArgs);
+        cmd.addAll(List.of("--rank", Integer.toString(rank)));
+        if (interfaces != null) {
+            int i = cmd.indexOf("--interface");
+            if (i >= 0) cmd.subList(i, i + 2).clear();
+            cmd.addAll(List.of("--interface", interfaces.get(ranks.indexOf(rank))));
+        }
+        return cmd;
+    }
+}
