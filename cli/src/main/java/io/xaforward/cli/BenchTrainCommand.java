@@ -1,5 +1,7 @@
 package io.xaforward.cli;
 
+import io.xaforward.testbed.mode.GatewayMode;
+
 import io.xaforward.bench.train.TrainBench;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -11,46 +13,54 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code xaf bench train}: the same training job under each gateway mode, interleaved, in three configurations:
- * compute-bound (tiny model, unlimited links), communication-bound across forms (wide model, 1 Gbit/s links,
- * IPv4 to IPv6: the kernel cannot forward) and communication-bound within one form (IPv4 to IPv4: the kernel can).
+ * {@code xaf bench train}: the endpoint x gateway ablation of one training job in a communication-bound and a
+ * gateway-bound configuration, every job across the same emulated WAN and placed like real machines.
  */
 @Command(name = "train", mixinStandardHelpOptions = true,
-        description = "Training-time benchmark: the same job (seed, data, steps) under each gateway mode; md, json, png.")
+        description = "Training-time ablation: endpoint x gateway mode, comm-bound and gateway-bound; md, json, png.")
 final class BenchTrainCommand implements Callable<Integer> {
-    @Option(names = "--runs", defaultValue = "3", description = "runs per mode (default: ${DEFAULT-VALUE})")
+    static final List<String> ALL_MODES = List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp", "direct");
+
+    @Option(names = "--runs", defaultValue = "3", description = "runs per cell, interleaved (default: ${DEFAULT-VALUE})")
     int runs;
 
-    @Option(names = "--quick", description = "one short run of the cross-form configuration (xdp and relay)")
+    @Option(names = "--steps", defaultValue = "20", description = "training steps per job (default: ${DEFAULT-VALUE})")
+    long steps;
+
+    @Option(names = "--quick", description = "a smoke run for CI: xdp and direct, udp endpoint, 5 steps, one run")
     boolean quick;
 
-    @Option(names = "--modes", split = ",", description = "gateway modes (default: xdp,relay,kernel where the forms allow)")
+    @Option(names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct)")
     List<String> modes;
+
+    @Option(names = "--endpoints", split = ",", description = "worker endpoints (default: every endpoint of this build: ${DEFAULT-VALUE})",
+            defaultValue = "udp")
+    List<String> endpoints;
 
     @Option(names = "--out", defaultValue = "docs/bench", description = "output directory (default: ${DEFAULT-VALUE})")
     Path out;
 
     @Override
     public Integer call() throws Exception {
-        List<String> crossForm = modes != null ? modes.stream().filter(m -> !m.equals("kernel")).toList() : List.of("xdp", "relay");
-        List<String> sameForm = modes != null ? modes : List.of("xdp", "kernel", "relay");
+        List<String> chosen = modes != null ? modes : quick ? List.of("xdp", "direct") : ALL_MODES;
+        for (String m : chosen) GatewayMode.fromName(m); // unknown names fail before anything is set up
+        if (runs < 1 || steps < 2) throw new IllegalArgumentException("--runs must be >= 1 and --steps >= 2");
+        Path cross = TrainCommand.shippedTopology("two-dc-wan.yaml"), same = TrainCommand.shippedTopology("two-dc-ipv4-wan.yaml");
         List<TrainBench.Config> configs = new ArrayList<>();
         if (quick) {
-            configs.add(new TrainBench.Config("quick", TrainCommand.shippedTopology("two-dc-ratelimited.yaml"), "wide", 6, 8,
-                    0, crossForm, "Smoke run: wide model, 6 steps, 100 Mbit/s links."));
+            configs.add(new TrainBench.Config("quick", cross, same, "200mbit", "tiny", 5, 8, endpoints, chosen,
+                    "Smoke run: tiny GPT, 5 steps."));
         } else {
-            configs.add(new TrainBench.Config("compute-bound", TrainCommand.shippedTopology("two-dc.yaml"), "tiny", 200, 16, 0,
-                    crossForm, "Tiny GPT (0.12 M parameters, 0.48 MB gradient), IPv4 DC and IPv6 DC, unlimited veth links:"
-                            + " compute dominates; the kernel cannot translate between the forms."));
-            configs.add(new TrainBench.Config("comm-bound-cross-form", TrainCommand.shippedTopology("two-dc-wan.yaml"), "wide",
-                    40, 8, 0, crossForm, "Wide one-layer GPT (1.9 M parameters, 7.5 MB gradient), IPv4 DC and IPv6 DC,"
-                            + " gateway links limited to 1 Gbit/s by HTB: communication dominates; the kernel cannot translate."));
-            configs.add(new TrainBench.Config("comm-bound-same-form", TrainCommand.shippedTopology("two-dc-ipv4-wan.yaml"), "wide",
-                    40, 8, 0, sameForm, "As comm-bound-cross-form, but both DCs speak IPv4, so the kernel/iptables baseline applies."));
+            configs.add(new TrainBench.Config("comm-bound", cross, same, "200mbit", "wide", steps, 8, endpoints, chosen,
+                    "Wide one-layer GPT (1.9 M parameters, 7.5 MB gradient): the all-reduce across the WAN dominates a step."));
+            configs.add(new TrainBench.Config("gateway-bound", cross, same, "4gbit", "wide", steps, 8, endpoints, chosen,
+                    "The same job with a WAN wider than any gateway here forwards: the gateway (and the endpoints) set"
+                            + " the pace."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
-        System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs)
-                + (modes != null ? " --modes " + String.join(",", modes) : "") + " --out " + out);
+        System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
+                + (modes != null ? " --modes " + String.join(",", modes) : "") + " --endpoints " + String.join(",", endpoints)
+                + " --out " + out);
         new TrainBench(configs, quick ? 1 : runs, out, work, System.out).run();
         return 0;
     }

@@ -106,7 +106,7 @@ public final class ClusterRun implements AutoCloseable {
             GatewayRunner runner = mode == GatewayMode.XDP ? new XdpGateway(spec.dropOneIn()) : mode.newRunner();
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
-            if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid);
+            if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid, mode != GatewayMode.XDP);
         }
         if (placed) out.println("xaf: placement: " + placement.describe());
         out.printf("xaf: %d gateway(s) up in %s mode%s%n", gateways.size(), spec.gatewayMode(),

@@ -61,9 +61,13 @@ public final class Placement {
         }
     }
 
-    /** Pins a gateway process (all its threads, and those it starts later) to the gateway CPU. */
-    public void placeGatewayProcess(long pid) {
-        gatewayProcesses.add(pid);
+    /**
+     * Pins a gateway process (all its threads, and those it starts later) to the gateway CPU; {@code forwards}: it
+     * handles packets (relay, AF_XDP), so its CPU time counts as the gateway's. The XDP mode's {@code xaf gateway}
+     * process only programs the kernel and serves metrics: pinned with the gateway, not counted per packet.
+     */
+    public void placeGatewayProcess(long pid, boolean forwards) {
+        if (forwards) gatewayProcesses.add(pid);
         pin(pid, GATEWAY_CPU, true);
     }
 
@@ -72,7 +76,7 @@ public final class Placement {
         return pinning ? List.of("taskset", "-c", Integer.toString(WORKER_CPU)) : List.of();
     }
 
-    /** CPU time the gateway used so far: its ports' NAPI threads and its processes, in nanoseconds. */
+    /** CPU time the gateway's data path used so far: its ports' NAPI threads and forwarding processes, in ns. */
     public long gatewayCpuNs() {
         long ns = 0;
         for (long tid : gatewayKthreads) ns += schedRunNs(Path.of("/proc", Long.toString(tid), "schedstat"));

@@ -1,0 +1,60 @@
+package io.xaforward.bench.train;
+
+/** The fixed prose of the training report: how the runs are set up, and how to read the table. */
+final class BenchTrainText {
+    private BenchTrainText() {}
+
+    static final String INTRO = """
+            ## Setup
+
+            Every job is the same: seed 4242, the same synthetic corpus, hierarchical all-reduce of the flat gradient
+            (4 MB buckets), four workers (two per data center), one gateway. Only the endpoint and the gateway mode
+            change.
+
+            **The WAN.** Every job crosses the emulated WAN of its topology (`wan:` in `topologies/two-dc-wan.yaml` and
+            `topologies/two-dc-ipv4-wan.yaml`): a namespace between the gateway and data center b whose kernel bridges
+            and shapes each direction with HTB to the configured rate, with a 1000-packet drop-tail queue. Every mode's
+            frames cross it as ordinary skbs, so the limit is the same for all. Rate and queue are emulated; delay is
+            not (this machine has no netem), so the WAN is thin, not long. See [docs/TOPOLOGY.md](../TOPOLOGY.md).
+
+            **Why earlier same-form comparisons were not fair.** They limited the rate with HTB on the gateway's own
+            ports. Frames that the XDP program redirects out of a veth go straight into the peer's ring
+            (`ndo_xdp_xmit`) and never pass that port's qdisc: a 50 Mbit/s TBF held kernel-forwarded UDP to
+            48.6 Mbit/s while the same flow redirected by XDP arrived at 1999 Mbit/s with 0 packets counted by the
+            qdisc. So the "WAN" limited the xdp mode in one direction only (the frames the kernel of the host side
+            sent back) and the kernel and relay modes in both, and the xdp mode's queueing and loss behaviour differed
+            from the others'. The WAN namespace removes that difference: `WanThroughputTest` checks that every mode's
+            bulk throughput equals the WAN rate within 5% in both directions, and never exceeds it.
+
+            **Placement.** A gateway is a machine of its own: every job pins the gateway to CPU 1 (the NAPI kernel
+            threads of the gateway's ports, where the XDP program runs, where the kernel forwards, tunnels or bridges,
+            and where user-space gateways are fed; plus the relay or AF_XDP gateway process) and the four workers and
+            the rest of the emulated network (host, switch and WAN veths, each with threaded NAPI) to CPU 0. The same
+            for every mode.
+
+            **Gateway modes.** `xdp` (this project), `relay` (Java user-space relay), `afxdp` (Java over AF_XDP
+            sockets), `kernel` (Linux forwarding + iptables; same form only, so it runs on the two-IPv4 topology),
+            `kernel-tunnel` (IPv4 over VXLAN over IPv6 to the gateway, then Linux forwarding behind the same
+            firewall: the Linux-native way to join an IPv4 and an IPv6 DC on this kernel), `direct` (no gateway: one
+            flat network; the ideal). Details in [docs/TOPOLOGY.md](../TOPOLOGY.md).
+
+            """;
+
+    static final String READING = """
+            ## How to read the table
+
+            - **time per step**: median over runs of each run's median step time (the slowest rank's), [min, max]
+              over runs.
+            - **communication share**: mean all-reduce time / (compute + all-reduce) per step.
+            - **WAN utilisation**: the busier WAN direction's bytes from the end of step 1 to the end of the job,
+              relative to the WAN rate over that window (includes the time the WAN sits idle during compute).
+            - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' NAPI threads, and the
+              relay or AF_XDP process; not the xdp mode's control process, which only programs the kernel), from
+              /proc/*/schedstat over the same window, divided by the packets that crossed the WAN in both
+              directions. For `direct` it is the bridging cost of the switch that replaces the gateway.
+            - **drops**: frames the WAN queue dropped plus the gateway's own drop counters (xdp, relay and afxdp
+              count theirs), median over runs.
+            - **retransmissions**: chunks every rank's transport sent again, summed over ranks, median over runs.
+            - Figures from a shared two-core machine are noisy; differences below ~10-30% are not resolvable there.
+            """;
+}
