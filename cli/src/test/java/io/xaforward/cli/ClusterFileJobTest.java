@@ -101,9 +101,10 @@ class ClusterFileJobTest {
                     List<String> worker = machines.workerArgs(r, STEPS, checkpoints);
                     int at = worker.indexOf("--rank");
                     worker.subList(at, at + 2).clear();
-                    worker.set(worker.indexOf("--op-timeout") + 1, "8");
+                    // Long enough for the first all-reduces of a loaded 2-core machine (JIT warm-up), short enough to fail fast.
+                    worker.set(worker.indexOf("--op-timeout") + 1, "20");
                     List<String> args = new ArrayList<>(List.of("launch", "--local-ranks", Integer.toString(r),
-                            "--max-restarts", "1", "--restart-delay", "12", "--"));
+                            "--max-restarts", "1", "--restart-delay", "25", "--"));
                     args.addAll(worker);
                     args.addAll(List.of("--cluster", cluster.toString(), "--checkpoint-every", "2"));
                     launchers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
@@ -115,8 +116,10 @@ class ClusterFileJobTest {
                 while (v.protocolLines("step").stream().noneMatch(l -> l.integer("step") == 3) && System.currentTimeMillis() < deadline) {
                     Thread.sleep(20);
                 }
+                assertEquals(1, v.protocolLines("launched").size(), "the job failed before the kill:\n" + v.output()
+                        + "\nlog:\n" + DeployFixture.log(machines.dir.resolve("launch-" + victim + ".log")));
                 long pid = v.protocolLines("launched").get(0).integer("pid");
-                assertEquals(0, new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor());
+                assertEquals(0, new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor(), v.output());
 
                 for (int r = 0; r < 4; r++) {
                     DeployFixture.XafProcess l = launchers.get(r);
