@@ -28,9 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * WAN's rate (within 5%) in both directions. The XDP gateway's redirected frames in particular cannot bypass the
  * shaping as they did with a qdisc on the gateway's own ports.
  *
- * <p>Throughput is measured where the packets arrive: datagrams the receiving worker got in a fixed window, each
- * counted at the size of its frame on the WAN (the WAN port's transmitted bytes per packet in the same window, which
- * includes the tunnel's headers in the kernel-tunnel mode).
+ * <p>Throughput is what the WAN's egress port transmitted towards the receiver in a fixed window (frame bytes, the
+ * tunnel's headers included in the kernel-tunnel mode); the receiving worker must have received the flow as well.
  */
 @Timeout(300)
 class WanThroughputTest {
@@ -136,8 +135,12 @@ class WanThroughputTest {
             if (error.get() != null) throw error.get();
             long packets = after[1] - before[1];
             assertTrue(packets > 0, "nothing crossed the WAN " + wanEgress);
-            double frameBytes = (double) (after[0] - before[0]) / packets;
-            return inWindow.get() * frameBytes * 8 / (WINDOW_MS / 1000.0);
+            // what the WAN carried is its egress port's bytes in the window (the shaper's output, tunnel headers
+            // included); the receiver must have seen the flow too, but a receiver that misses a CPU slice on a loaded
+            // two-core machine says nothing about the WAN, so its count is only checked for presence
+            assertTrue(inWindow.get() > packets / 2, "the receiver got " + inWindow.get() + " of " + packets
+                    + " datagrams that crossed the WAN");
+            return (after[0] - before[0]) * 8.0 / (WINDOW_MS / 1000.0);
         }
     }
 
