@@ -33,7 +33,7 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct)")
     List<String> modes;
 
-    @Option(names = "--endpoints", split = ",", description = "worker endpoints (default: every endpoint of this build: ${DEFAULT-VALUE})",
+    @Option(names = "--endpoints", split = ",", description = "worker endpoints, udp and/or afxdp (default: ${DEFAULT-VALUE})",
             defaultValue = "udp")
     List<String> endpoints;
 

@@ -3,6 +3,7 @@ package io.xaforward.bench.train;
 import io.xaforward.training.Json;
 import io.xaforward.cluster.TrainingJob;
 import io.xaforward.cluster.TrainResult;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
@@ -34,8 +35,8 @@ import java.util.function.ToDoubleFunction;
  * train.md (the table), train.json (every run) and PNG plots.
  */
 public final class TrainBench {
-    /** The endpoints this build's training jobs offer; the first is the default. */
-    public static final List<String> ENDPOINTS = List.of("udp");
+    /** The endpoints training jobs offer; the first is the default. */
+    public static final List<String> ENDPOINTS = List.of(Endpoint.UDP.configName(), Endpoint.AFXDP.configName());
 
     /**
      * One configuration: a model and a WAN rate, run on a cross-form topology (IPv4 DC and IPv6 DC) for every mode
@@ -110,10 +111,13 @@ public final class TrainBench {
         return all;
     }
 
-    /** The job spec for one endpoint; "udp" is the spec as it is (the only endpoint of this build). */
-    static TrainJobSpec withEndpoint(TrainJobSpec spec, String endpoint) {
-        if (!endpoint.equals("udp")) throw new IllegalArgumentException("endpoint '" + endpoint + "' is not available");
-        return spec;
+    /** The same job spec with the workers on {@code endpoint} (afxdp | udp). */
+    static TrainJobSpec withEndpoint(TrainJobSpec s, String endpoint) {
+        return new TrainJobSpec(s.topology(), s.prefix(), s.gatewayMode(), s.algorithm(), s.preset(), s.steps(),
+                s.globalBatch(), s.seed(), s.learningRate(), s.warmupSteps(), s.evalEvery(), s.checksumEvery(), s.data(),
+                s.jobId(), s.jobToken(), s.threadsPerWorker(), s.bucketBytes(), s.pacingBytesPerSecond(), s.workDir(),
+                s.rateLimit(), s.checkpointEvery(), s.resume(), s.overlap(), s.wireDtype(), s.wireSecurity(),
+                Endpoint.fromName(endpoint).configName());
     }
 
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it). */
