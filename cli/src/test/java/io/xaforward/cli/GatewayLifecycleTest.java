@@ -220,6 +220,7 @@ class GatewayLifecycleTest {
                 lost += sent - got;
             }
         }
+        System.out.printf("restarts under traffic: %d frames per pair (%d in all) sent, %d lost%n", sent, (long) sent * hosts.size() * (hosts.size() - 1), lost);
         assertEquals(0, lost, sent + " frames per pair sent across the restarts; lost:" + where);
     }
 
