@@ -12,7 +12,7 @@ public final class TransportStats {
         PACKETS_SENT, BYTES_SENT, PACKETS_RECEIVED, BYTES_RECEIVED, DATA_CHUNKS_SENT, RETRANSMITS,
         ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
-        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS
+        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, SOURCE_ADDRESS_DROPS
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -67,6 +67,9 @@ public final class TransportStats {
     public long replayDrops() { return get(Counter.REPLAY_DROPS); }
     /** ACKs that claim chunks that were never sent, or a chunk count the message does not have. */
     public long invalidAckDrops() { return get(Counter.INVALID_ACK_DROPS); }
+
+    /** Datagrams that claim a rank but came from another address than the address book's entry for it. */
+    public long sourceAddressDrops() { return get(Counter.SOURCE_ADDRESS_DROPS); }
 
     @Override
     public String toString() {
