@@ -189,6 +189,11 @@ public final class GatewayService implements AutoCloseable {
         return dataplane.counters();
     }
 
+    /** Per-port packets and bytes by port slot (see {@link io.xaforward.dataplane.PortCounterSnapshot}). */
+    public synchronized io.xaforward.dataplane.PortCounterSnapshot portCounters() {
+        return dataplane.portCounters();
+    }
+
     /** The ifindex of a port, as resolved at start-up. */
     public int ifindex(String iface) {
         return ifindexes.get(iface);
@@ -345,6 +350,7 @@ public final class GatewayService implements AutoCloseable {
             if (c == Counter.RX_XAF) continue;
             b.append("xaf_bytes_total{outcome=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
         }
+        appendPortCounters(b, portCounters(), config.ports());
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
         synchronized (this) {
             b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
@@ -363,6 +369,32 @@ public final class GatewayService implements AutoCloseable {
         }
         for (Supplier<String> extra : extraMetrics) b.append(extra.get());
         return b.toString();
+    }
+
+    /**
+     * Per-port families, one sample per configured port labelled with its interface: XAF frames received on it
+     * (ingress lengths) and frames forwarded out of it (egress lengths).
+     */
+    static void appendPortCounters(StringBuilder b, io.xaforward.dataplane.PortCounterSnapshot p, List<GatewayConfig.PortConfig> ports) {
+        String[][] families = {
+                {"xaf_port_rx_packets_total", "XAF frames received on the port."},
+                {"xaf_port_rx_bytes_total", "Bytes of the XAF frames received on the port (ingress frame lengths)."},
+                {"xaf_port_tx_packets_total", "Frames forwarded out of the port."},
+                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."}};
+        for (int f = 0; f < families.length; f++) {
+            b.append("# HELP ").append(families[f][0]).append(' ').append(families[f][1]).append('\n')
+                    .append("# TYPE ").append(families[f][0]).append(" counter\n");
+            for (GatewayConfig.PortConfig port : ports) {
+                int slot = port.slot();
+                long v = switch (f) {
+                    case 0 -> p.rxPackets(slot);
+                    case 1 -> p.rxBytes(slot);
+                    case 2 -> p.txPackets(slot);
+                    default -> p.txBytes(slot);
+                };
+                b.append(families[f][0]).append("{port=\"").append(port.iface()).append("\"} ").append(v).append('\n');
+            }
+        }
     }
 
     /** Blocks until {@link #close()} is called (from a shutdown hook, on SIGTERM or SIGINT). */
