@@ -278,6 +278,15 @@ class GatewayLifecycleTest {
         }
     }
 
+    @Test
+    void pinningWhereTheBpfFilesystemIsHiddenIsAClearError() throws Exception {
+        // 'ip netns exec' mounts a fresh /sys: the host's /sys/fs/bpf (where pins must live to outlive the process) is hidden.
+        GatewayProcess g = GatewayProcess.start(gatewayNs(), configFile, List.of(), List.of(), List.of("--pin", "--name", PREFIX + "-hidden"));
+        assertEquals(1, g.awaitExit(30_000), g.output());
+        assertTrue(g.sawLine("cannot start: no BPF filesystem at /sys/fs/bpf here, where pins live: 'ip netns exec' mounts a fresh /sys"), g.output());
+        assertEquals(List.of(), portsWithXdp(), "nothing attached");
+    }
+
     /** The XDP-LINK column of a status text, port by port. */
     static List<String> linkIds(String status) {
         List<String> ids = new ArrayList<>();

@@ -57,7 +57,7 @@ public final class GatewayService implements AutoCloseable {
     private final RouteTable routeTable;
     private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
-    private GatewayService(Path configFile, GatewayConfig config, String pinName) {
+    private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
         this.configFile = configFile;
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
@@ -74,7 +74,8 @@ public final class GatewayService implements AutoCloseable {
             // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
             Map<Integer, Route> wanted = new LinkedHashMap<>();
             for (GatewayConfig.RouteConfig r : config.routes()) wanted.put(r.networkId(), toRoute(config, r));
-            RouteReconciler.Result routes = RouteReconciler.apply(RouteTable.of(dp), wanted);
+            RouteReconciler.Result routes = adopting && routesFromRegistry ? new RouteReconciler.Result(0, 0, 0)
+                    : RouteReconciler.apply(RouteTable.of(dp), wanted);
             if (adopting) {
                 LOG.info("adopted the pinned maps in {}: {} routes added, {} changed, {} removed", pins.dir(),
                         routes.added(), routes.changed(), routes.removed());
@@ -142,8 +143,16 @@ public final class GatewayService implements AutoCloseable {
      * counters) are reused and its links switched to the new program atomically, so forwarding never stops.
      */
     public static GatewayService start(Path configFile, String pinName) {
+        return start(configFile, pinName, false);
+    }
+
+    /**
+     * As {@link #start(Path, String)}; {@code routesFromRegistry}: the routes come from a route registry, not from
+     * the file, so an adopted route map is left as it is (it keeps forwarding) until the registry's routes are applied.
+     */
+    public static GatewayService start(Path configFile, String pinName, boolean routesFromRegistry) {
         GatewayConfig config = GatewayConfigParser.parse(configFile);
-        return new GatewayService(configFile, config, pinName);
+        return new GatewayService(configFile, config, pinName, routesFromRegistry);
     }
 
     private static XafDataplane loadDataplane(GatewayPins pins) {
