@@ -120,6 +120,23 @@ public final class ReliableTransport implements AutoCloseable {
     }
 
     public TransportConfig config() { return config; }
+
+    /**
+     * The round-trip estimate and retransmission timeout per peer, for diagnostics ("rank 1: srtt 1.2 ms, rttvar
+     * 0.3 ms, max 9.8 ms, rto 5.0 ms; ..."). Read racily from another thread: good enough for a log line.
+     */
+    public String peerSummary() {
+        StringBuilder sb = new StringBuilder();
+        for (PeerState p : peers) {
+            if (p == null) continue;
+            if (!sb.isEmpty()) sb.append("; ");
+            sb.append(String.format(java.util.Locale.ROOT,
+                    "rank %d: srtt %.2f ms, rttvar %.2f ms, max %.2f ms, rto %.2f ms, cwnd %.1f, ssthresh %.1f",
+                    p.rank, p.srttNanos / 1e6, p.rttVarNanos / 1e6, p.maxRttNanos / 1e6,
+                    p.rtoNanos(initialRtoNanos, minRtoNanos, maxRtoNanos) / 1e6, p.cwnd, p.ssthresh));
+        }
+        return sb.toString();
+    }
     public TransportStats stats() { return stats; }
 
     // ---------------------------------------------------------------- submission (any thread)
@@ -491,16 +508,15 @@ public final class ReliableTransport implements AutoCloseable {
             return;
         }
         long bestSample = NO_RTT_SAMPLE;
-        boolean progress = false;
+        int newlyAcked = 0;
         for (int c = message.lowestUnacked; c < cumulative; c++) {
             long sample = ackChunk(message, c);
             if (sample != ALREADY_ACKED) {
-                progress = true;
+                newlyAcked++;
                 bestSample = Math.min(bestSample, sample);
             }
         }
         message.lowestUnacked = Math.max(message.lowestUnacked, cumulative);
-        int highestSacked = -1;
         for (int w = 0; w < sackWords; w++) {
             long bits = AckPayload.sackWord(segment, at, w);
             while (bits != 0) {
@@ -509,20 +525,23 @@ public final class ReliableTransport implements AutoCloseable {
                 if (c >= count) {
                     break;
                 }
-                highestSacked = c;
                 long sample = ackChunk(message, c);
                 if (sample != ALREADY_ACKED) {
-                    progress = true;
+                    newlyAcked++;
                     bestSample = Math.min(bestSample, sample);
                 }
             }
         }
         if (bestSample != NO_RTT_SAMPLE) {
             peer.rttSample(bestSample);
-        }
-        if (progress) {
-            message.progressNanos = nowNanos;
+            // Karn: only an unambiguous sample ends the backoff; the newest chunk known delivered dates the losses.
             peer.backoff = 0;
+            peer.newestDeliveredSentNanos = Math.max(peer.newestDeliveredSentNanos, nowNanos - bestSample);
+        }
+        if (newlyAcked > 0) {
+            message.progressNanos = nowNanos;
+            peer.ackProgressNanos = nowNanos;
+            peer.onAcked(newlyAcked, config.windowChunks());
         }
         if (message.ackedCount == count) {
             finishOutbound(message);
@@ -530,14 +549,7 @@ public final class ReliableTransport implements AutoCloseable {
             message.future.complete(null);
             return;
         }
-        // Holes below the highest selectively acknowledged chunk were most likely lost: resend them now rather
-        // than after a timeout, unless they were (re)sent too recently for the ACK to have seen them.
-        long guard = peer.hasRtt ? peer.srttNanos + peer.srttNanos / 2 + 100_000 : initialRtoNanos;
-        for (int c = cumulative; c < highestSacked; c++) {
-            if (message.inFlight(c) && !message.acked(c) && nowNanos - message.lastSent[c] > guard) {
-                declareLost(message, c);
-            }
-        }
+        // Chunks that this ACK shows lost are found by checkRetransmitTimers(), after the whole batch of ACKs.
     }
 
     /**
@@ -575,6 +587,13 @@ public final class ReliableTransport implements AutoCloseable {
         }
         Bitmaps.set(message.bits, message.ackedBase(), c);
         message.ackedCount++;
+        if (Bitmaps.get(message.bits, message.queuedBase(), c)
+                && !Bitmaps.get(message.bits, message.retransmittedBase(), c)) {
+            stats.increment(Counter.SPURIOUS_LOSSES);
+            if (message.peer.undoSpuriousReduction()) {
+                stats.increment(Counter.CWND_UNDOS);
+            }
+        }
         Bitmaps.clear(message.bits, message.queuedBase(), c);
         if (message.inFlight(c)) {
             Bitmaps.clear(message.bits, message.inFlightBase(), c);
@@ -612,6 +631,20 @@ public final class ReliableTransport implements AutoCloseable {
 
     // ---------------------------------------------------------------- timers
 
+    /**
+     * Finds lost chunks, oldest transmission first (the per-peer FIFO is ordered by send time):
+     * <ul>
+     * <li>A chunk is lost when a chunk sent after it, by more than a reordering allowance, has been delivered: the
+     * path keeps order, so it would have arrived first (RACK, RFC 8985). Send times decide, not ACK timing, so a
+     * receiver that is slow to answer causes no resends. Runs after a whole batch of ACKs was processed, so that
+     * ACKs of several messages sent back to back by the receiver are all seen first.</li>
+     * <li>The retransmission timer of a peer runs from its last acknowledgement progress or the chunk's last send,
+     * whichever is later (RFC 6298 restarts the timer on every ACK of new data): a long queue that drains steadily
+     * never times out, only a peer that stops acknowledging does. Every chunk past the timeout is then declared
+     * lost (SACKed chunks are not resent) and the congestion window collapses, so the resends go out slowly and
+     * ACKs that were merely late remove them from the queue before they are sent.</li>
+     * </ul>
+     */
     private int checkRetransmitTimers() {
         int work = 0;
         for (PeerState peer : peers) {
@@ -619,6 +652,7 @@ public final class ReliableTransport implements AutoCloseable {
                 continue;
             }
             long rto = peer.rtoNanos(initialRtoNanos, minRtoNanos, maxRtoNanos);
+            long lostBefore = peer.newestDeliveredSentNanos - peer.reorderingWindowNanos();
             boolean expired = false;
             ChunkRing queue = peer.inFlightQueue;
             while (!queue.isEmpty()) {
@@ -629,17 +663,31 @@ public final class ReliableTransport implements AutoCloseable {
                     queue.removeHead(); // acknowledged, declared lost already, or resent since
                     continue;
                 }
-                if (nowNanos - sentAt < rto) {
+                if (sentAt < lostBefore) {
+                    if (peer.onLoss(sentAt, nowNanos)) {
+                        stats.increment(Counter.CWND_REDUCTIONS);
+                    }
+                    stats.increment(Counter.SACK_LOSSES);
+                } else if (nowNanos - Math.max(sentAt, peer.ackProgressNanos) >= rto) {
+                    stats.increment(Counter.TIMEOUT_LOSSES);
+                    expired = true;
+                } else {
                     break;
                 }
                 queue.removeHead();
                 declareLost(m, c);
-                expired = true;
                 work++;
             }
-            if (expired && nowNanos - peer.lastBackoffNanos >= rto) {
-                peer.backoff++;
-                peer.lastBackoffNanos = nowNanos;
+            if (expired) {
+                stats.increment(Counter.TIMEOUT_EVENTS);
+                peer.onTimeout(nowNanos);
+                stats.increment(Counter.CWND_REDUCTIONS);
+                // The timer restarts for what remains in flight; the backoff doubles it until a clean RTT sample.
+                peer.ackProgressNanos = nowNanos;
+                if (nowNanos - peer.lastBackoffNanos >= rto) {
+                    peer.backoff++;
+                    peer.lastBackoffNanos = nowNanos;
+                }
             }
         }
         return work;
@@ -705,7 +753,7 @@ public final class ReliableTransport implements AutoCloseable {
                     return sent;
                 }
                 PeerState peer = peers[(peerCursor + i) % n];
-                if (peer != null && peer.inFlight < config.windowChunks() && sendOne(peer)) {
+                if (peer != null && peer.inFlight < peer.sendWindow(config.windowChunks()) && sendOne(peer)) {
                     sent++;
                     progress = true;
                 }

@@ -12,7 +12,8 @@ public final class TransportStats {
         PACKETS_SENT, BYTES_SENT, PACKETS_RECEIVED, BYTES_RECEIVED, DATA_CHUNKS_SENT, RETRANSMITS,
         ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
-        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS
+        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, TIMEOUT_LOSSES, SACK_LOSSES, TIMEOUT_EVENTS, CWND_REDUCTIONS,
+        SPURIOUS_LOSSES, CWND_UNDOS
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -67,6 +68,19 @@ public final class TransportStats {
     public long replayDrops() { return get(Counter.REPLAY_DROPS); }
     /** ACKs that claim chunks that were never sent, or a chunk count the message does not have. */
     public long invalidAckDrops() { return get(Counter.INVALID_ACK_DROPS); }
+
+    /** Chunks declared lost because their retransmission timeout expired. */
+    public long timeoutLosses() { return get(Counter.TIMEOUT_LOSSES); }
+    /** Chunks declared lost because an ACK selectively acknowledged chunks sent after them (fast retransmit). */
+    public long sackLosses() { return get(Counter.SACK_LOSSES); }
+    /** Retransmission timeouts: passes in which at least one chunk to a peer expired. */
+    public long timeoutEvents() { return get(Counter.TIMEOUT_EVENTS); }
+    /** Congestion-window reductions (one per loss episode or timeout). */
+    public long cwndReductions() { return get(Counter.CWND_REDUCTIONS); }
+    /** Chunks declared lost whose first copy was acknowledged before they were resent (the loss was spurious). */
+    public long spuriousLosses() { return get(Counter.SPURIOUS_LOSSES); }
+    /** Window reductions undone because a spurious loss showed that nothing had been lost. */
+    public long cwndUndos() { return get(Counter.CWND_UNDOS); }
 
     @Override
     public String toString() {
