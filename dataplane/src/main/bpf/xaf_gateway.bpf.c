@@ -140,11 +140,14 @@ static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 	if (ihl_bytes < IPV4_HDR_LEN)
 		return 0;
 	udp = (void *)iph + ihl_bytes; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
-	/* bounds: the 8-byte UDP header after the (possibly optioned) IPv4 header */
-	if ((void *)(udp + 1) > c->end)
+	/* bounds: the identifying field, the UDP destination port (the first 4 bytes of the UDP header) */
+	if ((void *)udp + 4 > c->end)
 		return 0;
 	if (udp->dest != bpf_htons(XAF_UDP_PORT))
 		return 0;
+	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(udp + 1) > c->end)
+		return -1;
 	/* From here on it is XAF traffic: anything unexpected is a malformed XAF frame. */
 	if (ihl_bytes != IPV4_HDR_LEN || (bpf_ntohs(iph->frag_off) & IP_MF))
 		return -1;
@@ -172,11 +175,14 @@ static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
 	if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
 		return 0;
 	udp = (void *)(ip6 + 1);
-	/* bounds: the 8-byte UDP header */
-	if ((void *)(udp + 1) > c->end)
+	/* bounds: the identifying field, the UDP destination port */
+	if ((void *)udp + 4 > c->end)
 		return 0;
 	if (udp->dest != bpf_htons(XAF_UDP_PORT))
 		return 0;
+	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(udp + 1) > c->end)
+		return -1;
 	f->outer_len = OUTER_IPV6;
 	f->l3_len = IPV6_HDR_LEN + bpf_ntohs(ip6->payload_len);
 	f->xaf_len = bpf_ntohs(udp->len);
@@ -193,11 +199,14 @@ static __always_inline int parse_id(struct cursor *c, struct xaf_frame *f)
 {
 	struct xaf_id_hdr *id = c->pos;
 
-	/* bounds: the 12-byte ID header */
-	if ((void *)(id + 1) > c->end)
+	/* bounds: up to the identifying field, next_hdr (byte 8 of the ID header) */
+	if ((void *)id + 9 > c->end)
 		return 0;
 	if (id->next_hdr != XAF_ID_NEXT_XAF)
 		return 0;
+	/* bounds: the rest of the 12-byte ID header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(id + 1) > c->end)
+		return -1;
 	f->outer_len = OUTER_ID;
 	f->xaf_len = bpf_ntohs(id->length);
 	f->l3_len = XAF_ID_HDR_LEN + f->xaf_len;

@@ -5,10 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** A one-line description of the machine a benchmark ran on: CPU model, CPU count, memory, kernel, JVM. */
-final class Machine {
+public final class Machine {
     private Machine() {}
 
-    static String describe() {
+    public static String describe() {
         String cpu = "unknown CPU";
         String mem = "?";
         try {

@@ -2,6 +2,7 @@ package io.xaforward.cli;
 
 import io.xaforward.bench.BenchReport;
 import io.xaforward.bench.ForwardBench;
+import io.xaforward.bench.fuzz.FuzzBench;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -15,7 +16,7 @@ import java.util.concurrent.Callable;
         description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time.",
                 "Each writes a Markdown table, JSON and PNG plots under --out (default docs/bench). Needs root."},
         subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class,
-                BenchWireSecurityCommand.class})
+                BenchWireSecurityCommand.class, BenchCommand.Fuzz.class})
 public final class BenchCommand {
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
@@ -59,6 +60,31 @@ public final class BenchCommand {
             BenchReport.write(r, out);
             System.out.println("bench: wrote " + out.resolve("forward.md") + ", forward.json, forward-pps.png, forward-cpu.png");
             return 0;
+        }
+    }
+
+    /** {@code xaf bench fuzz}: generated frames through the XDP program against the Java reference; writes fuzz.md. */
+    @Command(name = "fuzz", mixinStandardHelpOptions = true,
+            description = "Fuzz the gateway decision: mutated, truncated and random frames through the XDP program "
+                    + "(BPF_PROG_TEST_RUN) and the Java reference; every outcome and forwarded byte must agree and every "
+                    + "drop must be counted. Writes OUT/fuzz.md; exit status 1 on any disagreement. Needs root.")
+    public static final class Fuzz implements Callable<Integer> {
+        @Option(names = "--frames", defaultValue = "1000000", description = "frames to fuzz (default: ${DEFAULT-VALUE})")
+        long frames;
+
+        @Option(names = "--seed", defaultValue = "1", description = "seed of the frame generator (default: ${DEFAULT-VALUE})")
+        long seed;
+
+        @Option(names = "--out", defaultValue = "docs/bench", description = "output directory (default: ${DEFAULT-VALUE})")
+        Path out;
+
+        @Override
+        public Integer call() throws Exception {
+            if (frames < 1) throw new IllegalArgumentException("--frames must be >= 1");
+            String command = "xaf bench fuzz --frames " + frames + " --seed " + seed;
+            var report = FuzzBench.run(frames, seed, UserPaths.resolve(out.toString()), command, System.out);
+            System.out.println("bench: wrote " + UserPaths.resolve(out.toString()).resolve("fuzz.md"));
+            return report.clean() ? 0 : 1;
         }
     }
 }

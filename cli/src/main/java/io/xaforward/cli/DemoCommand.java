@@ -36,17 +36,17 @@ final class DemoCommand implements Callable<Integer> {
         TrainCommand t = new TrainCommand();
         t.topology = TrainCommand.shippedTopology("two-dc.yaml");
         t.gatewayMode = "xdp";
-        t.algorithm = "hierarchical";
+        t.loop.algorithm = "hierarchical";
         t.preset = "gpt2-tiny"; // GPT-2 tokenizer; trains on the shipped Europarl text
-        t.steps = steps;
-        t.batch = 16;
-        t.seed = 1234;
-        t.lr = 1e-2;
-        t.warmup = Math.min(50, Math.max(1, steps / 10));
+        t.loop.steps = steps;
+        t.loop.batch = 16;
+        t.loop.seed = 1234;
+        t.loop.lr = 1e-2;
+        t.loop.warmup = Math.min(50, Math.max(1, steps / 10));
         t.evalEvery = Math.max(1, steps / 10);
         t.checksumEvery = Math.max(1, steps / 20);
         t.threads = 1;
-        t.bucketMb = 4;
+        t.loop.bucketMb = 4;
         t.out = out;
         t.keepWorkDir = keepWorkDir;
         System.out.println("XAForward demo: GPT training across two emulated data centers (IPv4 + IPv6) through an XDP gateway");

@@ -8,6 +8,7 @@ import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
@@ -21,33 +22,18 @@ import java.util.concurrent.Callable;
         description = {"Train a GPT model data-parallel across the data centers of a topology.",
                 "One worker JVM per host namespace, gradients all-reduced through the gateways. Needs root."})
 final class TrainCommand implements Callable<Integer> {
+    @Mixin
+    TrainingLoopOptions loop = new TrainingLoopOptions();
+
     @Option(names = "--topology", description = "topology file (default: topologies/two-dc.yaml shipped with xaf)")
     Path topology;
 
     @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp, kernel, kernel-tunnel or direct (docs/TOPOLOGY.md)")
     String gatewayMode;
 
-    @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
-    String algorithm;
-
     @Option(names = "--preset", defaultValue = "gpt2-tiny",
             description = "model shape: gpt2-tiny (GPT-2 vocabulary, default), tiny (bytes), wide, small, gpt2-124m, pythia-70m")
     String preset;
-
-    @Option(names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
-    long steps;
-
-    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences (default: ${DEFAULT-VALUE})")
-    int batch;
-
-    @Option(names = "--seed", defaultValue = "1234", description = "seeds weights and batch sampling (default: ${DEFAULT-VALUE})")
-    long seed;
-
-    @Option(names = "--lr", defaultValue = "3e-3", description = "peak learning rate (default: ${DEFAULT-VALUE})")
-    double lr;
-
-    @Option(names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
-    long warmup;
 
     @Option(names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
@@ -76,9 +62,6 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
     int threads;
-
-    @Option(names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
-    long bucketMb;
 
     @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE} = off)")
     long pacingMbps;
@@ -122,11 +105,11 @@ final class TrainCommand implements Callable<Integer> {
         if (topology == null) topology = shippedTopology("two-dc.yaml");
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
-        Algorithm.fromName(algorithm);
+        Algorithm.fromName(loop.algorithm);
         WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
         WireDtype wire = WireDtype.parse(wireDtype);
-        if (wire == WireDtype.BF16 && Algorithm.fromName(algorithm) == Algorithm.PARAMETER_SERVER) {
+        if (wire == WireDtype.BF16 && Algorithm.fromName(loop.algorithm) == Algorithm.PARAMETER_SERVER) {
             throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
         }
         if (resume != null) UserPaths.requireFile(resume, "checkpoint");
@@ -134,9 +117,10 @@ final class TrainCommand implements Callable<Integer> {
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath = TrainData.resolve(data, tokenizer, preset, dir);
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, batch, seed, lr, warmup,
+        return new TrainJobSpec(topology, prefix, gatewayMode, loop.algorithm, preset, loop.steps, loop.batch, loop.seed, loop.lr,
+                loop.warmup,
                 evalEvery, checksumEvery, dataPath, 1, new SecureRandom().nextInt(), threads,
-                bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
+                loop.bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
                 wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity, endpoint);
     }
 

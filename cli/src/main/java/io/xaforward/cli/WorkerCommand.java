@@ -8,6 +8,7 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -66,6 +67,9 @@ final class WorkerCommand implements Callable<Integer> {
         URI etcd;
     }
 
+    @Mixin
+    TrainingLoopOptions loop = new TrainingLoopOptions();
+
     @Option(names = "--datacenter", description = "with --etcd: this host's data center")
     String datacenter;
 
@@ -84,29 +88,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
     String preset;
 
-    @Option(names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
-    long steps;
-
-    @Option(names = "--batch", defaultValue = "16", description = "global batch in sequences (default: ${DEFAULT-VALUE})")
-    int batch;
-
-    @Option(names = "--seed", defaultValue = "1234", description = "seeds weights and batch sampling (default: ${DEFAULT-VALUE})")
-    long seed;
-
-    @Option(names = "--lr", defaultValue = "3e-3", description = "peak learning rate (default: ${DEFAULT-VALUE})")
-    double lr;
-
-    @Option(names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
-    long warmup;
-
     @Option(names = "--threads", defaultValue = "1", description = "intra-op threads (default: ${DEFAULT-VALUE})")
     int threads;
-
-    @Option(names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
-    long bucketMb;
-
-    @Option(names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical (default), ring or ps")
-    String algorithm;
 
     @Option(names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
     Path checkpointDir;
@@ -138,8 +121,8 @@ final class WorkerCommand implements Callable<Integer> {
     }
 
     WorkerOptions options() throws IOException {
-        return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), preset, steps,
-                batch, seed, lr, warmup, data, threads, bucketMb << 20, Algorithm.fromName(algorithm), checkpointDir,
+        return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), preset, loop.steps,
+                loop.batch, loop.seed, loop.lr, loop.warmup, data, threads, loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir,
                 checkpointEvery, resume, checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
                 Duration.ofSeconds(startTimeoutSeconds));
     }

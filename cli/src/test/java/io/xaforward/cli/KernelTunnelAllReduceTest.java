@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +36,8 @@ class KernelTunnelAllReduceTest {
                 "kernel-tunnel", 3, 0x5eed0003, 0, dir);
         List<Algorithm> algorithms = List.of(Algorithm.HIERARCHICAL, Algorithm.RING);
         AllReduceSpec spec = new AllReduceSpec(cluster, AllReduceAcrossDatacentersTest.SIZES, algorithms, 0, 1, 1, 1,
-                InputPattern.Kind.INTEGER, 4243, 256 << 10, Duration.ofSeconds(8), 0, 0, 0, Map.of(), Set.of());
+                InputPattern.Kind.INTEGER, 4243, 256 << 10, AllReduceAcrossDatacentersTest.SUCCESS_OP_TIMEOUT, 0, 0, 0,
+                Map.of(), Set.of());
         AllReduceJob.Outcome o = AllReduceAcrossDatacentersTest.runOk(spec);
         assertEquals(4, o.worldSize());
         assertEquals(AllReduceAcrossDatacentersTest.SIZES.size() * algorithms.size(), o.samples().size());

@@ -2,7 +2,7 @@ package io.xaforward.dataplane;
 
 /**
  * A libbpf or kernel call failed. Carries the operation (with its arguments, e.g.
- * {@code bpf_xdp_attach(ifindex 7 'veth0', native)}), the positive errno, its strerror text and, for program loads,
+ * {@code bpf_link_create(BPF_XDP, ifindex 7 'veth0', native)}), the positive errno, its strerror text and, for program loads,
  * the verifier log libbpf printed, so that a failure explains itself without strace or bpftool.
  */
 public final class BpfException extends RuntimeException {

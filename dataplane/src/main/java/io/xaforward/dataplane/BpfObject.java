@@ -14,8 +14,8 @@ import java.util.Map;
 /**
  * A BPF ELF object opened and loaded through libbpf: the owner of its programs' and maps' file descriptors.
  * {@link #openResource} extracts an object shipped inside the jar to a temporary file first, because libbpf opens
- * by path. Not thread-safe; close it once (closing releases every fd, which detaches nothing by itself: XDP links
- * made with bpf_xdp_attach hold their own reference).
+ * by path. Not thread-safe; close it once (closing releases every fd, which detaches nothing by itself:
+ * ({@link XdpAttachment}s hold their own reference to the program).
  */
 public final class BpfObject implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(BpfObject.class.getName());

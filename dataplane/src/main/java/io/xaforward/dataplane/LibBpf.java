@@ -60,6 +60,15 @@ public final class LibBpf {
     private static final MethodHandle ENABLE_STATS = handle("bpf_enable_stats", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle PROG_FD_BY_ID = handle("bpf_prog_get_fd_by_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle OBJ_GET_INFO = handle("bpf_obj_get_info_by_fd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle LINK_CREATE = handle("bpf_link_create", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle LINK_DETACH = handle("bpf_link_detach", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle LINK_UPDATE = handle("bpf_link_update", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle LINK_FD_BY_ID = handle("bpf_link_get_fd_by_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle LINK_NEXT_ID = handle("bpf_link_get_next_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle MAP_FD_BY_ID = handle("bpf_map_get_fd_by_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle OBJ_PIN = handle("bpf_obj_pin", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle OBJ_GET = handle("bpf_obj_get", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle MAP_REUSE_FD = handle("bpf_map__reuse_fd", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE_FD = LINKER.downcallHandle(LIBC.findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle STRERROR = handle("libbpf_strerror", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle SET_PRINT = handle("libbpf_set_print", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -245,6 +254,49 @@ public final class LibBpf {
     /** bpf_obj_get_info_by_fd: fills {@code info} (its size in {@code len}), 0 or -errno. */
     static int objGetInfo(int fd, MemorySegment info, MemorySegment len) {
         try { return (int) OBJ_GET_INFO.invokeExact(fd, info, len); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_link_create(prog_fd, target_fd, attach_type, opts): a link fd, or -errno. */
+    static int linkCreate(int progFd, int targetFd, int attachType, MemorySegment opts) {
+        try { return (int) LINK_CREATE.invokeExact(progFd, targetFd, attachType, opts); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_link_detach: detaches the link's program now, even if other fds or pins hold the link; 0 or -errno. */
+    static int linkDetach(int linkFd) {
+        try { return (int) LINK_DETACH.invokeExact(linkFd); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_link_update: atomically makes the link run another program; 0 or -errno. */
+    static int linkUpdate(int linkFd, int newProgFd, MemorySegment opts) {
+        try { return (int) LINK_UPDATE.invokeExact(linkFd, newProgFd, opts); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    static int linkFdById(int id) {
+        try { return (int) LINK_FD_BY_ID.invokeExact(id); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** The next link id after {@code id} into {@code next}; -ENOENT after the last. */
+    static int linkNextId(int id, MemorySegment next) {
+        try { return (int) LINK_NEXT_ID.invokeExact(id, next); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    static int mapFdById(int id) {
+        try { return (int) MAP_FD_BY_ID.invokeExact(id); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_obj_pin: pins a map, program or link fd at a bpffs path; 0 or -errno. */
+    static int objPin(int fd, MemorySegment path) {
+        try { return (int) OBJ_PIN.invokeExact(fd, path); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_obj_get: a new fd for the object pinned at a bpffs path, or -errno. */
+    static int objGet(MemorySegment path) {
+        try { return (int) OBJ_GET.invokeExact(path); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_map__reuse_fd: before load, makes the object use an existing map instead of creating one; 0 or -errno. */
+    static int mapReuseFd(MemorySegment map, int fd) {
+        try { return (int) MAP_REUSE_FD.invokeExact(map, fd); } catch (Throwable t) { throw rethrow(t); }
     }
 
     static void closeFd(int fd) {

@@ -153,6 +153,21 @@ public final class XafDataplane implements AutoCloseable {
         return new CounterSnapshot(p, b);
     }
 
+    /**
+     * Packets per counter (index = {@link Counter#ordinal()}), summed over CPUs, written into {@code packets}: the
+     * allocation-free read for callers that check the counters after every frame (the fuzzer).
+     */
+    public void packetsInto(long[] packets) {
+        if (packets.length != Counter.values().length) throw new IllegalArgumentException("need one slot per Counter");
+        java.util.Arrays.fill(packets, 0);
+        key.set(ValueLayout.JAVA_INT, 0, 0);
+        if (!counters.lookup(key, perCpu)) return;
+        long stride = (counters.valueSize() + 7L) & ~7L;
+        for (long cpu = 0; cpu < perCpu.byteSize(); cpu += stride) {
+            for (int c = 0; c < packets.length; c++) packets[c] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PACKETS_OFFSET + 8L * c);
+        }
+    }
+
     private static final long PACKETS_OFFSET = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "packets");
     private static final long BYTES_OFFSET = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "bytes");
 

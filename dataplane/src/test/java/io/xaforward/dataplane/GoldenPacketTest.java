@@ -112,6 +112,22 @@ class GoldenPacketTest {
         byte[] full = ingress(FORM_IPV4, ok.bytes());
         f.add(drop("truncated inside the payload", Arrays.copyOf(full, full.length - 30), std4, Counter.DROP_MALFORMED));
         f.add(drop("truncated inside the XAF header", Arrays.copyOf(full, 14 + 20 + 8 + 30), std4, Counter.DROP_MALFORMED));
+        // frames that end inside the UDP or ID header (PROTOCOL.md "Classification"): NOT_XAF before the identifying
+        // field (UDP destination port, ID next_hdr), a truncated XAF frame after it
+        byte[] full6 = ingress(FORM_IPV6, ok.bytes());
+        byte[] fullId = ingress(FORM_ID, ok.bytes());
+        f.add(drop("IPv4 truncated inside the UDP header, after the destination port", Arrays.copyOf(full, 14 + 20 + 4), std4, Counter.DROP_MALFORMED));
+        f.add(drop("IPv4 truncated inside the UDP header, before its checksum's last byte", Arrays.copyOf(full, 14 + 20 + 7), std4, Counter.DROP_MALFORMED));
+        f.add(pass("IPv4 truncated inside the UDP header, before the destination port", Arrays.copyOf(full, 14 + 20 + 3), std4));
+        f.add(drop("IPv6 truncated inside the UDP header, after the destination port", Arrays.copyOf(full6, 14 + 40 + 5),
+                standard(FORM_IPV6, route(FORM_IPV4)), Counter.DROP_MALFORMED));
+        f.add(pass("IPv6 truncated inside the UDP header, before the destination port", Arrays.copyOf(full6, 14 + 40 + 2),
+                standard(FORM_IPV6, route(FORM_IPV4))));
+        f.add(drop("ID truncated inside the ID header, after next_hdr", Arrays.copyOf(fullId, 14 + 9),
+                standard(FORM_ID, route(FORM_ID)), Counter.DROP_MALFORMED));
+        f.add(drop("ID truncated inside the ID header, inside its length", Arrays.copyOf(fullId, 14 + 11),
+                standard(FORM_ID, route(FORM_ID)), Counter.DROP_MALFORMED));
+        f.add(pass("ID truncated inside the ID header, before next_hdr", Arrays.copyOf(fullId, 14 + 8), standard(FORM_ID, route(FORM_ID))));
         f.add(drop("IPv4 fragment (MF) of an XAF datagram",
                 ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 1, 0x2000, 50000, XAF_PORT, ok.bytes()),
                 std4, Counter.DROP_MALFORMED));

@@ -40,13 +40,40 @@ class XdpAttachTest {
                 assertTrue(link("xa0").contains(" xdp "), () -> "ip link: " + link("xa0"));
                 assertTrue(XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE) > 0);
 
+                assertTrue(a.linkId() > 0);
+                assertEquals(XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE), a.programId());
+
                 BpfException busy = assertThrows(BpfException.class, () -> dp.attach("xa0", false));
                 assertEquals(16, busy.errno());
-                assertEquals("bpf_xdp_attach(ifindex " + a.ifindex() + " 'xa0', native): Device or resource busy (errno 16)", busy.getMessage());
+                assertTrue(busy.getMessage().startsWith("bpf_link_create(BPF_XDP, ifindex " + a.ifindex() + " 'xa0', native): xa0 already runs program id "),
+                        busy.getMessage());
+                assertTrue(busy.getMessage().contains("through XDP link id " + a.linkId() + ": another 'xaf gateway'"), busy.getMessage());
 
                 dp.detachAll();
                 assertFalse(link("xa0").contains("xdp"), () -> "after detach: " + link("xa0"));
                 assertEquals(0, XdpAttachment.attachedProgramId(a.ifindex(), XdpAttachment.Mode.NATIVE));
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void aProgramAttachedWithoutALinkIsNamedInTheError() throws Throwable {
+        ns.call(() -> {
+            try (XafDataplane dp = XafDataplane.load()) {
+                int ifindex = LibBpf.ifNameToIndex("xa0");
+                // What `ip link set dev xa0 xdp obj ...` or an older gateway leaves: a netlink attachment, no link.
+                assertEquals(0, LibBpf.xdpAttach(ifindex, dp.programFd(), XdpAttachment.XDP_FLAGS_DRV_MODE, java.lang.foreign.MemorySegment.NULL));
+                try {
+                    BpfException e = assertThrows(BpfException.class, () -> dp.attach("xa0", true));
+                    assertTrue(e.getMessage().contains("xa0 already has program id "), e.getMessage());
+                    assertTrue(e.getMessage().contains("('xaf_gateway') (native) attached without a link"), e.getMessage());
+                    assertTrue(e.getMessage().contains("'ip link set dev xa0 xdp off'"), e.getMessage());
+                    assertTrue(dp.attachments().isEmpty());
+                } finally {
+                    assertEquals(0, LibBpf.xdpDetach(ifindex, XdpAttachment.XDP_FLAGS_DRV_MODE, java.lang.foreign.MemorySegment.NULL));
+                }
+                assertFalse(link("xa0").contains("xdp"), () -> link("xa0"));
             }
             return null;
         });
@@ -71,7 +98,7 @@ class XdpAttachTest {
         ns.call(() -> {
             try (XafDataplane dp = XafDataplane.load()) {
                 BpfException e = assertThrows(BpfException.class, () -> dp.attach("lo", false));
-                assertTrue(e.getMessage().startsWith("bpf_xdp_attach(ifindex 1 'lo', native): "), e.getMessage());
+                assertTrue(e.getMessage().startsWith("bpf_link_create(BPF_XDP, ifindex 1 'lo', native): "), e.getMessage());
                 assertFalse(link("lo").contains("xdp"));
 
                 XdpAttachment a = dp.attach("lo", true);

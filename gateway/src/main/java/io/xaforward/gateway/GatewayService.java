@@ -72,8 +72,8 @@ public final class GatewayService implements AutoCloseable {
             }
             for (GatewayConfig.PortConfig p : config.ports()) {
                 var a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
-                LOG.info(String.format("attached to %s (ifindex %d, %s, %s mode)", p.iface(), a.ifindex(),
-                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT)));
+                LOG.info(String.format("attached to %s (ifindex %d, %s, %s mode, XDP link %d)", p.iface(), a.ifindex(),
+                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT), a.linkId()));
             }
         } catch (RuntimeException e) {
             dp.close(); // detaches whatever was attached before the failure

@@ -11,7 +11,8 @@ import java.lang.foreign.ValueLayout;
  *   <li>EtherType 0x86DD, IPv6 with next header UDP (no extension headers), UDP destination port 9450; or</li>
  *   <li>EtherType 0x0812 with ID header next_hdr 0xFD.</li>
  * </ul>
- * Frames that end before these identifying fields are NOT_XAF (the kernel deals with them). An identified frame
+ * Frames that end before these identifying fields are NOT_XAF (the kernel deals with them); an identified frame
+ * that ends inside the rest of its UDP or ID header is MALFORMED (TRUNCATED). An identified frame
  * is MALFORMED when it breaks any structural rule: IPv4 options or fragmentation, length fields that disagree or
  * exceed the frame, bad magic, unknown version, hdr_len other than 48. Trailing bytes after the announced length
  * (Ethernet padding) are ignored.
@@ -134,7 +135,7 @@ public final class FrameParser {
 
     private void parseId(MemorySegment frame, long length, ParsedFrame r) {
         int idOffset = EthernetHeader.LENGTH;
-        if (length < idOffset + XafIdHeader.LENGTH) {
+        if (length < idOffset + XafIdHeader.NEXT_HDR_OFFSET + 1) {
             return;
         }
         id.wrap(frame, idOffset);
@@ -142,6 +143,10 @@ public final class FrameParser {
             return;
         }
         r.identified(NetworkForm.ID);
+        if (length < idOffset + XafIdHeader.LENGTH) {
+            r.malformed(Malformation.TRUNCATED); // ends inside the ID header, after next_hdr
+            return;
+        }
         int idLength = id.length();
         if (idOffset + XafIdHeader.LENGTH + idLength > length) {
             r.malformed(Malformation.TRUNCATED);

@@ -199,6 +199,29 @@ class FrameParserTest {
         assertNotXaf(Arrays.copyOf(golden(NetworkForm.ID), 14 + 8)); // ends before next_hdr
     }
 
+    /**
+     * PROTOCOL.md "Classification": a frame is identified by the UDP destination port or the ID next_hdr; one that
+     * ends before those bytes is NOT_XAF, one that ends after them but inside the rest of its UDP or ID header is a
+     * truncated XAF frame (dropped, TRUNCATED), at every byte of the header.
+     */
+    @Test
+    void framesThatEndInsideTheUdpOrIdHeaderAreNotXafBeforeTheIdentifyingFieldAndTruncatedAfterIt() {
+        for (NetworkForm form : new NetworkForm[] {NetworkForm.IPV4, NetworkForm.IPV6}) {
+            byte[] g = golden(form);
+            int udp = form.outerHeaderLength() - UdpHeader.LENGTH;
+            for (int end = udp; end < udp + UdpHeader.LENGTH_OFFSET; end++) assertNotXaf(Arrays.copyOf(g, end));
+            for (int end = udp + UdpHeader.LENGTH_OFFSET; end <= udp + UdpHeader.LENGTH; end++) {
+                assertMalformed(Malformation.TRUNCATED, form, Arrays.copyOf(g, end));
+            }
+        }
+        byte[] id = golden(NetworkForm.ID);
+        int idStart = EthernetHeader.LENGTH;
+        for (int end = idStart; end <= idStart + XafIdHeader.NEXT_HDR_OFFSET; end++) assertNotXaf(Arrays.copyOf(id, end));
+        for (int end = idStart + XafIdHeader.NEXT_HDR_OFFSET + 1; end <= idStart + XafIdHeader.LENGTH; end++) {
+            assertMalformed(Malformation.TRUNCATED, NetworkForm.ID, Arrays.copyOf(id, end));
+        }
+    }
+
     @Test
     void ipv4VersionFieldMustBeFour() {
         byte[] f = golden(NetworkForm.IPV4);

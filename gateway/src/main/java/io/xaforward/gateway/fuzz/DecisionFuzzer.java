@@ -1,0 +1,240 @@
+package io.xaforward.gateway.fuzz;
+
+import io.xaforward.dataplane.Counter;
+import io.xaforward.dataplane.CounterSnapshot;
+import io.xaforward.dataplane.ProgTestRun;
+import io.xaforward.dataplane.ProgTestRunner;
+import io.xaforward.dataplane.Route;
+import io.xaforward.dataplane.XafDataplane;
+import io.xaforward.gateway.ForwardingDecision;
+import io.xaforward.protocol.FrameParser;
+import io.xaforward.protocol.FrameWriter;
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.OuterAddressing;
+import io.xaforward.protocol.ParsedFrame;
+import io.xaforward.protocol.XafHeader;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs {@link FuzzFrames} through the real XDP program (BPF_PROG_TEST_RUN on the compiled xaf_gateway.bpf.o) and
+ * through the Java reference decision (FrameParser, then {@link ForwardingDecision}, then the relay/AF_XDP engines'
+ * rewrite with {@link FrameWriter}) and compares, for every frame: the outcome counter the program moved (exactly one,
+ * plus RX_XAF for XAF frames), the XDP action, the output bytes of forwarded frames and that passed frames are
+ * untouched. At the end the program's counter deltas must equal the reference's outcome totals and the drop counters
+ * must add up to the frames it dropped. Needs root (loading BPF); lo (ifindex 1) stands in for the gateway port and
+ * the egress device.
+ */
+public final class DecisionFuzzer {
+    static final int LO = 1, PORT_SLOT = 0, FENCED_SLOT = 1, TX_SLOT = 2;
+    static final byte[] ROUTE_SRC_MAC = {2, 0, 0, 0, 0, (byte) 0xE1}, ROUTE_DST_MAC = {2, 0, 0, 0, 0, (byte) 0xE2};
+    static final int ROUTE_SRC_ID = 0x11223344, ROUTE_SRC_PORT = 40001;
+
+    /** What one fuzz run found. Outcome totals are indexed by {@link Counter#ordinal()}. */
+    public record Report(long frames, long seed, double seconds, Map<FuzzFrames.Kind, Long> framesByKind,
+                         long[] referenceOutcomes, long[] xdpCounterDeltas, long droppedFrames, long dropCounterSum,
+                         long forwardedBytesCompared, long disagreements, List<String> firstDisagreements) {
+        public double framesPerSecond() { return frames / seconds; }
+
+        /** True when every frame agreed and every counter matches the reference and the actions. */
+        public boolean clean() {
+            return disagreements == 0 && droppedFrames == dropCounterSum && java.util.Arrays.equals(referenceOutcomes, xdpCounterDeltas);
+        }
+    }
+
+    /** The reference routes: what the fuzz setup installs in the XDP program, as the Java engines see them. */
+    record FuzzRoute(NetworkForm egress, long ingressMask, byte[] srcIp, byte[] dstIp, OuterAddressing addressing) implements ForwardingDecision.RouteChecks {
+        @Override public int jobId() { return FuzzFrames.JOB; }
+        @Override public int jobToken() { return FuzzFrames.TOKEN; }
+
+        /** The ID form's dst_id is the route's network id (the AF_XDP gateway sets it so too). */
+        FuzzRoute withDstId(int networkId) {
+            addressing.dstId(networkId);
+            return this;
+        }
+    }
+
+    private final FuzzRoute toIpv4 = route(NetworkForm.IPV4, 0), toIpv6 = route(NetworkForm.IPV6, 0),
+            toId = route(NetworkForm.ID, 0).withDstId(FuzzFrames.NET_TO_ID), fenced = route(NetworkForm.IPV4, 1L << FENCED_SLOT);
+    private final FrameParser parser = new FrameParser();
+    private final FrameWriter writer = new FrameWriter();
+    private final XafHeader xaf = new XafHeader();
+    private final byte[] frame = new byte[FuzzFrames.MAX_FRAME];
+    private final MemorySegment frameSeg = MemorySegment.ofArray(frame);
+    private final byte[] expected = new byte[FuzzFrames.MAX_FRAME];
+    private final MemorySegment expectedSeg = MemorySegment.ofArray(expected);
+    private int expectedLength;
+
+    private static FuzzRoute route(NetworkForm egress, long mask) {
+        OuterAddressing a = new OuterAddressing().srcMac(ROUTE_SRC_MAC).dstMac(ROUTE_DST_MAC);
+        byte[] src = null, dst = null;
+        switch (egress) {
+            case IPV4 -> { src = new byte[] {10, 1, 0, 1}; dst = new byte[] {10, 2, 0, 1}; }
+            case IPV6 -> { src = FuzzFrames.ip6(0x31); dst = FuzzFrames.ip6(0x32); }
+            case ID -> a.srcId(ROUTE_SRC_ID);
+        }
+        if (src != null) a.srcIp(src).dstIp(dst).srcPort(ROUTE_SRC_PORT).dstPort(XafHeader.UDP_PORT);
+        return new FuzzRoute(egress, mask, src, dst, a);
+    }
+
+    private FuzzRoute lookup(int networkId) {
+        return switch (networkId) {
+            case FuzzFrames.NET_TO_IPV4 -> toIpv4;
+            case FuzzFrames.NET_TO_IPV6 -> toIpv6;
+            case FuzzFrames.NET_TO_ID -> toId;
+            case FuzzFrames.NET_FENCED -> fenced;
+            default -> null;
+        };
+    }
+
+    /** Installs the reference routes and the fuzz port (lo, slot {@value #PORT_SLOT}) in {@code dp}. */
+    static void install(XafDataplane dp, DecisionFuzzer f) {
+        dp.setPort(LO, PORT_SLOT, NetworkForm.IPV4.code());
+        dp.setTxPort(TX_SLOT, LO);
+        for (int net : new int[] {FuzzFrames.NET_TO_IPV4, FuzzFrames.NET_TO_IPV6, FuzzFrames.NET_TO_ID, FuzzFrames.NET_FENCED}) {
+            FuzzRoute r = f.lookup(net);
+            boolean ip = r.egress() != NetworkForm.ID;
+            dp.putRoute(net, Route.forward(TX_SLOT, r.egress().code(), r.ingressMask(), FuzzFrames.JOB, FuzzFrames.TOKEN,
+                    ROUTE_SRC_ID, ROUTE_SRC_MAC, ROUTE_DST_MAC, r.srcIp(), r.dstIp(),
+                    ip ? ROUTE_SRC_PORT : 0, ip ? XafHeader.UDP_PORT : 0));
+        }
+    }
+
+    /**
+     * The Java reference outcome of the first {@code length} bytes of {@link #frame}; for FORWARDED, also writes the
+     * frame the Java engines would transmit into {@link #expected}.
+     */
+    Counter reference(int length) {
+        ParsedFrame f = parser.parse(frameSeg, length);
+        if (f.kind() == ParsedFrame.Kind.NOT_XAF) return Counter.PASS_NON_XAF;
+        if (f.kind() == ParsedFrame.Kind.MALFORMED) return Counter.DROP_MALFORMED;
+        xaf.wrap(frameSeg, f.xafOffset());
+        FuzzRoute r = lookup(xaf.networkId());
+        return switch (ForwardingDecision.decide(xaf, r, PORT_SLOT)) {
+            case DROP_NO_ROUTE -> Counter.DROP_NO_ROUTE;
+            case DROP_INGRESS -> Counter.DROP_INGRESS;
+            case DROP_BAD_TOKEN -> Counter.DROP_BAD_TOKEN;
+            case DROP_HOP_LIMIT -> Counter.DROP_HOP_LIMIT;
+            case FORWARD -> {
+                // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit - 1
+                int outer = r.egress().outerHeaderLength();
+                int xafBytes = XafHeader.LENGTH + f.payloadLength();
+                MemorySegment.copy(frameSeg, f.xafOffset(), expectedSeg, outer, xafBytes);
+                xaf.wrap(expectedSeg, outer).hopLimit(xaf.hopLimit() - 1);
+                expectedLength = writer.encapsulate(expectedSeg, r.egress(), r.addressing());
+                yield Counter.FORWARDED;
+            }
+        };
+    }
+
+    static int actionOf(Counter outcome) {
+        return switch (outcome) {
+            case PASS_NON_XAF -> ProgTestRun.XDP_PASS;
+            case FORWARDED, TO_LOCAL -> ProgTestRun.XDP_REDIRECT;
+            default -> ProgTestRun.XDP_DROP;
+        };
+    }
+
+    static boolean isDrop(Counter c) {
+        return c.name().startsWith("DROP_");
+    }
+
+    /** Fuzzes {@code frames} frames made by {@code new FuzzFrames(seed)}; {@code progress} (may be null) hears every 100,000 frames. */
+    public static Report run(long frames, long seed, java.io.PrintStream progress) {
+        DecisionFuzzer f = new DecisionFuzzer();
+        FuzzFrames source = new FuzzFrames(seed);
+        int n = Counter.values().length;
+        long[] reference = new long[n];
+        long[] before = new long[n], after = new long[n];
+        EnumMap<FuzzFrames.Kind, Long> byKind = new EnumMap<>(FuzzFrames.Kind.class);
+        long[] kindCounts = new long[FuzzFrames.Kind.values().length];
+        long dropped = 0, forwardedBytes = 0, disagreements = 0;
+        List<String> examples = new ArrayList<>();
+        CounterSnapshot start, end;
+        long t0 = System.nanoTime();
+        try (XafDataplane dp = XafDataplane.load();
+             ProgTestRunner runner = new ProgTestRunner(dp.programFd(), FuzzFrames.MAX_FRAME)) {
+            install(dp, f);
+            MemorySegment in = runner.input();
+            start = dp.counters();
+            dp.packetsInto(before);
+            for (long i = 0; i < frames; i++) {
+                int length = source.next(f.frame);
+                kindCounts[source.kind().ordinal()]++;
+                MemorySegment.copy(f.frameSeg, 0, in, 0, length);
+                int action = runner.run(length, LO, 0);
+                dp.packetsInto(after);
+                Counter ref = f.reference(length);
+                reference[ref.ordinal()]++;
+                if (action == ProgTestRun.XDP_DROP) dropped++;
+
+                Counter moved = null;
+                int outcomesMoved = 0;
+                for (Counter c : Counter.values()) {
+                    long d = after[c.ordinal()] - before[c.ordinal()];
+                    if (c == Counter.RX_XAF || d == 0) continue;
+                    outcomesMoved += (int) d;
+                    moved = c;
+                }
+                long rx = after[Counter.RX_XAF.ordinal()] - before[Counter.RX_XAF.ordinal()];
+                long[] swap = before;
+                before = after;
+                after = swap;
+
+                String problem = null;
+                if (outcomesMoved != 1) problem = outcomesMoved + " outcome counters moved";
+                else if (moved != ref) problem = "counter " + moved;
+                else if (rx != (ref == Counter.PASS_NON_XAF ? 0 : 1)) problem = "RX_XAF moved by " + rx;
+                else if (action != actionOf(ref)) problem = "action " + action;
+                else if (ref == Counter.FORWARDED) {
+                    int outLength = runner.outputLength();
+                    if (outLength != f.expectedLength || MemorySegment.mismatch(runner.output(), 0, outLength, f.expectedSeg, 0, outLength) >= 0) {
+                        problem = "output differs from byte " + MemorySegment.mismatch(runner.output(), 0, outLength, f.expectedSeg, 0, f.expectedLength)
+                                + ": XDP " + hex(runner.output().asSlice(0, outLength).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), outLength)
+                                + " reference " + hex(f.expected, f.expectedLength);
+                    } else {
+                        forwardedBytes += outLength;
+                    }
+                } else if (ref == Counter.PASS_NON_XAF) {
+                    if (runner.outputLength() != length || MemorySegment.mismatch(runner.output(), 0, length, f.frameSeg, 0, length) >= 0) {
+                        problem = "passed frame was changed";
+                    }
+                }
+                if (problem != null) {
+                    if (disagreements++ < 5) {
+                        examples.add(source.kind() + " frame (" + length + " bytes) " + hex(f.frame, length)
+                                + "\n  reference " + ref + " (" + actionName(actionOf(ref)) + "), XDP " + actionName(action) + ": " + problem);
+                    }
+                }
+                if (progress != null && (i + 1) % 100_000 == 0) {
+                    progress.printf("fuzz: %,d frames, %,d disagreements%n", i + 1, disagreements);
+                }
+            }
+            end = dp.counters();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        CounterSnapshot delta = end.minus(start);
+        long[] deltas = new long[n];
+        long dropSum = 0;
+        for (Counter c : Counter.values()) {
+            deltas[c.ordinal()] = c == Counter.RX_XAF ? 0 : delta.packets(c);
+            if (isDrop(c)) dropSum += delta.packets(c);
+        }
+        for (FuzzFrames.Kind k : FuzzFrames.Kind.values()) byKind.put(k, kindCounts[k.ordinal()]);
+        return new Report(frames, seed, seconds, byKind, reference, deltas, dropped, dropSum, forwardedBytes, disagreements, List.copyOf(examples));
+    }
+
+    /** The first 160 bytes as hex: enough for every header. */
+    static String hex(byte[] b, int length) {
+        return HexFormat.of().formatHex(b, 0, Math.min(length, 160)) + (length > 160 ? "..." : "");
+    }
+
+    static String actionName(int action) {
+        return new ProgTestRun.Result(action, new byte[0], 0).actionName();
+    }
+}
