@@ -31,6 +31,8 @@ final class PeerState {
     long ackProgressNanos;
     /** Send time of the most recently sent chunk known delivered (never retransmitted, so unambiguous). */
     long newestDeliveredSentNanos;
+    /** Round trip of that chunk: a chunk sent before it is lost once outstanding this long plus the reordering window. */
+    long newestDeliveredRttNanos;
 
     /** Congestion window in chunks (fractional: congestion avoidance adds 1/cwnd per acknowledged chunk). */
     double cwnd;
@@ -38,6 +40,14 @@ final class PeerState {
     double ssthresh;
     /** Losses of chunks sent before this instant belong to the loss episode that already reduced the window. */
     long recoveryStartNanos;
+    /** The message whose chunks arrived before it was expected (receiver side; unexpectedBase -1: none). */
+    int unexpectedStep;
+    int unexpectedBucket;
+    int unexpectedCount;
+    int unexpectedBase = -1;
+    /** Bit i of word w: chunk unexpectedBase + 64w + i was dropped. */
+    final long[] unexpectedDropped = new long[AckPayload.MAX_SACK_WORDS];
+
     /** Window and threshold before the current reductions (0: nothing to undo). */
     double undoCwnd;
     double undoSsthresh;
@@ -88,7 +98,11 @@ final class PeerState {
         return true;
     }
 
-    /** The retransmission timer expired: nothing is known to be getting through, so start again from a small window. */
+    /**
+     * The retransmission timer expired: nothing is known to be getting through, so start again from the minimum
+     * window (as TCP does). On these paths a timeout is more often a receiver that was briefly descheduled than a
+     * congested link; then the late ACKs of the first copies undo the reduction ({@link #undoSpuriousReduction}).
+     */
     void onTimeout(long nowNanos) {
         rememberForUndo();
         ssthresh = Math.max(MIN_CWND, cwnd / 2);
@@ -119,7 +133,34 @@ final class PeerState {
         return true;
     }
 
-    /** How much later than a lost chunk a delivered chunk must have been sent: a quarter of the smoothed RTT. */
+    /**
+     * Remembers a chunk dropped because its message was not expected yet. One message per peer (the latest one);
+     * chunks beyond the bitmap's 1024-chunk reach are left to the retransmission timer.
+     */
+    void rememberUnexpected(int step, int bucket, int count, int index) {
+        if (unexpectedBase < 0 || step != unexpectedStep || bucket != unexpectedBucket || count != unexpectedCount) {
+            forgetUnexpected();
+            unexpectedStep = step;
+            unexpectedBucket = bucket;
+            unexpectedCount = count;
+            unexpectedBase = index;
+        }
+        int offset = index - unexpectedBase;
+        if (offset >= 0 && offset < 64 * unexpectedDropped.length) {
+            unexpectedDropped[offset >>> 6] |= 1L << (offset & 63);
+        }
+    }
+
+    boolean unexpectedMatches(int step, int bucket, int count) {
+        return unexpectedBase >= 0 && step == unexpectedStep && bucket == unexpectedBucket && count == unexpectedCount;
+    }
+
+    void forgetUnexpected() {
+        unexpectedBase = -1;
+        java.util.Arrays.fill(unexpectedDropped, 0);
+    }
+
+    /** How much longer than the newest delivered chunk's round trip a chunk sent before it may take: srtt/4. */
     long reorderingWindowNanos() {
         return hasRtt ? srttNanos / 4 : 0;
     }

@@ -13,7 +13,8 @@ public final class TransportStats {
         ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
         AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, TIMEOUT_LOSSES, SACK_LOSSES, TIMEOUT_EVENTS, CWND_REDUCTIONS,
-        SPURIOUS_LOSSES, CWND_UNDOS
+        SPURIOUS_LOSSES, CWND_UNDOS, NACKS_SENT, NACKS_RECEIVED, NACK_LOSSES,
+        RESTORED_CHUNKS
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -81,6 +82,13 @@ public final class TransportStats {
     public long spuriousLosses() { return get(Counter.SPURIOUS_LOSSES); }
     /** Window reductions undone because a spurious loss showed that nothing had been lost. */
     public long cwndUndos() { return get(Counter.CWND_UNDOS); }
+    /** NACKs sent: a message was expected after some of its chunks had been dropped as unexpected. */
+    public long nacksSent() { return get(Counter.NACKS_SENT); }
+    public long nacksReceived() { return get(Counter.NACKS_RECEIVED); }
+    /** Chunks resent because a NACK named them (dropped by a receiver not ready yet, not by the network). */
+    public long nackLosses() { return get(Counter.NACK_LOSSES); }
+    /** Chunks put back in flight unsent after a spurious loss showed their first copies to be on their way. */
+    public long restoredChunks() { return get(Counter.RESTORED_CHUNKS); }
 
     @Override
     public String toString() {
