@@ -1,20 +1,28 @@
 package io.xaforward.cli;
 
+import io.xaforward.dataplane.GatewayPins;
+import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 
-/** {@code xaf gateway --config FILE}: runs an XAForward XDP gateway until SIGTERM/SIGINT. */
+/**
+ * {@code xaf gateway --config FILE}: runs an XAForward XDP gateway until SIGTERM/SIGINT; {@code status}, {@code routes}
+ * and {@code unpin} look at or remove the gateway running (or left pinned) on the interfaces of a config.
+ */
 @Command(name = "gateway", mixinStandardHelpOptions = true,
+        subcommands = {GatewayCommand.Status.class, GatewayCommand.Routes.class, GatewayCommand.Unpin.class},
         description = {"Run an XAForward XDP gateway until SIGTERM/SIGINT.",
                 "Attaches the XDP program to the configured interfaces, programs the routes, serves counters on a Prometheus endpoint, applies route changes to the file without",
-                "dropping traffic, and detaches on SIGTERM/SIGINT. See docs/GATEWAY.md for the file format."})
+                "dropping traffic, and detaches on SIGTERM/SIGINT (or when killed). With --pin it stays attached on purpose, and a restarted gateway adopts it without dropping",
+                "frames. See docs/GATEWAY.md for the file format."})
 final class GatewayCommand implements Callable<Integer> {
-    @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "gateway YAML config")
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "gateway YAML config (required to run a gateway)")
     Path config;
 
     @Option(names = "--registry", paramLabel = "URL", description = "etcd endpoint to take the routes from (the file then gives the ports), e.g. http://10.0.0.5:2379")
@@ -23,10 +31,83 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--registry-prefix", paramLabel = "PREFIX", description = "with --registry: the key prefix of this gateway's routes, e.g. /xaf/routes/gw1/")
     String registryPrefix;
 
+    @Option(names = "--pin", description = "pin the XDP links and maps under /sys/fs/bpf/xaforward/NAME/: the program keeps forwarding after the process ends,"
+            + " and the next 'xaf gateway --pin' with the same name adopts it without dropping frames ('xaf gateway unpin' removes it)")
+    boolean pin;
+
+    @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name for --pin (default: the config file's name without its extension)")
+    String name;
+
     @Override
     public Integer call() {
-        if (registry == null) return GatewayMain.run(config);
+        if (config == null) throw new IllegalArgumentException("missing --config FILE (or a subcommand: status, routes, unpin; see xaf gateway --help)");
+        String pinName = pin ? nameOf(config, name) : null;
+        if (registry == null) return GatewayMain.run(config, null, null, pinName);
         if (registryPrefix == null) throw new IllegalArgumentException("--registry needs --registry-prefix (where this gateway's routes are)");
-        return GatewayMain.run(config, registry, registryPrefix);
+        return GatewayMain.run(config, registry, registryPrefix, pinName);
+    }
+
+    /** {@code name}, or the config file's name without its extension. */
+    static String nameOf(Path config, String name) {
+        if (name != null) return name;
+        String file = config.getFileName().toString();
+        int dot = file.lastIndexOf('.');
+        return dot > 0 ? file.substring(0, dot) : file;
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = {"Show the gateway on the interfaces of a config: ports (attach mode, XDP link, program), route count and counters,",
+                    "read from the running (or pinned) program's maps. Run it in the gateway's network namespace."})
+    static final class Status implements Callable<Integer> {
+        @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "the gateway's YAML config")
+        Path config;
+
+        @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name, if it was pinned with --name")
+        String name;
+
+        @Override
+        public Integer call() {
+            try (GatewayInspector g = GatewayInspector.open(config, nameOf(config, name))) {
+                System.out.print(g.statusText());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "routes", mixinStandardHelpOptions = true,
+            description = {"List the routes the running (or pinned) gateway's route map holds: identifier -> action, egress port, form and next hop.",
+                    "Run it in the gateway's network namespace."})
+    static final class Routes implements Callable<Integer> {
+        @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "the gateway's YAML config")
+        Path config;
+
+        @Override
+        public Integer call() {
+            try (GatewayInspector g = GatewayInspector.open(config, null)) {
+                System.out.print(g.routesText());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "unpin", mixinStandardHelpOptions = true,
+            description = {"Remove the pins of a gateway started with --pin: its XDP program is detached from every interface (at once, or when a",
+                    "still running gateway process of that name exits) and its maps are freed."})
+    static final class Unpin implements Callable<Integer> {
+        @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "the gateway's YAML config (gives the default name)")
+        Path config;
+
+        @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name (default: the config file's name without its extension)")
+        String name;
+
+        @Override
+        public Integer call() {
+            if (config == null && name == null) throw new IllegalArgumentException("give --config FILE or --name NAME");
+            GatewayPins pins = GatewayPins.forGateway(config == null ? name : nameOf(config, name));
+            List<String> removed = pins.remove();
+            if (removed.isEmpty()) throw new IllegalStateException("nothing is pinned at " + pins.dir());
+            System.out.println("removed " + pins.dir() + " (" + String.join(", ", removed) + ")");
+            return 0;
+        }
     }
 }

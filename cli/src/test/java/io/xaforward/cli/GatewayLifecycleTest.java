@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * The gateway's life cycle over real veth links (one host in each of three networks joined by a gateway namespace):
  * a gateway killed with SIGKILL leaves no XDP program behind and a new one starts on the same interfaces and
- * forwards. Creates and always removes its own namespaces.
+ * forwards; {@code xaf gateway status|routes} read the running program's maps; a pinned gateway restarted (SIGTERM,
+ * then SIGKILL) while traffic flows loses no frame. Creates and always removes its own namespaces and pins.
  */
 class GatewayLifecycleTest {
     static final int JOB = 7;
@@ -75,6 +76,13 @@ class GatewayLifecycleTest {
         return g;
     }
 
+    /** A pinned gateway: nsenter --net keeps the host's /sys/fs/bpf visible ('ip netns exec' hides it). */
+    static GatewayProcess startPinnedGateway(String name) throws Exception {
+        GatewayProcess g = GatewayProcess.startKeepingMounts(gatewayNs(), configFile, List.of("--pin", "--name", name));
+        g.awaitReady(60_000);
+        return g;
+    }
+
     /** The `ip link` line of each gateway port that shows an XDP program. */
     static List<String> portsWithXdp() {
         String links = Netns.exec(gatewayNs(), "ip", "link", "show").stdout();
@@ -108,6 +116,173 @@ class GatewayLifecycleTest {
                 }
             }
         }
+    }
+
+    /** Runs {@code xaf ARGS} in the gateway's namespace; returns exit status and output. */
+    static String[] xaf(String... args) throws Exception {
+        return xaf(false, args);
+    }
+
+    /** As {@link #xaf(String...)}; {@code keepMounts}: enter only the network namespace (pins stay visible). */
+    static String[] xaf(boolean keepMounts, String... args) throws Exception {
+        ProcessBuilder pb = keepMounts
+                ? Netns.processBuilderKeepMounts(gatewayNs(), Netns.javaProcessBuilder(null, List.of(), Main.class.getName(), List.of(args)).command())
+                : Netns.javaProcessBuilder(gatewayNs(), List.of(), Main.class.getName(), List.of(args));
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "xaf " + String.join(" ", args) + " hung");
+        return new String[] {Integer.toString(p.exitValue()), out};
+    }
+
+    static long counterColumn(String status, String counter) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + counter + " +(\\d+) +(\\d+)$").matcher(status);
+        assertTrue(m.find(), counter + " missing from:\n" + status);
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void statusAndRoutesReadTheRunningGatewaysMaps() throws Exception {
+        gateway = startGateway();
+        assertForwards(20);
+        int pairs = hosts.size() * (hosts.size() - 1);
+
+        String[] status = xaf(true, "gateway", "status", "--config", configFile.toString());
+        assertEquals("0", status[0], status[1]);
+        assertTrue(status[1].contains("XDP program xaf_gateway id "), status[1]);
+        assertTrue(status[1].contains("not pinned"), status[1]);
+        for (Node p : state.gatewayPorts("gw")) {
+            assertTrue(java.util.regex.Pattern.compile("(?m)^" + p.iface() + " +\\d+ +" + p.form().configName() + " +\\d+ +native +\\d+ +\\d+$")
+                    .matcher(status[1]).find(), "port " + p.iface() + " native with an XDP link:\n" + status[1]);
+        }
+        assertTrue(status[1].contains("routes: " + plan.routes("gw").size()), status[1]);
+        assertTrue(counterColumn(status[1], "forwarded") >= 20L * pairs, status[1]);
+        assertEquals(counterColumn(status[1], "rx"), counterColumn(status[1], "forwarded"), "every XAF frame forwarded:\n" + status[1]);
+        assertEquals(0, counterColumn(status[1], "drop_no_route"), status[1]);
+
+        String[] routes = xaf("gateway", "routes", "--config", configFile.toString());
+        assertEquals("0", routes[0], routes[1]);
+        assertEquals(plan.routes("gw").size() + 1, routes[1].lines().count(), "a header and one line per route:\n" + routes[1]);
+        for (IdentifierPlan.GatewayRoute r : plan.routes("gw")) {
+            String line = routes[1].lines().filter(l -> l.startsWith(String.format("0x%08x ", r.networkId()))).findFirst()
+                    .orElseThrow(() -> new AssertionError(String.format("route 0x%08x missing:%n%s", r.networkId(), routes[1])));
+            assertTrue(line.matches(String.format("0x%08x +%d +forward +%s +%s .*", r.networkId(), JOB, r.egressIface(), r.egressForm().configName())), line);
+        }
+
+        gateway.stop();
+        String[] none = xaf("gateway", "status", "--config", configFile.toString());
+        assertEquals("1", none[0], none[1]);
+        assertTrue(none[1].contains("xaf: no gateway is running on the interfaces of " + configFile), none[1]);
+    }
+
+    /**
+     * Sends from every host to every other, draining the receivers as it goes, while {@code restarts} runs on another
+     * thread and for {@code after} more rounds once it is done; asserts every frame arrived.
+     */
+    static void assertNoLossWhile(ThrowingRunnable restarts, int after) throws Exception {
+        int first = nextSeq;
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread t = Thread.ofPlatform().start(() -> {
+            try {
+                restarts.run();
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        });
+        int doneAt = -1;
+        int seq = first;
+        for (; doneAt < 0 || seq < doneAt + after; seq++) {
+            for (XafTestHost src : hosts) {
+                for (XafTestHost dst : hosts) {
+                    if (src != dst) src.send(dst.rank, seq);
+                }
+            }
+            for (XafTestHost h : hosts) h.drain();
+            Thread.sleep(2);
+            if (doneAt < 0 && !t.isAlive()) doneAt = seq;
+            assertTrue(seq - first < 50_000, "restarts never finished");
+        }
+        nextSeq = seq;
+        if (failure.get() != null) throw new AssertionError("restart failed", failure.get());
+        int sent = seq - first;
+        long lost = 0;
+        StringBuilder where = new StringBuilder();
+        for (XafTestHost h : hosts) {
+            long deadline = System.currentTimeMillis() + 5_000;
+            while (System.currentTimeMillis() < deadline && h.received.stream().mapToInt(b -> b.get(first, first + sent).cardinality()).sum() < sent * (hosts.size() - 1)) {
+                h.drain();
+            }
+            assertEquals(List.of(), h.errors, "rank " + h.rank + " saw errors");
+            for (XafTestHost src : hosts) {
+                if (src == h) continue;
+                int got = h.received.get(src.rank).get(first, first + sent).cardinality();
+                if (got != sent) where.append(" rank ").append(src.rank).append("->").append(h.rank).append(": ").append(sent - got);
+                lost += sent - got;
+            }
+        }
+        System.out.printf("restarts under traffic: %d frames per pair (%d in all) sent, %d lost%n", sent, (long) sent * hosts.size() * (hosts.size() - 1), lost);
+        assertEquals(0, lost, sent + " frames per pair sent across the restarts; lost:" + where);
+    }
+
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    @Test
+    void aPinnedGatewayRestartsWithoutLosingAFrame() throws Exception {
+        String name = PREFIX + "-gw";
+        if (Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().noneMatch(l -> l.contains(" /sys/fs/bpf ") && l.contains(" - bpf "))) {
+            // A fresh host has no bpffs mounted; pinning needs one (what 'mount -t bpf bpf /sys/fs/bpf' does).
+            assertEquals(0, new ProcessBuilder("mount", "-t", "bpf", "bpf", "/sys/fs/bpf").inheritIO().start().waitFor());
+        }
+        io.xaforward.dataplane.GatewayPins pins = io.xaforward.dataplane.GatewayPins.forGateway(name);
+        try {
+            gateway = startPinnedGateway(name);
+            assertTrue(pins.hasMaps(), "maps pinned at " + pins.dir());
+            assertEquals(state.gatewayPorts("gw").stream().map(Node::iface).sorted().toList(), pins.linkedInterfaces());
+            String linksBefore = xaf(true, "gateway", "status", "--config", configFile.toString(), "--name", name)[1];
+            assertTrue(linksBefore.contains("pinned at " + pins.dir()), linksBefore);
+            assertForwards(10);
+
+            assertNoLossWhile(() -> {
+                Thread.sleep(200);
+                assertEquals(143, gateway.stop());
+                assertTrue(gateway.sawLine("attached and pinned at " + pins.dir()), gateway.output());
+                assertEquals(state.gatewayPorts("gw").size(), portsWithXdp().size(), "still attached while no gateway runs");
+                Thread.sleep(300); // frames cross the gateway with no control plane for a while
+                gateway = startPinnedGateway(name);
+                assertTrue(gateway.sawLine("adopted the pinned maps in " + pins.dir() + ": 0 routes added, 0 changed, 0 removed"), gateway.output());
+                assertTrue(gateway.sawLine("adopted pinned XDP link"), gateway.output());
+                gateway.signal("KILL");
+                assertEquals(137, gateway.awaitExit(15_000));
+                Thread.sleep(300);
+                gateway = startPinnedGateway(name);
+            }, 200);
+
+            String status = xaf(true, "gateway", "status", "--config", configFile.toString(), "--name", name)[1];
+            assertTrue(status.contains("pinned at " + pins.dir()), status);
+            assertEquals(linkIds(linksBefore), linkIds(status), "the same XDP links, now running the new program");
+            assertTrue(counterColumn(status, "forwarded") > 0, status);
+
+            String[] unpin = xaf(true, "gateway", "unpin", "--name", name);
+            assertEquals("0", unpin[0], unpin[1]);
+            assertFalse(pins.hasMaps());
+            assertEquals(143, gateway.stop());
+            assertTrue(gateway.sawLine("detached from"), "unpinned: the gateway detaches when it stops: " + gateway.output());
+            assertEquals(List.of(), portsWithXdp());
+        } finally {
+            pins.remove();
+        }
+    }
+
+    /** The XDP-LINK column of a status text, port by port. */
+    static List<String> linkIds(String status) {
+        List<String> ids = new ArrayList<>();
+        for (Node p : state.gatewayPorts("gw")) {
+            String line = status.lines().filter(l -> l.startsWith(p.iface() + " ")).findFirst().orElseThrow();
+            ids.add(line.trim().split(" +")[5]);
+        }
+        return ids;
     }
 
     @Test

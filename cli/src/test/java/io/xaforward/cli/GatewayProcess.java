@@ -60,6 +60,19 @@ final class GatewayProcess implements AutoCloseable {
         return new GatewayProcess(pb.start());
     }
 
+    /**
+     * As {@link #start(String, Path, List, List, List)} but entering only the network namespace (nsenter --net), so
+     * the host's /sys/fs/bpf stays visible: how a pinned gateway runs.
+     */
+    static GatewayProcess startKeepingMounts(String ns, Path config, List<String> options) throws IOException {
+        List<String> args = new ArrayList<>(List.of("gateway", "--config", config.toString()));
+        args.addAll(options);
+        List<String> java = Netns.javaProcessBuilder(null, List.of(), Main.class.getName(), args).command();
+        ProcessBuilder pb = Netns.processBuilderKeepMounts(ns, java);
+        pb.redirectErrorStream(true);
+        return new GatewayProcess(pb.start());
+    }
+
     /** Waits for the ready line; fails with the gateway's output if it exits or times out first. */
     synchronized void awaitReady(long timeoutMs) throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMs;

@@ -117,6 +117,14 @@ final class XafTestHost implements AutoCloseable {
         return total;
     }
 
+    /** Receives whatever has arrived (without waiting for more); returns the total count. */
+    int drain() throws IOException {
+        while (receiveOne()) {
+            // keep reading
+        }
+        return total();
+    }
+
     int total() {
         return received.stream().mapToInt(BitSet::cardinality).sum();
     }

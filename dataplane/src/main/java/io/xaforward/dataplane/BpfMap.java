@@ -33,6 +33,11 @@ public final class BpfMap {
         this.maxEntries = maxEntries;
     }
 
+    /** A map known by fd (e.g. opened by id or from a pin); the caller owns the fd. */
+    static BpfMap of(KernelObjects.MapInfo info, int fd) {
+        return new BpfMap(info.name(), fd, info.type(), info.keySize(), info.valueSize(), info.maxEntries());
+    }
+
     public String name() { return name; }
     public int fd() { return fd; }
     public int type() { return type; }

@@ -80,6 +80,29 @@ public final class BpfObject implements AutoCloseable {
         return handle;
     }
 
+    /**
+     * Before {@link #load}: makes the object use the existing map {@code fd} for its map {@code name} instead of
+     * creating one (libbpf dups the fd; the caller keeps its own). The shapes must match.
+     */
+    public void reuseMap(String name, int fd) {
+        if (loaded) throw new IllegalStateException("reuseMap must come before load");
+        try (Arena arena = Arena.ofConfined()) {
+            LibBpf.PointerResult r = LibBpf.findMap(handle(), arena.allocateFrom(name));
+            if (r.isNull()) throw new BpfException("bpf_object__find_map_by_name('" + name + "') in " + origin, r.errno());
+            KernelObjects.MapInfo existing = KernelObjects.map(fd);
+            MemorySegment m = r.pointer();
+            if (existing.type() != LibBpf.mapType(m) || existing.keySize() != LibBpf.mapKeySize(m)
+                    || existing.valueSize() != LibBpf.mapValueSize(m) || existing.maxEntries() != LibBpf.mapMaxEntries(m)) {
+                throw new IllegalStateException("map '" + name + "' to reuse (type " + existing.type() + ", key " + existing.keySize()
+                        + ", value " + existing.valueSize() + ", max " + existing.maxEntries() + ") does not match " + origin
+                        + " (type " + LibBpf.mapType(m) + ", key " + LibBpf.mapKeySize(m) + ", value " + LibBpf.mapValueSize(m)
+                        + ", max " + LibBpf.mapMaxEntries(m) + "): it comes from another build");
+            }
+            int rc = LibBpf.mapReuseFd(m, fd);
+            if (rc != 0) throw new BpfException("bpf_map__reuse_fd('" + name + "')", rc);
+        }
+    }
+
     /** Loads every program and creates every map; a verifier rejection carries the verifier log. */
     public BpfObject load() {
         MemorySegment h = handle();

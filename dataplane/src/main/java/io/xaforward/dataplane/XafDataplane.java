@@ -4,7 +4,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import static io.xaforward.dataplane.SharedLayouts.PORT;
 import static io.xaforward.dataplane.SharedLayouts.ROUTE;
@@ -19,8 +21,12 @@ public final class XafDataplane implements AutoCloseable {
     public static final String OBJECT_RESOURCE = "bpf/xaf_gateway.bpf.o";
     public static final String PROGRAM = "xaf_gateway";
 
-    private final BpfObject object;
+    /** The maps of the program, by their names in xaf_gateway.bpf.c. */
+    public static final List<String> MAP_NAMES = List.of("routes", "ports", "tx_ports", "xsks", "counters");
+
+    private final BpfObject object; // null when opened from a program another process loaded
     private final int progFd;
+    private final List<Integer> ownedFds; // fds this object closes itself (program and maps opened by id)
     private final BpfMap routes, ports, txPorts, xsks, counters;
     // Shared: a gateway reads counters from its metrics thread; callers serialise access (scratch buffers below).
     private final Arena arena = Arena.ofShared();
@@ -30,19 +36,67 @@ public final class XafDataplane implements AutoCloseable {
     private final MemorySegment perCpu;
     private final List<XdpAttachment> attachments = new ArrayList<>();
 
-    private XafDataplane(BpfObject object) {
+    private XafDataplane(BpfObject object, int progFd, Map<String, BpfMap> maps, List<Integer> ownedFds) {
         this.object = object;
-        this.progFd = object.programFd(PROGRAM);
-        this.routes = object.map("routes");
-        this.ports = object.map("ports");
-        this.txPorts = object.map("tx_ports");
-        this.xsks = object.map("xsks");
-        this.counters = object.map("counters");
+        this.progFd = progFd;
+        this.ownedFds = ownedFds;
+        this.routes = maps.get("routes");
+        this.ports = maps.get("ports");
+        this.txPorts = maps.get("tx_ports");
+        this.xsks = maps.get("xsks");
+        this.counters = maps.get("counters");
         if (counters.valueSize() != SharedLayouts.COUNTERS_VALUE.byteSize()) {
             throw new IllegalStateException("map 'counters' has " + counters.valueSize() + "-byte values; this build expects struct xaf_counters ("
                     + SharedLayouts.COUNTERS_VALUE.byteSize() + " bytes): the BPF object and the Java classes come from different builds");
         }
+        if (routes.valueSize() != ROUTE.byteSize() || ports.valueSize() != PORT.byteSize()) {
+            throw new IllegalStateException("maps 'routes'/'ports' have " + routes.valueSize() + "/" + ports.valueSize()
+                    + "-byte values; this build expects " + ROUTE.byteSize() + "/" + PORT.byteSize()
+                    + ": the BPF program and the Java classes come from different builds");
+        }
         this.perCpu = arena.allocate(counters.valueBufferSize(), 8);
+    }
+
+    private XafDataplane(BpfObject object) {
+        this(object, object.programFd(PROGRAM), mapsOf(object), List.of());
+    }
+
+    private static Map<String, BpfMap> mapsOf(BpfObject object) {
+        Map<String, BpfMap> maps = new HashMap<>();
+        for (String name : MAP_NAMES) maps.put(name, object.map(name));
+        return maps;
+    }
+
+    /**
+     * The maps of the gateway program with kernel id {@code programId}, which another process loaded and attached
+     * (what {@code xaf gateway status} reads). Closing it closes only the fds it opened: the program stays.
+     *
+     * @throws IllegalStateException when that program is not the XAForward gateway
+     */
+    public static XafDataplane openProgram(int programId) {
+        List<Integer> fds = new ArrayList<>();
+        try {
+            int progFd = KernelObjects.programFdById(programId);
+            fds.add(progFd);
+            KernelObjects.ProgramInfo info = KernelObjects.program(progFd);
+            if (!info.name().equals(PROGRAM)) {
+                throw new IllegalStateException("XDP program id " + programId + " is '" + info.name() + "', not the XAForward gateway ('" + PROGRAM + "')");
+            }
+            Map<String, BpfMap> maps = new HashMap<>();
+            for (int mapId : info.mapIds()) {
+                int fd = KernelObjects.mapFdById(mapId);
+                fds.add(fd);
+                KernelObjects.MapInfo m = KernelObjects.map(fd);
+                if (MAP_NAMES.contains(m.name())) maps.put(m.name(), BpfMap.of(m, fd));
+            }
+            for (String name : MAP_NAMES) {
+                if (!maps.containsKey(name)) throw new IllegalStateException("XDP program id " + programId + " has no map '" + name + "'");
+            }
+            return new XafDataplane(null, progFd, maps, List.copyOf(fds));
+        } catch (RuntimeException e) {
+            fds.forEach(LibBpf::closeFd);
+            throw e;
+        }
     }
 
     /** System property naming a BPF object file to load instead of the one shipped on the classpath. */
@@ -63,6 +117,25 @@ public final class XafDataplane implements AutoCloseable {
         return load(BpfObject.open(objectFile));
     }
 
+    /**
+     * Loads the gateway program (as {@link #load()}) but makes it use existing maps instead of new ones:
+     * {@code mapFds} maps a map name to an fd of a map of the same shape (e.g. opened from a bpffs pin), so the new
+     * program starts with the routes, ports and counters the maps hold. The caller keeps and closes its fds.
+     */
+    public static XafDataplane loadReusing(Map<String, Integer> mapFds) {
+        if (mapFds.isEmpty()) return load();
+        String override = System.getProperty(OBJECT_PROPERTY);
+        BpfObject obj = override != null && !override.isBlank() ? BpfObject.open(java.nio.file.Path.of(override))
+                : BpfObject.openResource(OBJECT_RESOURCE);
+        try {
+            for (Map.Entry<String, Integer> e : mapFds.entrySet()) obj.reuseMap(e.getKey(), e.getValue());
+        } catch (RuntimeException e) {
+            obj.close();
+            throw e;
+        }
+        return load(obj);
+    }
+
     private static XafDataplane load(BpfObject obj) {
         try {
             obj.load();
@@ -81,8 +154,46 @@ public final class XafDataplane implements AutoCloseable {
     }
 
     public int programFd() { return progFd; }
+    /** The loaded object; null for a dataplane opened with {@link #openProgram}. */
     public BpfObject object() { return object; }
     public BpfMap routesMap() { return routes; }
+
+    /** The map named {@code name} (one of {@link #MAP_NAMES}). */
+    public BpfMap map(String name) {
+        return switch (name) {
+            case "routes" -> routes;
+            case "ports" -> ports;
+            case "tx_ports" -> txPorts;
+            case "xsks" -> xsks;
+            case "counters" -> counters;
+            default -> throw new IllegalArgumentException("no map '" + name + "'");
+        };
+    }
+
+    /** One entry of the ports map: the port's slot (its bit in ingress masks) and its network form. */
+    public record PortEntry(int slot, int form) {}
+
+    /** The ports map as the kernel holds it: ifindex -> slot and form. */
+    public Map<Integer, PortEntry> ports() {
+        Map<Integer, PortEntry> out = new java.util.TreeMap<>();
+        for (int ifindex : ports.intKeys()) {
+            key.set(ValueLayout.JAVA_INT, 0, ifindex);
+            if (ports.lookup(key, portValue)) {
+                out.put(ifindex, new PortEntry(portValue.get(ValueLayout.JAVA_INT, SharedLayouts.offset(PORT, "slot")),
+                        Byte.toUnsignedInt(portValue.get(ValueLayout.JAVA_BYTE, SharedLayouts.offset(PORT, "form")))));
+            }
+        }
+        return out;
+    }
+
+    /** The ifindex routes with tx_slot {@code slot} leave through, or 0 when the slot is empty. */
+    public int txPort(int slot) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment k = a.allocateFrom(ValueLayout.JAVA_INT, slot);
+            MemorySegment v = a.allocate(ValueLayout.JAVA_INT);
+            return txPorts.lookup(k, v) ? v.get(ValueLayout.JAVA_INT, 0) : 0;
+        }
+    }
 
     /** Makes {@code ifindex} a gateway port with bit {@code slot} in route ingress masks, speaking {@code form}. */
     public void setPort(int ifindex, int slot, int form) {
@@ -192,6 +303,20 @@ public final class XafDataplane implements AutoCloseable {
         if (first != null) throw first;
     }
 
+    /** Makes an attachment made elsewhere (e.g. a pinned link adopted) part of this dataplane's attachments. */
+    public void adopt(XdpAttachment a) {
+        attachments.add(a);
+    }
+
+    /**
+     * Closes this process's fds to every link without detaching: links pinned on a bpffs stay attached (and keep
+     * this program and its maps alive); unpinned ones are detached by the kernel.
+     */
+    public void releaseAll() {
+        for (XdpAttachment a : attachments) a.release();
+        attachments.clear();
+    }
+
     public List<XdpAttachment> attachments() { return List.copyOf(attachments); }
 
     @Override
@@ -199,7 +324,8 @@ public final class XafDataplane implements AutoCloseable {
         try {
             detachAll();
         } finally {
-            object.close();
+            if (object != null) object.close();
+            ownedFds.forEach(LibBpf::closeFd);
             arena.close();
         }
     }

@@ -55,9 +55,17 @@ public final class GatewayMain {
      * {@code prefix} there and follow their changes, and the file gives the ports.
      */
     public static int run(Path config, URI registry, String prefix) {
+        return run(config, registry, prefix, null);
+    }
+
+    /**
+     * As {@link #run(Path, URI, String)}; a non-null {@code pinName} pins the gateway (and adopts what a previous
+     * gateway of that name pinned), see {@link GatewayService#start(Path, String)}.
+     */
+    public static int run(Path config, URI registry, String prefix, String pinName) {
         GatewayService service;
         try {
-            service = GatewayService.start(config);
+            service = GatewayService.start(config, pinName);
         } catch (RuntimeException e) {
             LOG.error("cannot start: {}", e.getMessage());
             return 1;

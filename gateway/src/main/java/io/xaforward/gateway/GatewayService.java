@@ -2,7 +2,9 @@ package io.xaforward.gateway;
 
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
+import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.dataplane.Route;
+import io.xaforward.dataplane.XdpAttachment;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.protocol.NetworkForm;
@@ -13,6 +15,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -42,6 +45,7 @@ public final class GatewayService implements AutoCloseable {
     private final Map<String, Integer> ifindexes = new HashMap<>();
     private final Map<String, byte[]> macs = new HashMap<>();
     private final MetricsServer metrics;
+    private final GatewayPins pins;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread watcher;
     private volatile GatewayConfig config;
@@ -53,30 +57,60 @@ public final class GatewayService implements AutoCloseable {
     private final RouteTable routeTable;
     private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
-    private GatewayService(Path configFile, GatewayConfig config) {
+    private GatewayService(Path configFile, GatewayConfig config, String pinName) {
         this.configFile = configFile;
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
             macs.put(p.iface(), readMac(p.iface()));
         }
-        XafDataplane dp = XafDataplane.load();
+        this.pins = pinName == null ? null : GatewayPins.forGateway(pinName);
+        XafDataplane dp = loadDataplane(pins);
+        boolean adopting = pins != null && pins.hasMaps();
+        List<XdpAttachment> created = new ArrayList<>();
         try {
-            for (GatewayConfig.PortConfig p : config.ports()) {
-                int ifindex = ifindexes.get(p.iface());
-                dp.setPort(ifindex, p.slot(), p.form().code());
-                dp.setTxPort(p.slot(), ifindex);
+            if (pins != null && !adopting) pins.pinMaps(dp);
+            programPorts(dp, config);
+            // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
+            Map<Integer, Route> wanted = new LinkedHashMap<>();
+            for (GatewayConfig.RouteConfig r : config.routes()) wanted.put(r.networkId(), toRoute(config, r));
+            RouteReconciler.Result routes = RouteReconciler.apply(RouteTable.of(dp), wanted);
+            if (adopting) {
+                LOG.info("adopted the pinned maps in {}: {} routes added, {} changed, {} removed", pins.dir(),
+                        routes.added(), routes.changed(), routes.removed());
             }
-            for (GatewayConfig.RouteConfig r : config.routes()) {
-                dp.putRoute(r.networkId(), toRoute(config, r));
-            }
             for (GatewayConfig.PortConfig p : config.ports()) {
-                var a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
-                LOG.info(String.format("attached to %s (ifindex %d, %s, %s mode, XDP link %d)", p.iface(), a.ifindex(),
-                        p.form().configName(), a.mode().name().toLowerCase(Locale.ROOT), a.linkId()));
+                XdpAttachment a;
+                String how;
+                if (pins != null && pins.hasLink(p.iface())) {
+                    a = XdpAttachment.adopt(p.iface(), pins.linkPath(p.iface()).toString());
+                    dp.adopt(a);
+                    a.replaceProgram(dp.programFd()); // atomic: every frame meets the old or the new program
+                    how = "adopted pinned ";
+                } else {
+                    a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
+                    created.add(a);
+                    if (pins != null) a.pin(pins.linkPath(p.iface()).toString());
+                    how = pins != null ? "pinned " : "";
+                }
+                LOG.info(String.format("attached to %s (ifindex %d, %s, %s mode, %sXDP link %d)", p.iface(), a.ifindex(),
+                        p.form().configName(), a.mode().label(), how, a.linkId()));
             }
         } catch (RuntimeException e) {
-            dp.close(); // detaches whatever was attached before the failure
+            if (pins != null) {
+                // Leave what was pinned before this start forwarding; take back only what this start attached.
+                for (XdpAttachment a : created) {
+                    try {
+                        java.nio.file.Files.deleteIfExists(pins.linkPath(a.ifname()));
+                    } catch (IOException io) {
+                        e.addSuppressed(io);
+                    }
+                    a.detach();
+                }
+                if (!adopting) pins.remove();
+                dp.releaseAll();
+            }
+            dp.close(); // detaches whatever was attached (and not pinned) before the failure
             throw e;
         }
         this.dataplane = dp;
@@ -99,9 +133,51 @@ public final class GatewayService implements AutoCloseable {
 
     /** Validates {@code configFile}, attaches and programs the gateway. Throws with a clear message on any problem. */
     public static GatewayService start(Path configFile) {
-        GatewayConfig config = GatewayConfigParser.parse(configFile);
-        return new GatewayService(configFile, config);
+        return start(configFile, null);
     }
+
+    /**
+     * As {@link #start(Path)}; with a {@code pinName} the XDP links and maps are pinned under
+     * {@link GatewayPins#forGateway}, and what a previous gateway of that name pinned is adopted: its maps (routes,
+     * counters) are reused and its links switched to the new program atomically, so forwarding never stops.
+     */
+    public static GatewayService start(Path configFile, String pinName) {
+        GatewayConfig config = GatewayConfigParser.parse(configFile);
+        return new GatewayService(configFile, config, pinName);
+    }
+
+    private static XafDataplane loadDataplane(GatewayPins pins) {
+        if (pins == null || !pins.hasMaps()) return XafDataplane.load();
+        Map<String, Integer> fds = pins.openMaps();
+        try {
+            return XafDataplane.loadReusing(fds);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot adopt the gateway pinned at " + pins.dir() + " (" + e.getMessage()
+                    + "); 'xaf gateway unpin' removes it (forwarding stops until the new gateway attaches)", e);
+        } finally {
+            GatewayPins.closeAll(fds);
+        }
+    }
+
+    /** Makes the ports and tx_ports maps hold exactly the configured ports (writing only what differs). */
+    private static void programPorts(XafDataplane dp, GatewayConfig config) {
+        Map<Integer, XafDataplane.PortEntry> current = dp.ports();
+        Set<Integer> slots = new HashSet<>();
+        for (GatewayConfig.PortConfig p : config.ports()) {
+            int ifindex = Syscalls.ifNameToIndex(p.iface());
+            XafDataplane.PortEntry want = new XafDataplane.PortEntry(p.slot(), p.form().code());
+            if (!want.equals(current.remove(ifindex))) dp.setPort(ifindex, p.slot(), p.form().code());
+            if (dp.txPort(p.slot()) != ifindex) dp.setTxPort(p.slot(), ifindex);
+            slots.add(p.slot());
+        }
+        for (int stale : current.keySet()) dp.deletePort(stale);
+        for (int slot = 0; slot < io.xaforward.dataplane.SharedLayouts.MAX_PORTS; slot++) {
+            if (!slots.contains(slot) && dp.txPort(slot) != 0) dp.deleteTxPort(slot);
+        }
+    }
+
+    /** Where this gateway is pinned, or null when it is not. */
+    public GatewayPins pins() { return pins; }
 
     public GatewayConfig config() { return config; }
 
@@ -132,18 +208,11 @@ public final class GatewayService implements AutoCloseable {
     }
 
     private static byte[] readMac(String iface) {
-        // /sys/class/net shows the namespace of the mount: check it is ours (ip netns exec remounts /sys; nsenter does not).
-        Path dir = Path.of("/sys/class/net", iface);
+        // ioctl in this process's network namespace: right under 'ip netns exec' and 'nsenter --net' alike.
         try {
-            int sysIndex = Integer.parseInt(Files.readString(dir.resolve("ifindex")).trim());
-            if (sysIndex != Syscalls.ifNameToIndex(iface)) {
-                throw new IllegalStateException("/sys/class/net shows another network namespace than this process's;"
-                        + " start the gateway with 'ip netns exec NS ...' so that /sys is remounted");
-            }
-            return GatewayConfigParser.parseMac(Files.readString(dir.resolve("address")).trim());
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read the MAC address of '" + iface + "' from " + dir
-                    + " (/sys shows another network namespace? use ip netns exec): " + e.getMessage());
+            return Syscalls.hardwareAddress(iface);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot read the MAC address of '" + iface + "': " + e.getMessage(), e);
         }
     }
 
@@ -308,8 +377,15 @@ public final class GatewayService implements AutoCloseable {
         try {
             if (watcher != null) watcher.interrupt();
             if (metrics != null) metrics.close();
-            dataplane.close();
-            LOG.info("detached from {}", String.join(", ", ifindexes.keySet()));
+            if (pins != null && pins.hasMaps()) {
+                dataplane.releaseAll(); // the pins keep the program attached, on purpose
+                dataplane.close();
+                LOG.info("left {} attached and pinned at {}: it keeps forwarding with its routes until a gateway with"
+                        + " the same name adopts it, or 'xaf gateway unpin' detaches it", String.join(", ", ifindexes.keySet()), pins.dir());
+            } else {
+                dataplane.close();
+                LOG.info("detached from {}", String.join(", ", ifindexes.keySet()));
+            }
         } finally {
             stopped.countDown();
         }

@@ -66,6 +66,17 @@ public interface DatagramPort extends AutoCloseable {
      */
     int poll(DatagramHandler handler, int limit);
 
+    /**
+     * During a {@link DatagramHandler} call from {@link #poll}: whether the datagram being delivered came from
+     * {@code peer}'s address (UDP: source IP and port; AF_PACKET/AF_XDP: source MAC, and source IP for the IP forms).
+     * The transport asks before it uses any byte of the datagram beyond the rank it claims, so a datagram that
+     * claims a rank from another address is dropped. Compares raw address fields and allocates nothing. A port whose
+     * datagrams carry no sender address answers true.
+     */
+    default boolean receivedFrom(Peer peer) {
+        return true;
+    }
+
     /** The address other ports use to reach this one. */
     Peer localPeer();
 

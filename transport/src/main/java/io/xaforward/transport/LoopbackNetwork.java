@@ -98,6 +98,7 @@ public final class LoopbackNetwork {
     private static final class Frame {
         final byte[] data;
         int length;
+        int source;
 
         Frame(int capacity) {
             data = new byte[capacity];
@@ -109,7 +110,7 @@ public final class LoopbackNetwork {
         return frame != null ? frame : new Frame(maxDatagramLength);
     }
 
-    private void transmit(MemorySegment buffer, long offset, int length, Address to) {
+    private void transmit(MemorySegment buffer, long offset, int length, Address from, Address to) {
         Impairments imp = impairments;
         synchronized (lock) {
             if (to.id() < 0 || to.id() >= endpoints.size()) {
@@ -133,6 +134,7 @@ public final class LoopbackNetwork {
                 Frame frame = takeFrame();
                 MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, offset, frame.data, 0, length);
                 frame.length = length;
+                frame.source = from.id();
                 if (length > HEADER_BYTES_UNTOUCHED && imp.corruptRate() > 0
                         && random.nextDouble() < imp.corruptRate()) {
                     int at = HEADER_BYTES_UNTOUCHED + random.nextInt(length - HEADER_BYTES_UNTOUCHED);
@@ -156,6 +158,8 @@ public final class LoopbackNetwork {
         private final Address address;
         private final ArrayDeque<Frame> inbox = new ArrayDeque<>();
         private final MemorySegment receiveBuffer = Arena.ofAuto().allocate(maxDatagramLength, 64);
+        /** The sending endpoint of the datagram being delivered, -1 outside a handler call. */
+        private int receivedFrom = -1;
         private volatile boolean closed;
 
         private Endpoint(Address address) {
@@ -179,7 +183,7 @@ public final class LoopbackNetwork {
             if (closed) {
                 return false;
             }
-            transmit(buffer, offset, length, to);
+            transmit(buffer, offset, length, address, to);
             return true;
         }
 
@@ -187,21 +191,32 @@ public final class LoopbackNetwork {
         public int poll(DatagramHandler handler, int limit) {
             int count = 0;
             while (count < limit) {
-                int length;
+                int length, source;
                 synchronized (lock) {
                     Frame frame = inbox.pollFirst();
                     if (frame == null) {
                         break;
                     }
                     length = frame.length;
+                    source = frame.source;
                     MemorySegment.copy(frame.data, 0, receiveBuffer, ValueLayout.JAVA_BYTE, 0, length);
                     freeFrames.addLast(frame);
                 }
                 delivered.incrementAndGet();
-                handler.onDatagram(receiveBuffer, 0, length);
+                receivedFrom = source;
+                try {
+                    handler.onDatagram(receiveBuffer, 0, length);
+                } finally {
+                    receivedFrom = -1;
+                }
                 count++;
             }
             return count;
+        }
+
+        @Override
+        public boolean receivedFrom(Peer peer) {
+            return peer instanceof Address(int id) && id == receivedFrom;
         }
 
         @Override

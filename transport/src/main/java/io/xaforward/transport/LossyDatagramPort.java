@@ -80,6 +80,11 @@ public final class LossyDatagramPort implements DatagramPort {
     }
 
     @Override
+    public boolean receivedFrom(Peer peer) {
+        return inner.receivedFrom(peer);
+    }
+
+    @Override
     public Peer localPeer() {
         return inner.localPeer();
     }

@@ -20,6 +20,10 @@ import java.lang.foreign.MemorySegment;
  */
 public final class PacketDatagramPort implements DatagramPort {
     private static final int ID_OUTER = NetworkForm.ID.outerHeaderLength();
+    private static final java.lang.foreign.ValueLayout.OfShort BE_SHORT =
+            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final java.lang.foreign.ValueLayout.OfInt BE_INT =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
     private final PacketSocket socket;
     private final Arena arena = Arena.ofShared();
@@ -80,6 +84,19 @@ public final class PacketDatagramPort implements DatagramPort {
             n++;
         }
         return n;
+    }
+
+    /** Compares the received frame's Ethernet source with the peer's MAC (the sender or the gateway it came through). */
+    @Override
+    public boolean receivedFrom(Peer peer) {
+        return peer instanceof EthernetPeer(long mac) && sourceMac(rxFrame) == mac;
+    }
+
+    /** The 48-bit Ethernet source address of {@code frame}, first byte most significant (as {@link EthernetPeer}). */
+    static long sourceMac(MemorySegment frame) {
+        long high = Short.toUnsignedLong(frame.get(BE_SHORT, 6));
+        long low = Integer.toUnsignedLong(frame.get(BE_INT, 8));
+        return high << 32 | low;
     }
 
     @Override

@@ -374,6 +374,12 @@ public final class ReliableTransport implements AutoCloseable {
             stats.increment(Counter.MALFORMED_DROPS);
             return;
         }
+        // The rank it claims must be where it came from: the address book's entry (the peer, or the gateway that
+        // forwards its traffic), checked before the seal so nothing else of the datagram is touched.
+        if (!port.receivedFrom(peer.address)) {
+            stats.increment(Counter.SOURCE_ADDRESS_DROPS);
+            return;
+        }
         // Nothing of the datagram is used before its seal (CRC over header and payload, tag) checks out.
         switch (seal.open(segment, offset, payloadLength)) {
             case WireSeal.OPENED -> { }

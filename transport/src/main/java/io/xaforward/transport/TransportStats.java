@@ -12,8 +12,8 @@ public final class TransportStats {
         PACKETS_SENT, BYTES_SENT, PACKETS_RECEIVED, BYTES_RECEIVED, DATA_CHUNKS_SENT, RETRANSMITS,
         ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
-        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, TIMEOUT_LOSSES, SACK_LOSSES, TIMEOUT_EVENTS, CWND_REDUCTIONS,
-        SPURIOUS_LOSSES, CWND_UNDOS, NACKS_SENT, NACKS_RECEIVED, NACK_LOSSES,
+        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, SOURCE_ADDRESS_DROPS, TIMEOUT_LOSSES, SACK_LOSSES,
+        TIMEOUT_EVENTS, CWND_REDUCTIONS, SPURIOUS_LOSSES, CWND_UNDOS, NACKS_SENT, NACKS_RECEIVED, NACK_LOSSES,
         RESTORED_CHUNKS
     }
 
@@ -70,6 +70,8 @@ public final class TransportStats {
     /** ACKs that claim chunks that were never sent, or a chunk count the message does not have. */
     public long invalidAckDrops() { return get(Counter.INVALID_ACK_DROPS); }
 
+    /** Datagrams that claim a rank but came from another address than the address book's entry for it. */
+    public long sourceAddressDrops() { return get(Counter.SOURCE_ADDRESS_DROPS); }
     /** Chunks declared lost because their retransmission timeout expired. */
     public long timeoutLosses() { return get(Counter.TIMEOUT_LOSSES); }
     /** Chunks declared lost because an ACK selectively acknowledged chunks sent after them (fast retransmit). */

@@ -140,10 +140,45 @@ public final class UdpDatagramPort implements DatagramPort {
             if (from == null) {
                 break;
             }
-            handler.onDatagram(receiveSegment, 0, receiveBuffer.position());
+            receivedFrom = from;
+            try {
+                handler.onDatagram(receiveSegment, 0, receiveBuffer.position());
+            } finally {
+                receivedFrom = null;
+            }
             delivered++;
         }
         return delivered;
+    }
+
+    /** The sender of the datagram being delivered (the JDK reuses one object per sender while it stays the same). */
+    private SocketAddress receivedFrom;
+    private SocketAddress lastSender;
+    private Peer lastPeer;
+    private boolean lastMatch;
+
+    @Override
+    public boolean receivedFrom(Peer peer) {
+        SocketAddress from = receivedFrom;
+        if (from == null) throw new IllegalStateException("receivedFrom outside a DatagramHandler call");
+        if (from == lastSender && peer == lastPeer) return lastMatch;
+        boolean match = peer instanceof InetPeer(InetSocketAddress expected) && from instanceof InetSocketAddress actual
+                && expected.getPort() == actual.getPort() && sameHost(expected.getAddress(), actual.getAddress());
+        lastSender = from;
+        lastPeer = peer;
+        lastMatch = match;
+        return match;
+    }
+
+    /** Equal addresses, or an IPv4 address and its IPv4-mapped IPv6 form (a dual-stack socket's view of IPv4). */
+    private static boolean sameHost(java.net.InetAddress a, java.net.InetAddress b) {
+        if (a.equals(b)) return true;
+        byte[] x = a.getAddress(), y = b.getAddress();
+        if (x.length == y.length) return false;
+        byte[] v6 = x.length == 16 ? x : y, v4 = x.length == 4 ? x : y;
+        for (int i = 0; i < 10; i++) if (v6[i] != 0) return false;
+        if (v6[10] != (byte) 0xFF || v6[11] != (byte) 0xFF) return false;
+        return java.util.Arrays.equals(v6, 12, 16, v4, 0, 4);
     }
 
     @Override

@@ -362,7 +362,12 @@ public final class XskDatagramPort implements DatagramPort {
             return;
         }
         delivered++;
-        currentHandler.onDatagram(memory, offset + p.xafOffset(), (int) (XafHeader.LENGTH + p.payloadLength()));
+        currentFrame = frame;
+        try {
+            currentHandler.onDatagram(memory, offset + p.xafOffset(), (int) (XafHeader.LENGTH + p.payloadLength()));
+        } finally {
+            currentFrame = null;
+        }
     }
 
     /**
@@ -382,6 +387,36 @@ public final class XskDatagramPort implements DatagramPort {
     private void flushTx() {
         socket.flush();
         pendingTx = 0;
+    }
+
+    /** The frame being delivered to the handler, for {@link #receivedFrom}. */
+    private MemorySegment currentFrame;
+    /** Each peer's IP address as bytes, made once per peer (InetAddress hands out copies). */
+    private final java.util.IdentityHashMap<Peer, MemorySegment> peerIps = new java.util.IdentityHashMap<>();
+
+    /**
+     * Compares the frame being delivered with the peer: Ethernet source = the peer's MAC (the sender, or the
+     * gateway or router it came through) and, for the IP forms, IP source = the peer's IP address.
+     */
+    @Override
+    public boolean receivedFrom(Peer peer) {
+        MemorySegment frame = currentFrame;
+        if (frame == null) throw new IllegalStateException("receivedFrom outside a DatagramHandler call");
+        long mac;
+        if (peer instanceof EthernetPeer(long m)) mac = m;
+        else if (peer instanceof EthernetIpPeer(long m, java.net.InetAddress ip)) mac = m;
+        else return false;
+        if (PacketDatagramPort.sourceMac(frame) != mac) return false;
+        if (form == NetworkForm.ID) return true;
+        if (!(peer instanceof EthernetIpPeer ipPeer)) return false;
+        MemorySegment ip = peerIps.get(peer);
+        if (ip == null) {
+            ip = MemorySegment.ofArray(ipPeer.ip().getAddress());
+            peerIps.put(peer, ip);
+        }
+        long srcIp = form == NetworkForm.IPV4 ? 14 + 12 : 14 + 8;
+        if (ip.byteSize() != (form == NetworkForm.IPV4 ? 4 : 16)) return false;
+        return MemorySegment.mismatch(frame, srcIp, srcIp + ip.byteSize(), ip, 0, ip.byteSize()) < 0;
     }
 
     @Override

@@ -10,11 +10,13 @@ final class TransportPair implements AutoCloseable {
     final LoopbackNetwork network;
     final ReliableTransport rank0;
     final ReliableTransport rank1;
+    /** Rank 0's endpoint: a test that sends through it directly plays an attacker who spoofs rank 0's address. */
+    final LoopbackNetwork.Endpoint endpoint0;
 
     TransportPair(LoopbackNetwork.Impairments impairments, long seed,
                   UnaryOperator<TransportConfig.Builder> tweak) {
         network = new LoopbackNetwork(impairments, seed);
-        LoopbackNetwork.Endpoint e0 = network.newEndpoint();
+        LoopbackNetwork.Endpoint e0 = endpoint0 = network.newEndpoint();
         LoopbackNetwork.Endpoint e1 = network.newEndpoint();
         AddressBook book = AddressBook.builder()
                 .add(0, 0x0A000000, e0.localPeer())

@@ -163,7 +163,8 @@ class WireSecurityTest {
             CompletableFuture<Void> expect = pair.rank1.expect(0, id, dest);
             Thread.sleep(20);
             // A "first chunk" claiming 6 chunks of 128 bytes: a geometry under which no real chunk would fit.
-            LoopbackNetwork.Endpoint attacker = pair.network.newEndpoint();
+            // sent from rank 0's own address (a spoofed source), so that the address check lets it through
+            LoopbackNetwork.Endpoint attacker = pair.endpoint0;
             WireSeal seal = new WireSeal(WireSecurity.CRC32C, null, 2048);
             MemorySegment frame = Arena.ofAuto().allocate(XafHeader.LENGTH + 128);
             new XafHeader().wrap(frame, 0).init().type(1).flags(seal.flags()).networkId(0x0A000001)

@@ -66,6 +66,8 @@ public final class Syscalls {
     private static final MethodHandle SETNS = errnoCall("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle OPEN = LINKER.downcallHandle(LIBC.find("open").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle IOCTL = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
     private static final MethodHandle IF_NAMETOINDEX = errnoCall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
             FunctionDescriptor.of(ADDRESS, JAVA_INT));
@@ -189,6 +191,32 @@ public final class Syscalls {
             throw new SyscallException("interface '" + ifname + "' not found (if_nametoindex)", errno());
         }
         return idx;
+    }
+
+    private static final long SIOCGIFHWADDR = 0x8927;
+    private static final int IFNAMSIZ = 16;
+
+    /**
+     * The hardware (MAC) address of {@code ifname} in this process's network namespace (ioctl SIOCGIFHWADDR): unlike
+     * /sys/class/net, right whichever mounts the process sees (nsenter --net keeps the caller's /sys).
+     */
+    public static byte[] hardwareAddress(String ifname) {
+        if (ifname.length() >= IFNAMSIZ) throw new IllegalArgumentException("interface name '" + ifname + "' is too long");
+        int fd = (int) check(socket(2 /* AF_INET */, 2 /* SOCK_DGRAM */ | SOCK_CLOEXEC, 0), "socket(AF_INET)");
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment ifr = a.allocate(40, 8); // struct ifreq: char ifr_name[16]; struct sockaddr ifr_hwaddr; ...
+            ifr.setString(0, ifname);
+            int rc;
+            try {
+                rc = (int) IOCTL.invokeExact(STATE.get(), fd, SIOCGIFHWADDR, ifr);
+            } catch (Throwable t) { throw rethrow(t); }
+            check(rc, "ioctl(SIOCGIFHWADDR, '" + ifname + "')");
+            byte[] mac = new byte[6];
+            MemorySegment.copy(ifr, java.lang.foreign.ValueLayout.JAVA_BYTE, 16 + 2, mac, 0, 6); // sa_data of ifr_hwaddr
+            return mac;
+        } finally {
+            close(fd);
+        }
     }
 
     private static RuntimeException rethrow(Throwable t) {
