@@ -109,6 +109,13 @@ struct verdict {
 	__u32 counter;
 };
 
+/* Where a frame was counted per port: ingress slot (XAF frames on a port) and, once forwarded, egress slot and length. */
+struct port_use {
+	__u32 rx_slot;     /* XAF_MAX_PORTS: none */
+	__u32 tx_slot;     /* XAF_MAX_PORTS: none */
+	__u32 tx_len;
+};
+
 static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
 {
 	struct ethhdr *h = c->pos;
@@ -386,7 +393,7 @@ static __always_inline struct verdict drop(__u32 counter)
 	return v;
 }
 
-static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
+static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf, struct port_use *use)
 {
 	struct verdict pass = { .action = XDP_PASS, .counter = XAF_C_PASS_NON_XAF };
 	void *data = (void *)(long)ctx->data;
@@ -421,6 +428,7 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	if (rc == 0)
 		return pass;
 	*is_xaf = 1;
+	use->rx_slot = port->slot;
 	if (rc < 0)
 		return drop(XAF_C_DROP_MALFORMED);
 
@@ -502,12 +510,14 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf)
 	ret = bpf_redirect_map(&tx_ports, r->tx_slot, XDP_DROP);
 	if (ret != XDP_REDIRECT)
 		return drop(XAF_C_DROP_REDIRECT);
+	use->tx_slot = r->tx_slot;
+	use->tx_len = out_len + f.xaf_len;
 	struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_FORWARDED };
 	return v;
 }
 
-/* One lookup for all counters of this CPU; per-CPU values need no atomics. */
-static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes)
+/* One lookup for all counters of this CPU, per port included; per-CPU values need no atomics. */
+static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes, const struct port_use *use)
 {
 	__u32 zero = 0;
 	struct xaf_counters *c = bpf_map_lookup_elem(&counters, &zero);
@@ -522,6 +532,15 @@ static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes)
 		c->packets[counter] += 1;
 		c->bytes[counter] += bytes;
 	}
+	/* bounds for the verifier: slots are below XAF_MAX_PORTS (checked by the control plane), "none" is not */
+	if (use->rx_slot < XAF_MAX_PORTS) {
+		c->port_rx_packets[use->rx_slot] += 1;
+		c->port_rx_bytes[use->rx_slot] += bytes;
+	}
+	if (use->tx_slot < XAF_MAX_PORTS) {
+		c->port_tx_packets[use->tx_slot] += 1;
+		c->port_tx_bytes[use->tx_slot] += use->tx_len;
+	}
 }
 
 SEC("xdp")
@@ -529,10 +548,11 @@ int xaf_gateway(struct xdp_md *ctx)
 {
 	__u64 bytes = ctx->data_end - ctx->data; /* ingress frame length, before any rewrite */
 	int is_xaf = 0;
-	struct verdict v = process(ctx, &is_xaf);
+	struct port_use use = { .rx_slot = XAF_MAX_PORTS, .tx_slot = XAF_MAX_PORTS, .tx_len = 0 };
+	struct verdict v = process(ctx, &is_xaf, &use);
 
-	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF */
-	count(is_xaf, v.counter, bytes);
+	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF and on their port */
+	count(is_xaf, v.counter, bytes, &use);
 	return v.action;
 }
 

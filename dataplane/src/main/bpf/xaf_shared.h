@@ -134,14 +134,22 @@ enum xaf_counter {
 };
 #define XAF_COUNTERS 16       /* slots per array in struct xaf_counters; >= XAF_C__MAX */
 
-/* All counters of one CPU in one map value, so a frame costs one map lookup to count (not one per counter). */
-struct xaf_counters {
-	__u64 packets[XAF_COUNTERS]; /* frames per enum xaf_counter */
-	__u64 bytes[XAF_COUNTERS];   /* ingress frame lengths per enum xaf_counter */
-};                               /* 256 bytes */
-
 /* tx_ports: DEVMAP, key slot -> egress ifindex. xsks: XSKMAP, key rx queue -> AF_XDP socket. */
 #define XAF_MAX_PORTS   64
+
+/*
+ * All counters of one CPU in one map value, so a frame costs one map lookup to count (not one per counter), per
+ * port included: the port arrays are indexed by port slot (xaf_port.slot for receive, xaf_route.tx_slot for
+ * transmit; the gateway uses a port's slot for both).
+ */
+struct xaf_counters {
+	__u64 packets[XAF_COUNTERS];          /* frames per enum xaf_counter */
+	__u64 bytes[XAF_COUNTERS];            /* ingress frame lengths per enum xaf_counter */
+	__u64 port_rx_packets[XAF_MAX_PORTS]; /* XAF frames received on the port (as RX_XAF) */
+	__u64 port_rx_bytes[XAF_MAX_PORTS];   /* their ingress frame lengths */
+	__u64 port_tx_packets[XAF_MAX_PORTS]; /* frames forwarded out of the port (as FORWARDED) */
+	__u64 port_tx_bytes[XAF_MAX_PORTS];   /* their egress frame lengths */
+};                                        /* 256 + 4 * 512 = 2304 bytes */
 #define XAF_MAX_ROUTES  65536
 #define XAF_MAX_QUEUES  64
 

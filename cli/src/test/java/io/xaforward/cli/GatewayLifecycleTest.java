@@ -152,8 +152,11 @@ class GatewayLifecycleTest {
         assertTrue(status[1].contains("XDP program xaf_gateway id "), status[1]);
         assertTrue(status[1].contains("not pinned"), status[1]);
         for (Node p : state.gatewayPorts("gw")) {
-            assertTrue(java.util.regex.Pattern.compile("(?m)^" + p.iface() + " +\\d+ +" + p.form().configName() + " +\\d+ +native +\\d+ +\\d+$")
-                    .matcher(status[1]).find(), "port " + p.iface() + " native with an XDP link:\n" + status[1]);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + p.iface() + " +\\d+ +" + p.form().configName()
+                    + " +\\d+ +native +\\d+ +\\d+ +(\\d+) +(\\d+)$").matcher(status[1]);
+            assertTrue(m.find(), "port " + p.iface() + " native with an XDP link:\n" + status[1]);
+            // one host per network: each port receives what its host sends to the two others, and sends it what they send
+            assertTrue(Long.parseLong(m.group(1)) >= 40 && Long.parseLong(m.group(2)) >= 40, "per-port rx/tx:\n" + status[1]);
         }
         assertTrue(status[1].contains("routes: " + plan.routes("gw").size()), status[1]);
         assertTrue(counterColumn(status[1], "forwarded") >= 20L * pairs, status[1]);
@@ -273,6 +276,15 @@ class GatewayLifecycleTest {
         } finally {
             pins.remove();
         }
+    }
+
+    @Test
+    void pinningWhereTheBpfFilesystemIsHiddenIsAClearError() throws Exception {
+        // 'ip netns exec' mounts a fresh /sys: the host's /sys/fs/bpf (where pins must live to outlive the process) is hidden.
+        GatewayProcess g = GatewayProcess.start(gatewayNs(), configFile, List.of(), List.of(), List.of("--pin", "--name", PREFIX + "-hidden"));
+        assertEquals(1, g.awaitExit(30_000), g.output());
+        assertTrue(g.sawLine("cannot start: no BPF filesystem at /sys/fs/bpf here, where pins live: 'ip netns exec' mounts a fresh /sys"), g.output());
+        assertEquals(List.of(), portsWithXdp(), "nothing attached");
     }
 
     /** The XDP-LINK column of a status text, port by port. */

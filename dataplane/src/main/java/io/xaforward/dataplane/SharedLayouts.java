@@ -64,7 +64,11 @@ public final class SharedLayouts {
     /** struct xaf_counters, 256 bytes: the one per-CPU value of the counters map, indexed by {@link Counter#code()}. */
     public static final StructLayout COUNTERS_VALUE = structLayout(
             sequenceLayout(COUNTERS, JAVA_LONG).withName("packets"),
-            sequenceLayout(COUNTERS, JAVA_LONG).withName("bytes")).withName("xaf_counters");
+            sequenceLayout(COUNTERS, JAVA_LONG).withName("bytes"),
+            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_rx_packets"),
+            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_rx_bytes"),
+            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_tx_packets"),
+            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_tx_bytes")).withName("xaf_counters");
 
     /** Offset of a named field of {@code layout}. */
     public static long offset(StructLayout layout, String field) {

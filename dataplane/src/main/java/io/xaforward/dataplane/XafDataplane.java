@@ -264,6 +264,30 @@ public final class XafDataplane implements AutoCloseable {
         return new CounterSnapshot(p, b);
     }
 
+    /** Per-port packets and bytes (index = port slot), summed over CPUs (one map read). */
+    public PortCounterSnapshot portCounters() {
+        int n = SharedLayouts.MAX_PORTS;
+        long[] rxP = new long[n], rxB = new long[n], txP = new long[n], txB = new long[n];
+        key.set(ValueLayout.JAVA_INT, 0, 0);
+        if (counters.lookup(key, perCpu)) {
+            long stride = (counters.valueSize() + 7L) & ~7L;
+            for (long cpu = 0; cpu < perCpu.byteSize(); cpu += stride) {
+                for (int slot = 0; slot < n; slot++) {
+                    rxP[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_RX_PACKETS + 8L * slot);
+                    rxB[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_RX_BYTES + 8L * slot);
+                    txP[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_TX_PACKETS + 8L * slot);
+                    txB[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_TX_BYTES + 8L * slot);
+                }
+            }
+        }
+        return new PortCounterSnapshot(rxP, rxB, txP, txB);
+    }
+
+    private static final long PORT_RX_PACKETS = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_rx_packets");
+    private static final long PORT_RX_BYTES = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_rx_bytes");
+    private static final long PORT_TX_PACKETS = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_tx_packets");
+    private static final long PORT_TX_BYTES = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_tx_bytes");
+
     /**
      * Packets per counter (index = {@link Counter#ordinal()}), summed over CPUs, written into {@code packets}: the
      * allocation-free read for callers that check the counters after every frame (the fuzzer).

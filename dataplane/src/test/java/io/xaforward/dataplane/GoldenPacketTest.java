@@ -213,14 +213,29 @@ class GoldenPacketTest {
         try (XafDataplane dp = XafDataplane.load()) {
             fx.setup().accept(dp);
             CounterSnapshot before = dp.counters();
+            PortCounterSnapshot portsBefore = dp.portCounters();
             ProgTestRun.Result r = ProgTestRun.run(dp.programFd(), fx.input(), LO, 0);
             CounterSnapshot delta = dp.counters().minus(before);
+            PortCounterSnapshot ports = dp.portCounters().minus(portsBefore);
 
             assertEquals(fx.expectedAction(), r.action(), () -> "action was " + r.actionName() + "; counters " + delta);
             assertEquals(1, delta.packets(fx.counter()), () -> "counter " + fx.counter() + " in " + delta);
             assertEquals(fx.input().length, delta.bytes(fx.counter()), "bytes counted = ingress frame length");
             assertEquals(fx.isXaf() ? 1 : 0, delta.packets(Counter.RX_XAF), "RX_XAF");
             assertEquals(1, delta.totalFrames(), () -> "exactly one outcome counted: " + delta);
+            // per port: an XAF frame counts on the slot of the port it arrived on, a forwarded one also on its tx slot
+            assertEquals(delta.packets(Counter.RX_XAF), java.util.Arrays.stream(ports.rxPackets()).sum(), "port rx packets");
+            assertEquals(delta.bytes(Counter.RX_XAF), java.util.Arrays.stream(ports.rxBytes()).sum(), "port rx bytes");
+            assertEquals(delta.packets(Counter.FORWARDED), java.util.Arrays.stream(ports.txPackets()).sum(), "port tx packets");
+            if (delta.packets(Counter.RX_XAF) == 1) {
+                int slot = fx.description().contains("not in the route's mask") ? 4 : IN_SLOT; // the setups' port slots
+                assertEquals(1, ports.rxPackets(slot), "rx counted on the ingress port's slot " + slot);
+                assertEquals(fx.input().length, ports.rxBytes(slot));
+            }
+            if (delta.packets(Counter.FORWARDED) == 1) {
+                assertEquals(1, ports.txPackets(TX_SLOT));
+                assertEquals(r.frame().length, ports.txBytes(TX_SLOT), "tx bytes = egress frame length");
+            }
             if (fx.expectedOutput() != null) {
                 assertArrayEquals(fx.expectedOutput(), r.frame(), () -> "output frame\n expected " + HexFormat.of().formatHex(fx.expectedOutput())
                         + "\n actual   " + HexFormat.of().formatHex(r.frame()));

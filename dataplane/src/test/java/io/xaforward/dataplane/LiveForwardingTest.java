@@ -41,6 +41,7 @@ class LiveForwardingTest {
                         MemorySegment out = arena.allocateFrom(ValueLayout.JAVA_BYTE, frame);
                         MemorySegment in = arena.allocate(65536);
                         CounterSnapshot before = dp.counters();
+                        PortCounterSnapshot portsBefore = dp.portCounters();
                         tx.send(out, frame.length);
                         byte[] got = null;
                         long deadline = System.nanoTime() + 5_000_000_000L;
@@ -56,6 +57,14 @@ class LiveForwardingTest {
                         assertNotNull(got, () -> "nothing arrived at sb0 within 5 s; counters " + dp.counters().minus(before));
                         assertArrayEquals(expected, got);
                         assertEquals(1, dp.counters().minus(before).packets(Counter.FORWARDED));
+                        // per port: what went in on sa1 (slot IN_SLOT) and out of sb1 (slot TX_SLOT), and nothing else
+                        PortCounterSnapshot ports = dp.portCounters().minus(portsBefore);
+                        assertEquals(1, ports.rxPackets(IN_SLOT));
+                        assertEquals(frame.length, ports.rxBytes(IN_SLOT));
+                        assertEquals(1, ports.txPackets(TX_SLOT));
+                        assertEquals(expected.length, ports.txBytes(TX_SLOT));
+                        assertEquals(1, java.util.Arrays.stream(ports.rxPackets()).sum(), "no other port received XAF");
+                        assertEquals(1, java.util.Arrays.stream(ports.txPackets()).sum(), "no other port sent");
                     }
                 }
                 return null;

@@ -123,12 +123,14 @@ public final class GatewayInspector implements AutoCloseable {
         else if (pinsUnknown != null) b.append(", pins unknown (").append(pinsUnknown).append(')');
         else b.append(", not pinned (detached when its process ends)");
         b.append('\n');
-        Table t = new Table("PORT", "IFINDEX", "FORM", "SLOT", "MODE", "XDP-LINK", "PROGRAM");
+        Table t = new Table("PORT", "IFINDEX", "FORM", "SLOT", "MODE", "XDP-LINK", "PROGRAM", "RX-PACKETS", "TX-PACKETS");
+        io.xaforward.dataplane.PortCounterSnapshot traffic = dataplane.portCounters();
         for (PortState p : ports) {
             t.row(p.iface(), Integer.toString(p.ifindex()), p.form().configName(), Integer.toString(p.slot()), p.mode(),
                     p.programId() == 0 ? "-" : p.linkId() == 0 ? "none (no link)" : Integer.toString(p.linkId()),
                     p.programId() == 0 ? "not attached" : p.programId() == prog ? Integer.toString(p.programId())
-                            : p.programId() + " (another program)");
+                            : p.programId() + " (another program)",
+                    Long.toString(traffic.rxPackets(p.slot())), Long.toString(traffic.txPackets(p.slot())));
         }
         b.append(t).append('\n');
         b.append("routes: ").append(dataplane.routeIds().size()).append('\n').append('\n');

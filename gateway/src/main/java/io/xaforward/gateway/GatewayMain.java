@@ -65,7 +65,7 @@ public final class GatewayMain {
     public static int run(Path config, URI registry, String prefix, String pinName) {
         GatewayService service;
         try {
-            service = GatewayService.start(config, pinName);
+            service = GatewayService.start(config, pinName, registry != null);
         } catch (RuntimeException e) {
             LOG.error("cannot start: {}", e.getMessage());
             return 1;

@@ -14,13 +14,17 @@ import java.util.regex.Pattern;
 
 /** Reads a gateway's Prometheus endpoint from inside its network namespace. */
 public final class GatewayMetrics {
-    private static final Pattern SAMPLE = Pattern.compile("(?m)^([a-z_]+)(?:\\{outcome=\"([a-z_]+)\"\\})? (\\d+)$");
+    private static final Pattern SAMPLE = Pattern.compile("(?m)^([a-z_]+)(?:\\{(?:outcome|port)=\"([A-Za-z0-9_.:@-]+)\"\\})? (\\d+)$");
 
     private GatewayMetrics() {}
 
-    /** Every sample as "name" or "name{counter}" -> value. */
+    /** Every sample as "name", "name{outcome}" or "name{port interface}" -> value. */
     public static Map<String, Long> scrape(String namespace, String host, int port) {
-        String text = NetworkNamespace.call(namespace, () -> fetch(host, port));
+        return parse(NetworkNamespace.call(namespace, () -> fetch(host, port)));
+    }
+
+    /** The samples of a Prometheus text answer, keyed as {@link #scrape} does. */
+    static Map<String, Long> parse(String text) {
         Map<String, Long> values = new LinkedHashMap<>();
         Matcher m = SAMPLE.matcher(text);
         while (m.find()) {

@@ -57,7 +57,7 @@ public final class GatewayService implements AutoCloseable {
     private final RouteTable routeTable;
     private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
-    private GatewayService(Path configFile, GatewayConfig config, String pinName) {
+    private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
         this.configFile = configFile;
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
@@ -74,7 +74,8 @@ public final class GatewayService implements AutoCloseable {
             // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
             Map<Integer, Route> wanted = new LinkedHashMap<>();
             for (GatewayConfig.RouteConfig r : config.routes()) wanted.put(r.networkId(), toRoute(config, r));
-            RouteReconciler.Result routes = RouteReconciler.apply(RouteTable.of(dp), wanted);
+            RouteReconciler.Result routes = adopting && routesFromRegistry ? new RouteReconciler.Result(0, 0, 0)
+                    : RouteReconciler.apply(RouteTable.of(dp), wanted);
             if (adopting) {
                 LOG.info("adopted the pinned maps in {}: {} routes added, {} changed, {} removed", pins.dir(),
                         routes.added(), routes.changed(), routes.removed());
@@ -142,8 +143,16 @@ public final class GatewayService implements AutoCloseable {
      * counters) are reused and its links switched to the new program atomically, so forwarding never stops.
      */
     public static GatewayService start(Path configFile, String pinName) {
+        return start(configFile, pinName, false);
+    }
+
+    /**
+     * As {@link #start(Path, String)}; {@code routesFromRegistry}: the routes come from a route registry, not from
+     * the file, so an adopted route map is left as it is (it keeps forwarding) until the registry's routes are applied.
+     */
+    public static GatewayService start(Path configFile, String pinName, boolean routesFromRegistry) {
         GatewayConfig config = GatewayConfigParser.parse(configFile);
-        return new GatewayService(configFile, config, pinName);
+        return new GatewayService(configFile, config, pinName, routesFromRegistry);
     }
 
     private static XafDataplane loadDataplane(GatewayPins pins) {
@@ -187,6 +196,11 @@ public final class GatewayService implements AutoCloseable {
 
     public synchronized CounterSnapshot counters() {
         return dataplane.counters();
+    }
+
+    /** Per-port packets and bytes by port slot (see {@link io.xaforward.dataplane.PortCounterSnapshot}). */
+    public synchronized io.xaforward.dataplane.PortCounterSnapshot portCounters() {
+        return dataplane.portCounters();
     }
 
     /** The ifindex of a port, as resolved at start-up. */
@@ -345,6 +359,7 @@ public final class GatewayService implements AutoCloseable {
             if (c == Counter.RX_XAF) continue;
             b.append("xaf_bytes_total{outcome=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
         }
+        appendPortCounters(b, portCounters(), config.ports());
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
         synchronized (this) {
             b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")
@@ -363,6 +378,32 @@ public final class GatewayService implements AutoCloseable {
         }
         for (Supplier<String> extra : extraMetrics) b.append(extra.get());
         return b.toString();
+    }
+
+    /**
+     * Per-port families, one sample per configured port labelled with its interface: XAF frames received on it
+     * (ingress lengths) and frames forwarded out of it (egress lengths).
+     */
+    static void appendPortCounters(StringBuilder b, io.xaforward.dataplane.PortCounterSnapshot p, List<GatewayConfig.PortConfig> ports) {
+        String[][] families = {
+                {"xaf_port_rx_packets_total", "XAF frames received on the port."},
+                {"xaf_port_rx_bytes_total", "Bytes of the XAF frames received on the port (ingress frame lengths)."},
+                {"xaf_port_tx_packets_total", "Frames forwarded out of the port."},
+                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."}};
+        for (int f = 0; f < families.length; f++) {
+            b.append("# HELP ").append(families[f][0]).append(' ').append(families[f][1]).append('\n')
+                    .append("# TYPE ").append(families[f][0]).append(" counter\n");
+            for (GatewayConfig.PortConfig port : ports) {
+                int slot = port.slot();
+                long v = switch (f) {
+                    case 0 -> p.rxPackets(slot);
+                    case 1 -> p.rxBytes(slot);
+                    case 2 -> p.txPackets(slot);
+                    default -> p.txBytes(slot);
+                };
+                b.append(families[f][0]).append("{port=\"").append(port.iface()).append("\"} ").append(v).append('\n');
+            }
+        }
     }
 
     /** Blocks until {@link #close()} is called (from a shutdown hook, on SIGTERM or SIGINT). */

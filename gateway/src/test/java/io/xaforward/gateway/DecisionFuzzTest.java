@@ -26,6 +26,9 @@ class DecisionFuzzTest {
         assertArrayEquals(r.referenceOutcomes(), r.xdpCounterDeltas(), () -> "XDP counters " + Arrays.toString(r.xdpCounterDeltas())
                 + " vs reference outcomes " + Arrays.toString(r.referenceOutcomes()));
         assertEquals(r.droppedFrames(), r.dropCounterSum(), "every dropped frame counted once");
+        assertEquals(r.referenceXafFrames(), r.portRxPackets(), "every XAF frame counted on the port it arrived on");
+        assertEquals(r.referenceOutcomes()[Counter.FORWARDED.ordinal()], r.portTxPackets(), "every forwarded frame counted on its egress port");
+        assertEquals(r.forwardedBytesCompared(), r.portTxBytes(), "egress bytes per port = the forwarded frames' lengths");
         assertTrue(r.clean());
         for (Counter c : new Counter[] {Counter.PASS_NON_XAF, Counter.FORWARDED, Counter.DROP_MALFORMED, Counter.DROP_NO_ROUTE,
                 Counter.DROP_BAD_TOKEN, Counter.DROP_HOP_LIMIT, Counter.DROP_INGRESS}) {

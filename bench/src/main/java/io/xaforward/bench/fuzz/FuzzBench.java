@@ -44,6 +44,9 @@ public final class FuzzBench {
         md.append(String.format(Locale.ROOT, "| %,d | %d | %.1f | %,.0f | %,d | %,d | %,d | %,d | %s |%n%n", r.frames(), r.seed(),
                 r.seconds(), r.framesPerSecond(), r.disagreements(), r.droppedFrames(), r.dropCounterSum(),
                 r.forwardedBytesCompared(), r.clean() ? "yes" : "NO"));
+        md.append(String.format(Locale.ROOT, "Per-port counters: %,d XAF frames received on the fuzz port (reference: %,d), %,d frames and "
+                + "%,d bytes forwarded out of the egress slot (reference: %,d and %,d).%n%n", r.portRxPackets(), r.referenceXafFrames(),
+                r.portTxPackets(), r.portTxBytes(), r.referenceOutcomes()[Counter.FORWARDED.ordinal()], r.forwardedBytesCompared()));
         md.append("| outcome | Java reference | XDP counter delta |\n|---|---:|---:|\n");
         for (Counter c : Counter.values()) {
             if (c == Counter.RX_XAF) continue;

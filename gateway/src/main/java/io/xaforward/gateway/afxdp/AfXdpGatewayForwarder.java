@@ -159,6 +159,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     private void onFrame(MemorySegment umem, long offset, int length) {
         MemorySegment frame = ingress.frameAt(offset);
         ParsedFrame f = parser.parse(frame, Math.min(length, frame.byteSize()));
+        if (f.kind() != ParsedFrame.Kind.NOT_XAF) ingress.traffic.received(length);
         if (!f.isXaf()) {
             counters[f.kind() == ParsedFrame.Kind.MALFORMED ? DROP_MALFORMED : NON_XAF]++;
             return;
@@ -198,6 +199,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
         out.socket.submitTx();
         if (++out.pendingTx >= TX_FLUSH_AT) out.flush();
         counters[FORWARDED]++;
+        out.traffic.sent(frameLength);
     }
 
     /** The counters as of the last polling round that received something. */
@@ -212,6 +214,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     String counterText() {
         StringBuilder s = new StringBuilder();
         for (int i = 0; i < COUNTER_NAMES.length; i++) s.append(i == 0 ? "" : " ").append(COUNTER_NAMES[i]).append('=').append(counter(i));
+        for (AfXdpGatewayPort p : ports) p.traffic.appendTo(s, p.config.iface());
         return s.append(" poller_allocated_bytes=").append(pollerAllocatedBytes()).toString();
     }
 

@@ -40,6 +40,8 @@ final class AfXdpGatewayPort implements AutoCloseable {
     private final long[] sliceStarts;
     /** Frames submitted to the TX ring since the last flush. */
     int pendingTx;
+    /** XAF frames received on this port and frames sent out of it (the XDP program's per-port figures). */
+    final io.xaforward.gateway.PortTraffic traffic = new io.xaforward.gateway.PortTraffic();
 
     /** Opens the socket, loads the program, registers the socket for queue 0 and attaches the program (native XDP). */
     AfXdpGatewayPort(GatewayConfig.PortConfig config, XskConfig xsk) {

@@ -27,7 +27,8 @@ import java.util.Map;
  * rewrite with {@link FrameWriter}) and compares, for every frame: the outcome counter the program moved (exactly one,
  * plus RX_XAF for XAF frames), the XDP action, the output bytes of forwarded frames and that passed frames are
  * untouched. At the end the program's counter deltas must equal the reference's outcome totals and the drop counters
- * must add up to the frames it dropped. Needs root (loading BPF); lo (ifindex 1) stands in for the gateway port and
+ * must add up to the frames it dropped, and its per-port counters must show every XAF frame arriving on the fuzz
+ * port and every forwarded frame (with its bytes) leaving by the egress slot. Needs root (loading BPF); lo (ifindex 1) stands in for the gateway port and
  * the egress device.
  */
 public final class DecisionFuzzer {
@@ -38,12 +39,21 @@ public final class DecisionFuzzer {
     /** What one fuzz run found. Outcome totals are indexed by {@link Counter#ordinal()}. */
     public record Report(long frames, long seed, double seconds, Map<FuzzFrames.Kind, Long> framesByKind,
                          long[] referenceOutcomes, long[] xdpCounterDeltas, long droppedFrames, long dropCounterSum,
-                         long forwardedBytesCompared, long disagreements, List<String> firstDisagreements) {
+                         long forwardedBytesCompared, long disagreements, List<String> firstDisagreements,
+                         long portRxPackets, long portTxPackets, long portTxBytes) {
         public double framesPerSecond() { return frames / seconds; }
 
-        /** True when every frame agreed and every counter matches the reference and the actions. */
+        /** XAF frames (identified, malformed included) by the reference: everything it did not pass. */
+        public long referenceXafFrames() { return frames - referenceOutcomes[Counter.PASS_NON_XAF.ordinal()]; }
+
+        /**
+         * True when every frame agreed, every counter matches the reference and the actions, and the per-port
+         * counters saw every XAF frame arrive on the fuzz port and every forwarded byte leave by the egress slot.
+         */
         public boolean clean() {
-            return disagreements == 0 && droppedFrames == dropCounterSum && java.util.Arrays.equals(referenceOutcomes, xdpCounterDeltas);
+            return disagreements == 0 && droppedFrames == dropCounterSum && java.util.Arrays.equals(referenceOutcomes, xdpCounterDeltas)
+                    && portRxPackets == referenceXafFrames() && portTxPackets == referenceOutcomes[Counter.FORWARDED.ordinal()]
+                    && portTxBytes == forwardedBytesCompared;
         }
     }
 
@@ -156,12 +166,14 @@ public final class DecisionFuzzer {
         long dropped = 0, forwardedBytes = 0, disagreements = 0;
         List<String> examples = new ArrayList<>();
         CounterSnapshot start, end;
+        io.xaforward.dataplane.PortCounterSnapshot portsStart, portsEnd;
         long t0 = System.nanoTime();
         try (XafDataplane dp = XafDataplane.load();
              ProgTestRunner runner = new ProgTestRunner(dp.programFd(), FuzzFrames.MAX_FRAME)) {
             install(dp, f);
             MemorySegment in = runner.input();
             start = dp.counters();
+            portsStart = dp.portCounters();
             dp.packetsInto(before);
             for (long i = 0; i < frames; i++) {
                 int length = source.next(f.frame);
@@ -216,7 +228,9 @@ public final class DecisionFuzzer {
                 }
             }
             end = dp.counters();
+            portsEnd = dp.portCounters();
         }
+        io.xaforward.dataplane.PortCounterSnapshot ports = portsEnd.minus(portsStart);
         double seconds = (System.nanoTime() - t0) / 1e9;
         CounterSnapshot delta = end.minus(start);
         long[] deltas = new long[n];
@@ -226,7 +240,8 @@ public final class DecisionFuzzer {
             if (isDrop(c)) dropSum += delta.packets(c);
         }
         for (FuzzFrames.Kind k : FuzzFrames.Kind.values()) byKind.put(k, kindCounts[k.ordinal()]);
-        return new Report(frames, seed, seconds, byKind, reference, deltas, dropped, dropSum, forwardedBytes, disagreements, List.copyOf(examples));
+        return new Report(frames, seed, seconds, byKind, reference, deltas, dropped, dropSum, forwardedBytes, disagreements,
+                List.copyOf(examples), ports.rxPackets(PORT_SLOT), ports.txPackets(TX_SLOT), ports.txBytes(TX_SLOT));
     }
 
     /** The first 160 bytes as hex: enough for every header. */

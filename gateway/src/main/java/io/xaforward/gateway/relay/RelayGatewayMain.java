@@ -66,6 +66,8 @@ public final class RelayGatewayMain {
         final InetAddress ip;
         final DatagramChannel udp;
         final PacketSocket packet;
+        /** XAF frames received on the port and frames sent out of it, packets and frame bytes (see {@link PortTraffic}). */
+        final io.xaforward.gateway.PortTraffic traffic = new io.xaforward.gateway.PortTraffic();
 
         Port(GatewayConfig.PortConfig config) throws IOException {
             this.config = config;
@@ -179,6 +181,7 @@ public final class RelayGatewayMain {
     String counterText() {
         StringBuilder s = new StringBuilder();
         for (int i = 0; i < COUNTER_NAMES.length; i++) s.append(i == 0 ? "" : " ").append(COUNTER_NAMES[i]).append('=').append(counters.get(i));
+        for (Port p : ports) p.traffic.appendTo(s, p.config.iface());
         return s.toString();
     }
 
@@ -201,6 +204,7 @@ public final class RelayGatewayMain {
                 w.in.clear();
                 if (p.udp.receive(w.in) == null) continue;
                 int n = w.in.position();
+                p.traffic.received(p.config.form().outerHeaderLength() + n); // as the frame was on the wire
                 if (FrameParser.validateXaf(w.inSeg, 0, n) != null) {
                     counters.incrementAndGet(DROP_MALFORMED);
                     continue;
@@ -228,6 +232,7 @@ public final class RelayGatewayMain {
             // AF_PACKET also shows this socket's own outgoing frames: those carry our MAC as source.
             if (MemorySegment.mismatch(w.inSeg, 6, 12, MemorySegment.ofArray(p.mac), 0, 6) == -1) continue;
             ParsedFrame f = w.parser.parse(w.inSeg, n);
+            if (f.kind() != ParsedFrame.Kind.NOT_XAF) p.traffic.received(n);
             if (!f.isXaf()) {
                 counters.incrementAndGet(f.kind() == ParsedFrame.Kind.MALFORMED ? DROP_MALFORMED : NON_XAF);
                 continue;
@@ -255,12 +260,14 @@ public final class RelayGatewayMain {
                 w.xaf.wrap(w.outSeg, 0).hopLimit(hop - 1);
                 w.out.clear().limit(xafBytes);
                 egress.udp.send(w.out, r.udpDestination());
+                egress.traffic.sent(egress.config.form().outerHeaderLength() + xafBytes);
             } else {
                 int at = NetworkForm.ID.outerHeaderLength();
                 MemorySegment.copy(w.inSeg, offset, w.outSeg, at, xafBytes);
                 w.xaf.wrap(w.outSeg, at).hopLimit(hop - 1);
                 int len = w.writer.encapsulate(w.outSeg, NetworkForm.ID, r.idAddressing());
                 egress.packet.send(w.outSeg, len);
+                egress.traffic.sent(len);
             }
             counters.incrementAndGet(FORWARDED);
         } catch (IOException | RuntimeException e) {

@@ -53,7 +53,52 @@ class ThreeDcModesTest {
 
     @Test
     void xdpGatewayDeliversEveryPacketBetweenAllForms() throws Exception {
-        exchange(GatewayMode.XDP);
+        try (GatewayRunner runner = GatewayMode.XDP.newRunner()) {
+            runner.start(bed.state, plan, "gw");
+            exchangeWith(runner);
+            Map<String, Long> metrics = runner.counters();
+            Map<String, Long> ports = new java.util.TreeMap<>();
+            for (String direction : List.of("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")) {
+                for (Node port : bed.state.gatewayPorts("gw")) {
+                    ports.put(direction + "." + port.iface(), metrics.get("xaf_port_" + direction + "_total{" + port.iface() + "}"));
+                }
+            }
+            assertEquals(expectedPortTraffic(), ports, "per-port counters of the metrics endpoint");
+        }
+    }
+
+    /**
+     * What the exchange puts through each gateway port: XAF frames in from the port's DC (2 destinations x
+     * {@value #PACKETS}) and out to it, with their frame lengths in the port's form; keyed as the Java engines
+     * print them ("rx_packets.IFACE").
+     */
+    static Map<String, Long> expectedPortTraffic() {
+        Map<String, Long> expected = new java.util.TreeMap<>();
+        for (Node port : bed.state.gatewayPorts("gw")) {
+            for (String direction : List.of("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")) expected.put(direction + "." + port.iface(), 0L);
+        }
+        for (XafExchange.Pair pair : allPairs()) {
+            Node src = plan.host(pair.src()), dst = plan.host(pair.dst());
+            String in = portOf(src).iface(), out = portOf(dst).iface();
+            for (int seq = 0; seq < PACKETS; seq++) {
+                int xaf = XafHeader.LENGTH + XafExchange.payloadLength(seq, PACKETS, XafExchange.maxPayload(src, dst));
+                expected.merge("rx_packets." + in, 1L, Long::sum);
+                expected.merge("rx_bytes." + in, (long) src.form().outerHeaderLength() + xaf, Long::sum);
+                expected.merge("tx_packets." + out, 1L, Long::sum);
+                expected.merge("tx_bytes." + out, (long) dst.form().outerHeaderLength() + xaf, Long::sum);
+            }
+        }
+        return expected;
+    }
+
+    private static Node portOf(Node host) {
+        return bed.state.gatewayPorts("gw").stream().filter(p -> p.datacenter().equals(host.datacenter())).findFirst().orElseThrow();
+    }
+
+    private static Map<String, Long> portEntries(Map<String, Long> counters) {
+        Map<String, Long> ports = new java.util.TreeMap<>();
+        counters.forEach((k, v) -> { if (k.matches("(rx|tx)_(packets|bytes)\\..+")) ports.put(k, v); });
+        return ports;
     }
 
     @Test
@@ -68,6 +113,12 @@ class ThreeDcModesTest {
         }
         String counters = out.stream().filter(l -> l.startsWith("xaf relay: counters")).findFirst().orElse("none in " + out);
         assertTrue(counters.contains("forwarded=" + PACKETS * 6 + " "), counters);
+        Map<String, Long> parsed = new java.util.TreeMap<>();
+        for (String kv : counters.substring("xaf relay: counters".length()).trim().split(" ")) {
+            int eq = kv.indexOf('=');
+            if (eq > 0) parsed.put(kv.substring(0, eq), Long.parseLong(kv.substring(eq + 1)));
+        }
+        assertEquals(expectedPortTraffic(), portEntries(parsed), "per-port counters of the relay");
         assertTrue(counters.contains("drop_malformed=0 drop_no_route=0 drop_hop_limit=0 drop_bad_token=0"), counters);
     }
 
@@ -86,6 +137,7 @@ class ThreeDcModesTest {
         assertEquals(3, out.stream().filter(l -> l.startsWith("xaf afxdp: port ")).count(), "one AF_XDP socket per port: " + out);
         // ARP/ND and other non-XAF frames never reach the socket, so every frame it saw was one of ours
         assertEquals(Long.valueOf(PACKETS * 6), live.get("forwarded"), "counters while running: " + live);
+        assertEquals(expectedPortTraffic(), portEntries(live), "per-port counters of the AF_XDP gateway");
         String counters = out.stream().filter(l -> l.startsWith(AfXdpGatewayMain.COUNTERS_PREFIX)).reduce((a, b) -> b).orElse("none in " + out);
         assertTrue(counters.contains("forwarded=" + PACKETS * 6 + " "), counters);
         assertTrue(counters.contains(" drop_malformed=0 drop_no_route=0 drop_hop_limit=0 drop_bad_token=0 drop_ingress=0"
@@ -136,13 +188,6 @@ class ThreeDcModesTest {
                 assertEquals(Long.valueOf(1), c.get(name), name + " in " + c);
             assertEquals(Long.valueOf(0), c.get("drop_tx_full"), c.toString());
             assertEquals(Long.valueOf(0), c.get("errors"), c.toString());
-        }
-    }
-
-    private static void exchange(GatewayMode mode) throws Exception {
-        try (GatewayRunner runner = mode.newRunner()) {
-            runner.start(bed.state, plan, "gw");
-            exchangeWith(runner);
         }
     }
 
