@@ -73,6 +73,7 @@ public final class ReliableTransport implements AutoCloseable {
     private long nextTimerCheckNanos;
     private int peerCursor;
     private long nowNanos;
+    private long lastSendStamp;
 
     private volatile boolean closed;
     private volatile Thread thread;
@@ -120,6 +121,23 @@ public final class ReliableTransport implements AutoCloseable {
     }
 
     public TransportConfig config() { return config; }
+
+    /**
+     * The round-trip estimate and retransmission timeout per peer, for diagnostics ("rank 1: srtt 1.2 ms, rttvar
+     * 0.3 ms, max 9.8 ms, rto 5.0 ms; ..."). Read racily from another thread: good enough for a log line.
+     */
+    public String peerSummary() {
+        StringBuilder sb = new StringBuilder();
+        for (PeerState p : peers) {
+            if (p == null) continue;
+            if (!sb.isEmpty()) sb.append("; ");
+            sb.append(String.format(java.util.Locale.ROOT,
+                    "rank %d: srtt %.2f ms, rttvar %.2f ms, max %.2f ms, rto %.2f ms, cwnd %.1f, ssthresh %.1f",
+                    p.rank, p.srttNanos / 1e6, p.rttVarNanos / 1e6, p.maxRttNanos / 1e6,
+                    p.rtoNanos(initialRtoNanos, minRtoNanos, maxRtoNanos) / 1e6, p.cwnd, p.ssthresh));
+        }
+        return sb.toString();
+    }
     public TransportStats stats() { return stats; }
 
     // ---------------------------------------------------------------- submission (any thread)
@@ -295,6 +313,35 @@ public final class ReliableTransport implements AutoCloseable {
         message.words = Bitmaps.wordsFor(message.chunkCount);
         message.received = pool.acquire(message.words);
         peer.inbound.add(message);
+        if (peer.unexpectedMatches(message.id.step(), message.id.bucketId(), message.chunkCount)) {
+            sendNack(peer, message);
+        }
+    }
+
+    /**
+     * Chunks of this message arrived before it was expected and were dropped: tell the sender which (a NACK with
+     * the dropped chunks as its bitmap), so that it resends them now instead of after a retransmission timeout,
+     * and without taking the drops for congestion.
+     */
+    private void sendNack(PeerState peer, InboundMessage message) {
+        int base = peer.unexpectedBase;
+        long[] dropped = peer.unexpectedDropped;
+        int sackWords = 0;
+        for (int w = 0; w < dropped.length; w++) {
+            if (dropped[w] != 0) {
+                sackWords = w + 1;
+            }
+        }
+        long at = XafHeader.LENGTH;
+        AckPayload.writeFixed(txSegment, at, base, message.chunkCount, 0, sackWords);
+        for (int w = 0; w < sackWords; w++) {
+            AckPayload.writeSackWord(txSegment, at, w, dropped[w]);
+        }
+        peer.forgetUnexpected();
+        if (transmit(peer, writeHeader(peer, 3, 0, 0, message.id.step(), message.id.bucketId(), base,
+                message.chunkCount, AckPayload.length(sackWords)))) {
+            stats.increment(Counter.NACKS_SENT);
+        }
     }
 
     // ---------------------------------------------------------------- receive path
@@ -358,7 +405,8 @@ public final class ReliableTransport implements AutoCloseable {
         int dataLength = seal.dataLength();
         switch (h.type()) {
             case 1 -> onData(peer, h, data, dataOffset, dataLength);
-            case 2, 3 -> onAck(peer, h, data, dataOffset, dataLength);
+            case 2 -> onAck(peer, h, data, dataOffset, dataLength);
+            case 3 -> onNack(peer, h, data, dataOffset, dataLength);
             default -> stats.increment(Counter.MALFORMED_DROPS);
         }
     }
@@ -382,6 +430,9 @@ public final class ReliableTransport implements AutoCloseable {
                 sendAck(peer, step, bucket, count, count, count, null, 0);
             } else {
                 stats.increment(Counter.UNEXPECTED_DROPS);
+                if (index >= 0 && index < count) {
+                    peer.rememberUnexpected(step, bucket, count, index);
+                }
             }
             return;
         }
@@ -497,16 +548,15 @@ public final class ReliableTransport implements AutoCloseable {
             return;
         }
         long bestSample = NO_RTT_SAMPLE;
-        boolean progress = false;
+        int newlyAcked = 0;
         for (int c = message.lowestUnacked; c < cumulative; c++) {
             long sample = ackChunk(message, c);
             if (sample != ALREADY_ACKED) {
-                progress = true;
+                newlyAcked++;
                 bestSample = Math.min(bestSample, sample);
             }
         }
         message.lowestUnacked = Math.max(message.lowestUnacked, cumulative);
-        int highestSacked = -1;
         for (int w = 0; w < sackWords; w++) {
             long bits = AckPayload.sackWord(segment, at, w);
             while (bits != 0) {
@@ -515,20 +565,27 @@ public final class ReliableTransport implements AutoCloseable {
                 if (c >= count) {
                     break;
                 }
-                highestSacked = c;
                 long sample = ackChunk(message, c);
                 if (sample != ALREADY_ACKED) {
-                    progress = true;
+                    newlyAcked++;
                     bestSample = Math.min(bestSample, sample);
                 }
             }
         }
         if (bestSample != NO_RTT_SAMPLE) {
             peer.rttSample(bestSample);
-        }
-        if (progress) {
-            message.progressNanos = nowNanos;
+            // Karn: only an unambiguous sample ends the backoff; the newest chunk known delivered dates the losses.
             peer.backoff = 0;
+            long deliveredSent = nowNanos - bestSample;
+            if (deliveredSent >= peer.newestDeliveredSentNanos) {
+                peer.newestDeliveredSentNanos = deliveredSent;
+                peer.newestDeliveredRttNanos = bestSample;
+            }
+        }
+        if (newlyAcked > 0) {
+            message.progressNanos = nowNanos;
+            peer.ackProgressNanos = nowNanos;
+            peer.onAcked(newlyAcked, config.windowChunks());
         }
         if (message.ackedCount == count) {
             finishOutbound(message);
@@ -536,14 +593,57 @@ public final class ReliableTransport implements AutoCloseable {
             message.future.complete(null);
             return;
         }
-        // Holes below the highest selectively acknowledged chunk were most likely lost: resend them now rather
-        // than after a timeout, unless they were (re)sent too recently for the ACK to have seen them.
-        long guard = peer.hasRtt ? peer.srttNanos + peer.srttNanos / 2 + 100_000 : initialRtoNanos;
-        for (int c = cumulative; c < highestSacked; c++) {
-            if (message.inFlight(c) && !message.acked(c) && nowNanos - message.lastSent[c] > guard) {
-                declareLost(message, c);
+        // Chunks that this ACK shows lost are found by checkRetransmitTimers(), after the whole batch of ACKs.
+    }
+
+    /**
+     * A NACK names chunks the receiver dropped because it did not expect the message yet: {@code cumulative} is the
+     * first index of its bitmap, and each set bit a dropped chunk. They were not lost to congestion, so they are
+     * resent at once without reducing the window; the NACK also shows the peer alive, which restarts the timer.
+     */
+    private void onNack(PeerState peer, XafHeader h, MemorySegment segment, long at, int length) {
+        stats.increment(Counter.NACKS_RECEIVED);
+        if (length < AckPayload.FIXED_LENGTH) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        int sackWords = AckPayload.sackWords(segment, at);
+        if (AckPayload.length(sackWords) > length) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        OutboundMessage message = null;
+        for (int i = 0, n = peer.outbound.size(); i < n; i++) {
+            OutboundMessage candidate = peer.outbound.get(i);
+            if (candidate.matches(h.step(), h.bucketId())) {
+                message = candidate;
+                break;
             }
         }
+        if (message == null) {
+            return;
+        }
+        if (AckPayload.chunkCount(segment, at) != message.chunkCount
+                || !coversOnlySentChunks(message, segment, at, sackWords)) {
+            stats.increment(Counter.INVALID_ACK_DROPS);
+            return;
+        }
+        int base = AckPayload.cumulative(segment, at);
+        for (int w = 0; w < sackWords; w++) {
+            long bits = AckPayload.sackWord(segment, at, w);
+            while (bits != 0) {
+                int c = base + 64 * w + Long.numberOfTrailingZeros(bits);
+                bits &= bits - 1;
+                if (c >= message.chunkCount) {
+                    break;
+                }
+                if (message.inFlight(c) && !message.acked(c)) {
+                    declareLost(message, c);
+                    stats.increment(Counter.NACK_LOSSES);
+                }
+            }
+        }
+        peer.ackProgressNanos = nowNanos;
     }
 
     /**
@@ -581,6 +681,14 @@ public final class ReliableTransport implements AutoCloseable {
         }
         Bitmaps.set(message.bits, message.ackedBase(), c);
         message.ackedCount++;
+        if (Bitmaps.get(message.bits, message.queuedBase(), c)
+                && !Bitmaps.get(message.bits, message.retransmittedBase(), c)) {
+            stats.increment(Counter.SPURIOUS_LOSSES);
+            if (message.peer.undoSpuriousReduction()) {
+                stats.increment(Counter.CWND_UNDOS);
+                restoreQueuedOriginals(message.peer);
+            }
+        }
         Bitmaps.clear(message.bits, message.queuedBase(), c);
         if (message.inFlight(c)) {
             Bitmaps.clear(message.bits, message.inFlightBase(), c);
@@ -590,6 +698,38 @@ public final class ReliableTransport implements AutoCloseable {
             return NO_RTT_SAMPLE;
         }
         return nowNanos - message.lastSent[c];
+    }
+
+    /**
+     * After a spurious loss the first copies of the chunks still queued for their first resend are most likely on
+     * their way too (a stalled receiver delivers them all late): put them back in flight instead of resending them.
+     * They count as sent now and as retransmitted (no RTT sample, no second undo); if one was lost after all, RACK
+     * or the timer finds it again.
+     */
+    private void restoreQueuedOriginals(PeerState peer) {
+        ChunkRing queue = peer.retransmitQueue;
+        for (int i = 0, n = queue.size(); i < n; i++) {
+            OutboundMessage m = queue.headMessage();
+            int c = queue.headChunk();
+            long time = queue.headTime();
+            queue.removeHead();
+            if (m.done || !m.queued(c) || m.acked(c)) {
+                continue;
+            }
+            if (Bitmaps.get(m.bits, m.retransmittedBase(), c)) {
+                queue.addLast(m, c, time); // resent before and lost again: still to resend
+                continue;
+            }
+            Bitmaps.clear(m.bits, m.queuedBase(), c);
+            Bitmaps.set(m.bits, m.retransmittedBase(), c);
+            long sentAt = Math.max(nowNanos, lastSendStamp + 1);
+            lastSendStamp = sentAt;
+            m.lastSent[c] = sentAt;
+            Bitmaps.set(m.bits, m.inFlightBase(), c);
+            peer.inFlight++;
+            peer.inFlightQueue.addLast(m, c, sentAt);
+            stats.increment(Counter.RESTORED_CHUNKS);
+        }
     }
 
     private void declareLost(OutboundMessage message, int c) {
@@ -618,6 +758,20 @@ public final class ReliableTransport implements AutoCloseable {
 
     // ---------------------------------------------------------------- timers
 
+    /**
+     * Finds lost chunks, oldest transmission first (the per-peer FIFO is ordered by send time):
+     * <ul>
+     * <li>A chunk is lost when a chunk sent after it has been delivered and it has been outstanding for longer than
+     * that chunk's round trip plus a reordering allowance of srtt/4 (RACK, RFC 8985): the paths keep order, so it
+     * should have arrived by then. Send times decide, not the arrival pattern of ACKs. Runs after a whole batch of
+     * ACKs was processed, so that ACKs of several messages sent back to back by the receiver are all seen first.</li>
+     * <li>The retransmission timer of a peer runs from its last acknowledgement progress or the chunk's last send,
+     * whichever is later (RFC 6298 restarts the timer on every ACK of new data): a long queue that drains steadily
+     * never times out, only a peer that stops acknowledging does. Every chunk past the timeout is then declared
+     * lost (SACKed chunks are not resent) and the congestion window collapses, so the resends go out slowly and
+     * ACKs that were merely late remove them from the queue before they are sent.</li>
+     * </ul>
+     */
     private int checkRetransmitTimers() {
         int work = 0;
         for (PeerState peer : peers) {
@@ -625,6 +779,8 @@ public final class ReliableTransport implements AutoCloseable {
                 continue;
             }
             long rto = peer.rtoNanos(initialRtoNanos, minRtoNanos, maxRtoNanos);
+            // Outstanding at least as long as the newest delivered chunk took, plus the reordering allowance.
+            long lostAge = peer.newestDeliveredRttNanos + peer.reorderingWindowNanos();
             boolean expired = false;
             ChunkRing queue = peer.inFlightQueue;
             while (!queue.isEmpty()) {
@@ -635,17 +791,31 @@ public final class ReliableTransport implements AutoCloseable {
                     queue.removeHead(); // acknowledged, declared lost already, or resent since
                     continue;
                 }
-                if (nowNanos - sentAt < rto) {
+                if (sentAt < peer.newestDeliveredSentNanos && nowNanos - sentAt >= lostAge) {
+                    if (peer.onLoss(sentAt, nowNanos)) {
+                        stats.increment(Counter.CWND_REDUCTIONS);
+                    }
+                    stats.increment(Counter.SACK_LOSSES);
+                } else if (nowNanos - Math.max(sentAt, peer.ackProgressNanos) >= rto) {
+                    stats.increment(Counter.TIMEOUT_LOSSES);
+                    expired = true;
+                } else {
                     break;
                 }
                 queue.removeHead();
                 declareLost(m, c);
-                expired = true;
                 work++;
             }
-            if (expired && nowNanos - peer.lastBackoffNanos >= rto) {
-                peer.backoff++;
-                peer.lastBackoffNanos = nowNanos;
+            if (expired) {
+                stats.increment(Counter.TIMEOUT_EVENTS);
+                peer.onTimeout(nowNanos);
+                stats.increment(Counter.CWND_REDUCTIONS);
+                // The timer restarts for what remains in flight; the backoff doubles it until a clean RTT sample.
+                peer.ackProgressNanos = nowNanos;
+                if (nowNanos - peer.lastBackoffNanos >= rto) {
+                    peer.backoff++;
+                    peer.lastBackoffNanos = nowNanos;
+                }
             }
         }
         return work;
@@ -711,7 +881,7 @@ public final class ReliableTransport implements AutoCloseable {
                     return sent;
                 }
                 PeerState peer = peers[(peerCursor + i) % n];
-                if (peer != null && peer.inFlight < config.windowChunks() && sendOne(peer)) {
+                if (peer != null && peer.inFlight < peer.sendWindow(config.windowChunks()) && sendOne(peer)) {
                     sent++;
                     progress = true;
                 }
@@ -768,7 +938,9 @@ public final class ReliableTransport implements AutoCloseable {
             return false;
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
-        long sentAt = nowNanos == 0 ? 1 : nowNanos; // 0 means "never sent"
+        // Strictly increasing (0 means "never sent"): chunks sent in one pass stay ordered for loss detection.
+        long sentAt = Math.max(nowNanos, lastSendStamp + 1);
+        lastSendStamp = sentAt;
         m.lastSent[c] = sentAt;
         Bitmaps.set(m.bits, m.inFlightBase(), c);
         peer.inFlight++;

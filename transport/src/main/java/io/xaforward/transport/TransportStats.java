@@ -12,7 +12,9 @@ public final class TransportStats {
         PACKETS_SENT, BYTES_SENT, PACKETS_RECEIVED, BYTES_RECEIVED, DATA_CHUNKS_SENT, RETRANSMITS,
         ACKS_SENT, ACKS_RECEIVED, DUPLICATES_DROPPED, CRC_FAILURES, BAD_TOKEN_DROPS, MALFORMED_DROPS,
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
-        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, SOURCE_ADDRESS_DROPS
+        AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, SOURCE_ADDRESS_DROPS, TIMEOUT_LOSSES, SACK_LOSSES,
+        TIMEOUT_EVENTS, CWND_REDUCTIONS, SPURIOUS_LOSSES, CWND_UNDOS, NACKS_SENT, NACKS_RECEIVED, NACK_LOSSES,
+        RESTORED_CHUNKS
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -70,6 +72,25 @@ public final class TransportStats {
 
     /** Datagrams that claim a rank but came from another address than the address book's entry for it. */
     public long sourceAddressDrops() { return get(Counter.SOURCE_ADDRESS_DROPS); }
+    /** Chunks declared lost because their retransmission timeout expired. */
+    public long timeoutLosses() { return get(Counter.TIMEOUT_LOSSES); }
+    /** Chunks declared lost because an ACK selectively acknowledged chunks sent after them (fast retransmit). */
+    public long sackLosses() { return get(Counter.SACK_LOSSES); }
+    /** Retransmission timeouts: passes in which at least one chunk to a peer expired. */
+    public long timeoutEvents() { return get(Counter.TIMEOUT_EVENTS); }
+    /** Congestion-window reductions (one per loss episode or timeout). */
+    public long cwndReductions() { return get(Counter.CWND_REDUCTIONS); }
+    /** Chunks declared lost whose first copy was acknowledged before they were resent (the loss was spurious). */
+    public long spuriousLosses() { return get(Counter.SPURIOUS_LOSSES); }
+    /** Window reductions undone because a spurious loss showed that nothing had been lost. */
+    public long cwndUndos() { return get(Counter.CWND_UNDOS); }
+    /** NACKs sent: a message was expected after some of its chunks had been dropped as unexpected. */
+    public long nacksSent() { return get(Counter.NACKS_SENT); }
+    public long nacksReceived() { return get(Counter.NACKS_RECEIVED); }
+    /** Chunks resent because a NACK named them (dropped by a receiver not ready yet, not by the network). */
+    public long nackLosses() { return get(Counter.NACK_LOSSES); }
+    /** Chunks put back in flight unsent after a spurious loss showed their first copies to be on their way. */
+    public long restoredChunks() { return get(Counter.RESTORED_CHUNKS); }
 
     @Override
     public String toString() {

@@ -141,6 +141,7 @@ public final class AllReduceWorkerMain {
             if (spec.goodputBytes() > 0) goodput(collectives, transport, net, spec, arena);
             var s = transport.stats();
             System.err.println("rank " + rank + " transport " + s + " port " + port); // diagnostics in the worker log
+            System.err.println("rank " + rank + " peers " + transport.peerSummary());
             if (port instanceof io.xaforward.transport.XskDatagramPort x) {
                 System.err.println("rank " + rank + " xsk " + x.socketStats() + " txRingFull " + x.txRingFull()
                         + " foreign " + x.foreignFrames() + " csum " + x.checksumFailures());
