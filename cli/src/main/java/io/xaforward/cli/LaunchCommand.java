@@ -1,10 +1,13 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.deploy.Launcher;
+import io.xaforward.transport.JobSecret;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,9 +43,31 @@ final class LaunchCommand implements Callable<Integer> {
         if (interfaces != null && interfaces.size() != ranks.size()) {
             throw new IllegalArgumentException("--interfaces needs one interface per local rank (" + ranks.size() + ")");
         }
+        provideSecret();
         long delay = restartDelaySeconds > 0 ? restartDelaySeconds : optionValue("--op-timeout", 120) + 5;
         Launcher.Spec spec = new Launcher.Spec(ranks, rank -> command(rank), maxRestarts, Duration.ofSeconds(delay));
         return new Launcher(spec, System.out).run();
+    }
+
+    /**
+     * With an authenticated wire security and no --secret-file, the workers get a secret file in their checkpoint
+     * directory: generated once, kept for restarts and later launches (the other hosts hold copies of it).
+     */
+    private void provideSecret() throws IOException {
+        int mode = workerArgs.indexOf("--wire-security");
+        boolean authenticated = mode < 0 || mode + 1 >= workerArgs.size() || !workerArgs.get(mode + 1).equals("crc32c");
+        int dir = workerArgs.indexOf("--checkpoint-dir");
+        if (!authenticated || workerArgs.contains("--secret-file") || dir < 0 || dir + 1 >= workerArgs.size()) return;
+        Path file = Path.of(workerArgs.get(dir + 1)).resolve("job.secret").toAbsolutePath();
+        if (Files.isRegularFile(file)) {
+            System.out.printf("xaf: using the job secret in %s%n", file);
+        } else {
+            JobSecret.generate().writeTo(file);
+            System.out.printf("xaf: wrote a new job secret to %s (mode 600)%n", file);
+        }
+        System.out.println("xaf: every other host of the job needs the same file: copy it there (scp -p) and pass"
+                + " --secret-file to its xaf launch or xaf worker");
+        workerArgs.addAll(List.of("--secret-file", file.toString()));
     }
 
     private long optionValue(String name, long dflt) {

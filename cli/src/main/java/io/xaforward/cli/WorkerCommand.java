@@ -6,6 +6,8 @@ import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -109,6 +111,28 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
     long startTimeoutSeconds;
 
+    @Option(names = "--wire-security", defaultValue = "mac", paramLabel = "MODE",
+            description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
+    String wireSecurity = "mac";
+
+    @Option(names = "--secret-file", paramLabel = "FILE",
+            description = "the job secret (64 hex digits, mode 600), the same file on every host; xaf launch writes one")
+    Path secretFile;
+
+    /** The job secret of the authenticated modes; there is no default secret, so a missing file is an error. */
+    JobSecret secret(WireSecurity mode) throws IOException {
+        if (!mode.authenticated()) return null;
+        if (secretFile == null) {
+            throw new IllegalArgumentException("--wire-security " + mode.cliName() + " needs the job secret: give"
+                    + " --secret-file FILE (the same file on every host; xaf launch writes one), or --wire-security"
+                    + " crc32c for no authentication");
+        }
+        if (!Files.isRegularFile(secretFile)) {
+            throw new IllegalArgumentException("--secret-file " + secretFile + " not found");
+        }
+        return JobSecret.readFrom(secretFile);
+    }
+
     static int parseToken(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         try {
@@ -121,10 +145,11 @@ final class WorkerCommand implements Callable<Integer> {
     }
 
     WorkerOptions options() throws IOException {
+        WireSecurity mode = WireSecurity.fromName(wireSecurity);
         return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), preset, loop.steps,
                 loop.batch, loop.seed, loop.lr, loop.warmup, data, threads, loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir,
                 checkpointEvery, resume, checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds));
+                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode));
     }
 
     private WorldSource worldSource(WorkerOptions o) {

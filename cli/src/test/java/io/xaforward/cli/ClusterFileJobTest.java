@@ -1,8 +1,11 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.WorkerLine;
+import io.xaforward.cluster.world.ClusterFile;
+import io.xaforward.cluster.world.World;
 import io.xaforward.gateway.GatewayMetrics;
 import io.xaforward.testbed.Netns;
+import io.xaforward.transport.JobSecret;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -10,6 +13,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +26,9 @@ import static org.junit.jupiter.api.Assertions.*;
  * {@code xaf gateway} process in the gateway namespace, sharing nothing but the cluster file and the gateway
  * config. Every rank finishes with the same weights, and the gradients crossed the XDP gateway. Then the same job
  * under {@code xaf launch --max-restarts 1}, one launcher per host, with one worker killed (SIGKILL) mid-run: the
- * job restarts from its checkpoints and ends with the weights of the uninterrupted run.
+ * job restarts from its checkpoints and ends with the weights of the uninterrupted run. Every worker authenticates
+ * its datagrams with the job secret (mac, the default); a worker given another secret fails naming the
+ * authentication failures instead of waiting forever.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFileJobTest {
@@ -140,6 +146,40 @@ class ClusterFileJobTest {
             } finally {
                 for (DeployFixture.XafProcess l : launchers) l.close();
             }
+        }
+    }
+
+    @Test
+    @Order(3)
+    void aWorkerWithAnotherSecretFailsNamingTheAuthenticationFailures() throws Exception {
+        World all = machines.world();
+        assertEquals(all.rank(0).datacenter(), all.rank(1).datacenter(), "ranks 0 and 1 share a data center");
+        Path pair = machines.dir.resolve("pair.yaml");
+        Files.writeString(pair, ClusterFile.render(new World(all.jobId(), all.ranks().subList(0, 2), all.gateways())));
+        Path otherSecret = machines.dir.resolve("other.secret");
+        JobSecret.generate().writeTo(otherSecret);
+        List<DeployFixture.XafProcess> workers = new ArrayList<>();
+        try {
+            for (int r = 0; r < 2; r++) {
+                List<String> args = new ArrayList<>(List.of("worker"));
+                args.addAll(machines.workerArgs(r, 2, machines.dir.resolve("ckpt-secret")));
+                args.set(args.indexOf("--world") + 1, "2");
+                args.set(args.indexOf("--start-timeout") + 1, "5");
+                if (r == 1) args.set(args.indexOf("--secret-file") + 1, otherSecret.toString());
+                args.addAll(List.of("--cluster", pair.toString()));
+                workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
+                        machines.dir.resolve("secret-worker-" + r + ".log")));
+            }
+            for (int r = 0; r < 2; r++) {
+                int rc = workers.get(r).await(90);
+                String log = DeployFixture.log(machines.dir.resolve("secret-worker-" + r + ".log"));
+                assertEquals(1, rc, "rank " + r + " fails (-1: it hung):\n" + log);
+                assertTrue(log.contains("datagrams failed authentication"), log);
+                assertTrue(log.contains("--secret-file"), "the error names the option: " + log);
+                assertTrue(workers.get(r).protocolLines("start").isEmpty(), "no training started:\n" + workers.get(r).output());
+            }
+        } finally {
+            for (DeployFixture.XafProcess w : workers) w.close();
         }
     }
 }

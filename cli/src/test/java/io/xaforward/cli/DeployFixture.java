@@ -13,6 +13,7 @@ import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.training.SyntheticCorpus;
+import io.xaforward.transport.JobSecret;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -47,6 +48,8 @@ final class DeployFixture implements AutoCloseable {
     final TestbedState state;
     final IdentifierPlan plan;
     final Path corpus;
+    /** The job secret every worker is given, as an operator copies one file to every host. */
+    final Path secret;
 
     DeployFixture() throws Exception {
         assertTrue(Netns.isRoot(), "deployment tests need root (network namespaces, XDP); CI runs as root");
@@ -65,6 +68,8 @@ final class DeployFixture implements AutoCloseable {
         plan = IdentifierPlan.build(state, JOB, TOKEN);
         corpus = dir.resolve("corpus.txt");
         SyntheticCorpus.write(corpus, 5, 300_000);
+        secret = dir.resolve("job.secret");
+        JobSecret.generate().writeTo(secret);
     }
 
     String gatewayNamespace() {
@@ -100,7 +105,10 @@ final class DeployFixture implements AutoCloseable {
         return f;
     }
 
-    /** The common worker arguments of rank {@code r}; the caller adds the world source and extras. */
+    /**
+     * The common worker arguments of rank {@code r} (default wire security, mac, with the job's secret file); the
+     * caller adds the world source and extras.
+     */
     List<String> workerArgs(int r, int steps, Path checkpoints) {
         Node h = plan.host(r);
         return new ArrayList<>(List.of("--job", Integer.toString(JOB), "--world", Integer.toString(plan.worldSize()),
@@ -108,7 +116,7 @@ final class DeployFixture implements AutoCloseable {
                 "--token", String.format("0x%08x", TOKEN), "--data", corpus.toString(), "--preset", "tiny",
                 "--steps", Integer.toString(steps), "--batch", "8", "--seed", "31", "--warmup", "2",
                 "--checkpoint-dir", checkpoints.resolve("rank" + r).toString(), "--op-timeout", "30",
-                "--start-timeout", "90"));
+                "--start-timeout", "90", "--secret-file", secret.toString()));
     }
 
     /** A process started by {@code xaf ARGS} in a host's namespace, its stdout collected line by line. */

@@ -60,7 +60,7 @@ public final class ClusterWorker {
                 .withAlgorithm(o.algorithm());
 
         try (ReliableTransport transport = new ReliableTransport(
-                net.transportConfig(o.token(), Duration.ofSeconds(60)).build(), net.addressBook(), net.openPort()).start();
+                net.transportConfig(o.token(), Duration.ofSeconds(60)).wireSecurity(o.wireSecurity(), o.secret()).build(), net.addressBook(), net.openPort()).start();
              DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), o.rank(),
                      world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
             long from = 0;
@@ -69,6 +69,8 @@ public final class ClusterWorker {
                     collectiveConfig.withOperationTimeout(o.startTimeout()))) {
                 from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank()) : Set.of(),
                         o.checkpointEvery(), o.steps());
+            } catch (Exception e) {
+                throw explainAuthFailures(e, transport);
             }
             if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
             out.println(WorkerLine.format("start", "rank", o.rank(), "params", trainer.parameterCount(),
@@ -86,6 +88,18 @@ public final class ClusterWorker {
                 transport.linger(Duration.ofSeconds(1), Duration.ofSeconds(5));
             }
         }
+    }
+
+    /**
+     * A peer with another secret (or wire security mode) looks like a silent peer: its datagrams are dropped. When
+     * any were dropped for failing authentication, say so instead of only "timed out".
+     */
+    private Exception explainAuthFailures(Exception e, ReliableTransport transport) {
+        long failures = transport.stats().authFailures();
+        if (failures == 0) return e;
+        return new IllegalStateException(e.getMessage() + "; " + failures + " datagrams failed authentication"
+                + " (wire security " + o.wireSecurity().cliName() + "): the peers use another job secret or"
+                + " --wire-security; every rank needs the same --secret-file and mode", e);
     }
 
     private final class Reporter implements StepListener {

@@ -2,6 +2,8 @@ package io.xaforward.cluster.deploy;
 
 import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.WireSecurity;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,17 +18,24 @@ import java.util.Objects;
  * @param resume          continue from the newest checkpoint that every rank has
  * @param opTimeout       how long one all-reduce may wait for a peer before the job fails
  * @param startTimeout    how long the first collective (the resume agreement) waits for every rank to be up
+ * @param wireSecurity    how every datagram is protected; the same on every rank
+ * @param secret          the job secret of the authenticated modes (null for crc32c); the same on every rank
  */
 public record WorkerOptions(int jobId, int worldSize, int token, int rank, String iface, NetworkForm form,
                             String preset, long steps, int globalBatch, long seed, double learningRate,
                             long warmupSteps, Path data, int threads, long bucketBytes, Algorithm algorithm,
                             Path checkpointDir, long checkpointEvery, boolean resume, long checksumEvery,
-                            Duration opTimeout, Duration startTimeout) {
+                            Duration opTimeout, Duration startTimeout, WireSecurity wireSecurity,
+                            JobSecret secret) {
     public WorkerOptions {
         Objects.requireNonNull(iface, "iface");
         Objects.requireNonNull(form, "form");
         Objects.requireNonNull(data, "data");
         Objects.requireNonNull(checkpointDir, "checkpointDir");
+        Objects.requireNonNull(wireSecurity, "wireSecurity");
+        if (wireSecurity.authenticated() && secret == null) {
+            throw new IllegalArgumentException("--wire-security " + wireSecurity.cliName() + " needs the job secret");
+        }
         if (jobId < 1 || jobId > 0xFFFF) throw new IllegalArgumentException("--job must be 1..65535, was " + jobId);
         if (worldSize < 1) throw new IllegalArgumentException("--world must be at least 1, was " + worldSize);
         if (rank < 0 || rank >= worldSize) {

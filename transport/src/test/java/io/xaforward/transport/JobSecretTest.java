@@ -1,0 +1,56 @@
+package io.xaforward.transport;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class JobSecretTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWrittenSecretReadsBackAndOnlyItsOwnerCanReadIt() throws IOException {
+        JobSecret secret = JobSecret.generate();
+        Path file = dir.resolve("sub").resolve("job.secret");
+        secret.writeTo(file);
+        assertEquals(secret, JobSecret.readFrom(file));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        assertEquals(2 * JobSecret.LENGTH + 1, Files.size(file), "64 hex digits and a newline");
+        assertNotEquals(secret, JobSecret.generate(), "every job draws its own secret");
+        assertFalse(secret.toString().contains(Files.readString(file).strip().substring(0, 8)), "toString hides the key");
+    }
+
+    @Test
+    void rewritingAnOpenedUpFileMakesItPrivateAgain() throws IOException {
+        Path file = dir.resolve("job.secret");
+        Files.writeString(file, "old");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        JobSecret.generate().writeTo(file);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+    }
+
+    @Test
+    void aShortOrGarbledFileIsAnErrorNamingTheFile() throws IOException {
+        Path shortFile = dir.resolve("short.secret");
+        Files.writeString(shortFile, "00112233445566778899aabbccddeeff\n"); // 16 bytes
+        IOException tooShort = assertThrows(IOException.class, () -> JobSecret.readFrom(shortFile));
+        assertTrue(tooShort.getMessage().contains(shortFile.toString()), tooShort.getMessage());
+        assertTrue(tooShort.getMessage().contains("16 bytes"), tooShort.getMessage());
+
+        Path garbled = dir.resolve("garbled.secret");
+        Files.writeString(garbled, "this is not a key at all, just words in a file....................\n");
+        IOException notHex = assertThrows(IOException.class, () -> JobSecret.readFrom(garbled));
+        assertTrue(notHex.getMessage().contains(garbled.toString()) && notHex.getMessage().contains("hexadecimal"),
+                notHex.getMessage());
+
+        Path empty = dir.resolve("empty.secret");
+        Files.writeString(empty, "");
+        assertThrows(IOException.class, () -> JobSecret.readFrom(empty));
+    }
+}
