@@ -53,19 +53,19 @@ final class LaunchCommand implements Callable<Integer> {
      * With an authenticated wire security and no --secret-file, the workers get a secret file in their checkpoint
      * directory: generated once, kept for restarts and later launches (the other hosts hold copies of it).
      */
-    private void provideSecret() throws IOException {
+    void provideSecret() throws IOException {
         int mode = workerArgs.indexOf("--wire-security");
         boolean authenticated = mode < 0 || mode + 1 >= workerArgs.size() || !workerArgs.get(mode + 1).equals("crc32c");
         int dir = workerArgs.indexOf("--checkpoint-dir");
         if (!authenticated || workerArgs.contains("--secret-file") || dir < 0 || dir + 1 >= workerArgs.size()) return;
         Path file = Path.of(workerArgs.get(dir + 1)).resolve("job.secret").toAbsolutePath();
         if (Files.isRegularFile(file)) {
-            System.out.printf("xaf: using the job secret in %s%n", file);
+            System.out.printf("xaf launch: using the job secret in %s%n", file);
         } else {
             JobSecret.generate().writeTo(file);
-            System.out.printf("xaf: wrote a new job secret to %s (mode 600)%n", file);
+            System.out.printf("xaf launch: wrote a new job secret to %s (mode 600)%n", file);
         }
-        System.out.println("xaf: every other host of the job needs the same file: copy it there (scp -p) and pass"
+        System.out.println("xaf launch: every other host of the job needs the same file: copy it there (scp -p) and pass"
                 + " --secret-file to its xaf launch or xaf worker");
         workerArgs.addAll(List.of("--secret-file", file.toString()));
     }
@@ -75,7 +75,7 @@ final class LaunchCommand implements Callable<Integer> {
         return i >= 0 && i + 1 < workerArgs.size() ? Long.parseLong(workerArgs.get(i + 1)) : dflt;
     }
 
-    private List<String> command(int rank) {
+    List<String> command(int rank) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", "-Dai.djl.offline=true",
                 "-cp", System.getProperty("java.class.path"), Main.class.getName(), "worker"));
