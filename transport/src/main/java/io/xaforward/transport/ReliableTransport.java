@@ -574,8 +574,7 @@ public final class ReliableTransport implements AutoCloseable {
         }
         if (bestSample != NO_RTT_SAMPLE) {
             peer.rttSample(bestSample);
-            // Karn: only an unambiguous sample ends the backoff; the newest chunk known delivered dates the losses.
-            peer.backoff = 0;
+            // The newest chunk known delivered (sent once, so unambiguous) dates the losses.
             long deliveredSent = nowNanos - bestSample;
             if (deliveredSent >= peer.newestDeliveredSentNanos) {
                 peer.newestDeliveredSentNanos = deliveredSent;
@@ -585,6 +584,9 @@ public final class ReliableTransport implements AutoCloseable {
         if (newlyAcked > 0) {
             message.progressNanos = nowNanos;
             peer.ackProgressNanos = nowNanos;
+            // Any progress ends the backoff: a pair that only ever exchanges retransmitted one-chunk messages (a
+            // barrier posted late) has no clean RTT sample, and a backoff kept until one would stall it at maxRto.
+            peer.backoff = 0;
             peer.onAcked(newlyAcked, config.windowChunks());
         }
         if (message.ackedCount == count) {
