@@ -58,7 +58,7 @@ final class LaunchCommand implements Callable<Integer> {
         boolean authenticated = mode < 0 || mode + 1 >= workerArgs.size() || !workerArgs.get(mode + 1).equals("crc32c");
         int dir = workerArgs.indexOf("--checkpoint-dir");
         if (!authenticated || workerArgs.contains("--secret-file") || dir < 0 || dir + 1 >= workerArgs.size()) return;
-        Path file = Path.of(workerArgs.get(dir + 1)).resolve("job.secret").toAbsolutePath();
+        Path file = UserPaths.resolve(workerArgs.get(dir + 1)).resolve("job.secret").toAbsolutePath(); // as the worker will
         if (Files.isRegularFile(file)) {
             System.out.printf("xaf launch: using the job secret in %s%n", file);
         } else {
