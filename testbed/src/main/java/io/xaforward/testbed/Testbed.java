@@ -23,7 +23,8 @@ import java.util.Set;
 /**
  * Builds emulated data centers on one machine: a network namespace per host and gateway, veth pairs (and a bridge
  * namespace for multi-host DCs) as L2 segments, deterministic MACs and addresses, permanent neighbours, routes via
- * the gateways, offloads set for XDP, and tc rate limits. {@link #up} is idempotent; {@link #down} removes what up
+ * the gateways, the edge firewall of {@link GatewayFirewall} in every gateway namespace, offloads set for XDP, and tc
+ * rate limits. {@link #up} is idempotent; {@link #down} removes what up
  * made, using the state file and, after a crash, every namespace named {@code <prefix>-*}.
  */
 public final class Testbed {
@@ -111,6 +112,9 @@ public final class Testbed {
                 if (p.name().equals(g.name()) && p.form() == NetworkForm.ID)
                     settings.add("net.ipv6.conf." + p.iface() + ".disable_ipv6=1");
             sysctl(l.gatewayNamespace(g.name()), settings.toArray(String[]::new));
+            // Forwarding is on, so the edge goes up with it: whatever later runs here forwards only what it allows.
+            List<Node> ports = l.gatewayPorts().stream().filter(p -> p.name().equals(g.name())).toList();
+            GatewayFirewall.install(l.gatewayNamespace(g.name()), ports);
         }
         for (LinkLimit limit : t.links()) applyLimit(l, limit);
         wan.ifPresent(w -> {

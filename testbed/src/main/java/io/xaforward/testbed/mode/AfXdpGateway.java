@@ -86,7 +86,6 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
             ports.clear();
             peerPass.close();
             deleteConfig();
-            openTheEdge();
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.xaforward.testbed.mode;
 
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.testbed.GatewayFirewall;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;
@@ -23,6 +24,7 @@ public final class DirectNetwork implements GatewayRunner {
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
     private String namespace;
+    private List<Node> ports = List.of();
     private final List<String[]> addedAddresses = new ArrayList<>(); // {namespace, address/len, iface}
 
     @Override
@@ -33,9 +35,9 @@ public final class DirectNetwork implements GatewayRunner {
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
         namespace = state.gatewayNamespace(gateway);
+        ports = state.gatewayPorts(gateway);
         ModeAddressing addressing = new ModeAddressing(GatewayMode.DIRECT, state.topology());
         try {
-            List<Node> ports = state.gatewayPorts(gateway);
             StringBuilder b = new StringBuilder();
             b.append("link add name ").append(BRIDGE).append(" type bridge stp_state 0 forward_delay 0\n");
             b.append("link set dev ").append(BRIDGE).append(" up\n");
@@ -45,6 +47,8 @@ public final class DirectNetwork implements GatewayRunner {
                 b.append("link set dev ").append(p.iface()).append(" master ").append(BRIDGE).append('\n');
             }
             Netns.exec(null, TIMEOUT, b.toString(), List.of("ip", "-n", namespace, "-b", "-"));
+            // A switch filters nothing: with br_netfilter loaded, bridged frames would meet the edge firewall.
+            GatewayFirewall.open(namespace);
             for (Node p : ports) {
                 for (Node h : state.hosts(p.datacenter())) {
                     String addr = addressing.flatAddress(h).getHostAddress() + "/" + addressing.flatPrefixLength();
@@ -65,8 +69,11 @@ public final class DirectNetwork implements GatewayRunner {
         for (String[] a : addedAddresses)
             if (Netns.exists(a[0])) Netns.tryExec(null, TIMEOUT, null, List.of("ip", "-n", a[0], "addr", "del", a[1], "dev", a[2]));
         addedAddresses.clear();
-        if (namespace != null && Netns.exists(namespace))
+        if (namespace != null && Netns.exists(namespace)) {
             Netns.tryExec(null, TIMEOUT, null, List.of("ip", "-n", namespace, "link", "del", BRIDGE));
+            GatewayFirewall.install(namespace, ports); // the gateway namespace's edge again, as topo up left it
+        }
         namespace = null;
+        ports = List.of();
     }
 }

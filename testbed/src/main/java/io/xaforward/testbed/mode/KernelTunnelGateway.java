@@ -115,7 +115,7 @@ public final class KernelTunnelGateway implements GatewayRunner {
             }
             List<String> v4Subnets = new ArrayList<>(v4Ports.stream().map(p -> subnetOf(state, p)).toList());
             v4Subnets.addAll(poolSubnets);
-            firewall.startWithSubnets(namespace, v4Subnets);
+            firewall.startWithSubnets(namespace, state.gatewayPorts(gateway), v4Subnets);
         } catch (RuntimeException e) {
             close();
             throw e;

@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.testbed.GatewayFirewall;
 import io.xaforward.testbed.TestbedState;
 
 import java.io.IOException;
@@ -12,7 +13,6 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
     /** The gateway process once started; null before and after. */
     protected GatewayProcess process;
     private Path configFile;
-    private String firewalled;
 
     @Override
     public List<Long> processIds() {
@@ -32,19 +32,13 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
     }
 
     /**
-     * Non-XAF frames are not this mode's business: they fall through to the gateway namespace's kernel, which
-     * {@code topo up} lets forward. Load the kernel mode's edge rules so that the same traffic crosses between data
-     * centers whatever the mode (XDP redirects and AF_XDP never reach netfilter; the relay's sockets are INPUT).
+     * Non-XAF frames are not this mode's business: they fall through to the gateway namespace's kernel, whose edge
+     * firewall ({@link GatewayFirewall}, loaded by {@code topo up}) forwards what the kernel mode forwards. Loading it
+     * again here also covers a testbed brought up before the firewall was part of {@code topo up}; it stays after
+     * the mode closes (XDP redirects and AF_XDP never reach netfilter; the relay's sockets are INPUT).
      */
     protected void closeTheEdge(TestbedState state, String gateway) {
-        firewalled = state.gatewayNamespace(gateway);
-        KernelGateway.installFirewall(firewalled, state.gatewayPorts(gateway));
-    }
-
-    /** Undoes {@link #closeTheEdge}. */
-    protected void openTheEdge() {
-        KernelGateway.removeFirewall(firewalled);
-        firewalled = null;
+        GatewayFirewall.install(state.gatewayNamespace(gateway), state.gatewayPorts(gateway));
     }
 
     /** Removes the file {@link #writeConfig} wrote, if any. */

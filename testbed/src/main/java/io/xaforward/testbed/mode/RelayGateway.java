@@ -45,7 +45,6 @@ public final class RelayGateway extends ProcessGatewayRunner {
             if (process != null) process.close();
         } finally {
             deleteConfig(); // the process stays readable: its output holds the final counters
-            openTheEdge();
         }
     }
 }

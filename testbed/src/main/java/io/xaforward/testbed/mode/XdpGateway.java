@@ -79,7 +79,6 @@ public final class XdpGateway extends ProcessGatewayRunner {
             process = null;
             peerPass.close();
             deleteConfig();
-            openTheEdge();
         }
     }
 }
