@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /** UDP echo servers ({@link UdpEcho}) in namespaces, and probes from other namespaces; closes kill the servers. */
 final class EchoServers implements AutoCloseable {
-    static final int PORT = 9777;
+    /** The XAF UDP port: the one UDP port the gateways' edge firewall lets through between data centers. */
+    static final int PORT = io.xaforward.protocol.XafHeader.UDP_PORT;
     private static final List<String> JVM = List.of("-XX:TieredStopAtLevel=1", "-Xmx32m", "-XX:+UseSerialGC");
     private final List<Process> servers = new ArrayList<>();
 
