@@ -6,6 +6,7 @@ import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.training.Tokenizer;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.ArgGroup;
@@ -84,8 +85,13 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register (default: ${DEFAULT-VALUE})")
     long rendezvousTimeoutSeconds;
 
-    @Option(names = "--data", required = true, description = "UTF-8 text to train on (the same file on every rank)")
+    @Option(names = "--data", required = true, description = {"the same on every rank: DIR (train.bin, val.bin, meta.json from "
+            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file"})
     Path data;
+
+    @Option(names = "--tokenizer", description = "gpt2 or bytes, for a text file and for .bin files without meta.json "
+            + "(default: from the preset's vocabulary)")
+    String tokenizer;
 
     @Option(names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
     String preset;
@@ -147,7 +153,8 @@ final class WorkerCommand implements Callable<Integer> {
     WorkerOptions options() throws IOException {
         WireSecurity mode = WireSecurity.fromName(wireSecurity);
         return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), preset, loop.steps,
-                loop.batch, loop.seed, loop.lr, loop.warmup, data, threads, loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir,
+                loop.batch, loop.seed, loop.lr, loop.warmup, data,
+                Tokenizer.byName(tokenizer != null ? tokenizer : TrainData.defaultTokenizer(preset)), threads, loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir,
                 checkpointEvery, resume, checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
                 Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode));
     }

@@ -23,8 +23,9 @@ final class BenchTrainText {
             48.6 Mbit/s while the same flow redirected by XDP arrived at 1999 Mbit/s with 0 packets counted by the
             qdisc. So the "WAN" limited the xdp mode in one direction only (the frames the kernel of the host side
             sent back) and the kernel and relay modes in both, and the xdp mode's queueing and loss behaviour differed
-            from the others'. The WAN namespace removes that difference: `WanThroughputTest` checks that every mode's
-            bulk throughput equals the WAN rate within 5% in both directions, and never exceeds it.
+            from the others'. The WAN namespace removes that difference: `WanThroughputTest` offers every mode 1.3x
+            the WAN rate in both directions and checks that the WAN carries min(offered, rate) within 5%, never more
+            than its rate, and is saturated in at least one direction per mode.
 
             **Placement.** A gateway is a machine of its own: every job pins the gateway to CPU 1 (the NAPI kernel
             threads of the gateway's ports, where the XDP program runs, where the kernel forwards, tunnels or bridges,

@@ -9,11 +9,13 @@ import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
 import io.xaforward.training.StepListener;
 import io.xaforward.training.StepStats;
-import io.xaforward.training.TextDataset;
-import io.xaforward.training.TokenDataset;
+import io.xaforward.training.ModelConfig;
+import io.xaforward.training.Tokenizer;
+import io.xaforward.training.TrainingData;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.ReliableTransport;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,14 +45,29 @@ public final class ClusterWorker {
         return checkpointDir.resolve("final-rank" + rank + ".ckpt");
     }
 
+    /**
+     * Opens the training data the way {@code xaf train} does (a prepared directory, a .bin file or text) before the
+     * rank joins the world, and fails clearly when it is missing or its ids do not fit the preset's vocabulary.
+     */
+    public static TrainingData.Opened openData(Path data, Tokenizer tokenizer, String preset) throws IOException {
+        if (!Files.exists(data)) throw new IllegalArgumentException("training data " + data + " not found");
+        TrainingData.Opened opened = TrainingData.open(data, tokenizer);
+        int vocabulary = ModelConfig.preset(preset).vocabSize();
+        if (opened.train().vocabSize() > vocabulary) {
+            throw new IllegalArgumentException("training data " + data + " has ids of " + opened.tokenizer().name() + " ("
+                    + opened.train().vocabSize() + "), more than preset " + preset + "'s vocabulary of " + vocabulary
+                    + " (use a GPT-2 preset such as gpt2-tiny, or data tokenized with bytes)");
+        }
+        return opened;
+    }
+
     public void run(WorldSource source) throws Exception {
-        if (!Files.isRegularFile(o.data())) throw new IllegalArgumentException("training data " + o.data() + " not found");
+        TrainingData.Opened data = openData(o.data(), o.tokenizer(), o.preset());
         World world = source.join(o);
         Files.createDirectories(o.checkpointDir());
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
         DjlRuntime.load(Path.of(".cache", "djl"), o.threads());
-        TokenDataset.Split split = TextDataset.open(o.data()).split(0.05);
         TrainerConfig config = TrainerConfig.builder(o.preset())
                 .steps(o.steps()).globalBatch(o.globalBatch()).seed(o.seed())
                 .learningRate(o.learningRate()).warmupSteps(o.warmupSteps()).evalEvery(0).threads(o.threads())
@@ -61,7 +78,7 @@ public final class ClusterWorker {
 
         try (ReliableTransport transport = new ReliableTransport(
                 net.transportConfig(o.token(), Duration.ofSeconds(60)).wireSecurity(o.wireSecurity(), o.secret()).build(), net.addressBook(), net.openPort()).start();
-             DataParallelTrainer trainer = new DataParallelTrainer(config, split.train(), split.validation(), o.rank(),
+             DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
                      world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
             long from = 0;
             // The first collective waits for every rank to be up (restarted ranks come up at different times).

@@ -2,6 +2,7 @@ package io.xaforward.cluster.deploy;
 
 import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.training.Tokenizer;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.WireSecurity;
 
@@ -13,6 +14,8 @@ import java.util.Objects;
  * What {@code xaf worker} is told: the job (id, world size, token), who this rank is (rank, interface, form), and
  * how to train. The peers come from a cluster file or an etcd rendezvous ({@link WorldSource}).
  *
+ * @param data            a prepared directory (train.bin, val.bin, meta.json), a .bin file of uint16 ids, or text
+ * @param tokenizer       for text, and for .bin files without meta.json (a directory's meta.json names its own)
  * @param checkpointDir   where this rank writes {@code ckpt-rankR-stepNNNNNN.bin} and its final weights
  * @param checkpointEvery write a checkpoint every N steps (0 = only the final one)
  * @param resume          continue from the newest checkpoint that every rank has
@@ -23,7 +26,7 @@ import java.util.Objects;
  */
 public record WorkerOptions(int jobId, int worldSize, int token, int rank, String iface, NetworkForm form,
                             String preset, long steps, int globalBatch, long seed, double learningRate,
-                            long warmupSteps, Path data, int threads, long bucketBytes, Algorithm algorithm,
+                            long warmupSteps, Path data, Tokenizer tokenizer, int threads, long bucketBytes, Algorithm algorithm,
                             Path checkpointDir, long checkpointEvery, boolean resume, long checksumEvery,
                             Duration opTimeout, Duration startTimeout, WireSecurity wireSecurity,
                             JobSecret secret) {
@@ -31,6 +34,7 @@ public record WorkerOptions(int jobId, int worldSize, int token, int rank, Strin
         Objects.requireNonNull(iface, "iface");
         Objects.requireNonNull(form, "form");
         Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(tokenizer, "tokenizer");
         Objects.requireNonNull(checkpointDir, "checkpointDir");
         Objects.requireNonNull(wireSecurity, "wireSecurity");
         if (wireSecurity.authenticated() && secret == null) {
