@@ -152,24 +152,26 @@ class WanThroughputTest {
                 }
             });
             Thread.sleep(WARMUP_MS);
-            long[] before = counters(wanNs, wanEgress, "tx"), offeredBefore = counters(wanNs, wanIngress, "rx");
+            Reading before = read(wanNs, wanIngress, wanEgress);
             long t0 = System.nanoTime();
             windowStart.set(t0);
             windowEnd.set(t0 + WINDOW_MS * 1_000_000L);
             Thread.sleep(WINDOW_MS);
-            long[] after = counters(wanNs, wanEgress, "tx"), offeredAfter = counters(wanNs, wanIngress, "rx");
+            Reading after = read(wanNs, wanIngress, wanEgress);
             sender.join();
             receiver.join();
             if (error.get() != null) throw error.get();
-            long packets = after[1] - before[1];
+            long packets = after.txPackets() - before.txPackets();
             assertTrue(packets > 0, "nothing crossed the WAN " + wanEgress);
             // what the WAN carried is its egress port's bytes in the window (the shaper's output, tunnel headers
             // included); the receiver must have seen the flow too, but a receiver that misses a CPU slice on a loaded
             // two-core machine says nothing about the WAN, so its count is only checked for presence
             assertTrue(inWindow.get() > packets / 2, "the receiver got " + inWindow.get() + " of " + packets
                     + " datagrams that crossed the WAN");
-            double seconds = WINDOW_MS / 1000.0;
-            return new Sample((offeredAfter[0] - offeredBefore[0]) * 8.0 / seconds, (after[0] - before[0]) * 8.0 / seconds);
+            // the reads' own times, not the nominal window: spawning the reader can take a while on a loaded machine
+            double seconds = (after.atNanos() - before.atNanos()) / 1e9;
+            return new Sample((after.rxBytes() - before.rxBytes()) * 8.0 / seconds,
+                    (after.txBytes() - before.txBytes()) * 8.0 / seconds);
         }
     }
 
@@ -193,12 +195,21 @@ class WanThroughputTest {
         }
     }
 
-    /** {bytes, packets} a device sent ({@code tx}) or received ({@code rx}). */
-    private static long[] counters(String ns, String dev, String direction) {
-        String out = Netns.exec(ns, "cat", "/sys/class/net/" + dev + "/statistics/" + direction + "_bytes",
-                "/sys/class/net/" + dev + "/statistics/" + direction + "_packets").stdout().trim();
+    /** The WAN ingress port's received bytes, its egress port's sent bytes and packets, read in one go, and when. */
+    record Reading(long rxBytes, long txBytes, long txPackets, long atNanos) {}
+
+    /**
+     * Reads both ports' counters with one process inside the WAN namespace (sysfs shows a namespace's own devices
+     * only); the time of the reading is the midpoint of the process's run.
+     */
+    private static Reading read(String ns, String ingress, String egress) {
+        long start = System.nanoTime();
+        String out = Netns.exec(ns, "cat", "/sys/class/net/" + ingress + "/statistics/rx_bytes",
+                "/sys/class/net/" + egress + "/statistics/tx_bytes",
+                "/sys/class/net/" + egress + "/statistics/tx_packets").stdout().trim();
+        long end = System.nanoTime();
         String[] v = out.split("\\s+");
-        return new long[]{Long.parseLong(v[0]), Long.parseLong(v[1])};
+        return new Reading(Long.parseLong(v[0]), Long.parseLong(v[1]), Long.parseLong(v[2]), start + (end - start) / 2);
     }
 
     private static long qdiscPackets(String ns, String dev) {
