@@ -1,8 +1,9 @@
 package io.xaforward.gateway.registry;
 
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonParseException;
+import com.google.gson.ToNumberPolicy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -25,10 +27,15 @@ import java.util.stream.Stream;
 /**
  * A small etcd v3 client over etcd's JSON gateway (HTTP POST to {@code /v3/kv/range}, {@code /v3/kv/txn},
  * {@code /v3/lease/grant}, {@code /v3/watch}, ...), with the JDK's HTTP client: the calls a rendezvous and a route
- * registry need, and no dependency beyond the JDK. Keys and values are UTF-8 strings (base64 on the wire, as the
+ * registry need, with Gson for the JSON and no gRPC stack (jetcd would bring grpc, netty and vert.x: dozens of jars
+ * for a handful of calls). Keys and values are UTF-8 strings (base64 on the wire, as the
  * JSON gateway wants). Every failure is an {@link EtcdException} that names the endpoint.
  */
 public final class EtcdClient implements AutoCloseable {
+    /** etcd's answers: whole numbers stay longs (revisions, lease ids), text stays text. */
+    private static final Gson GSON = new GsonBuilder().setObjectToNumberStrategy(ToNumberPolicy.LONG_OR_DOUBLE)
+            .disableHtmlEscaping().create();
+
     /** One key with its value and the revision of its last change. */
     public record KeyValue(String key, String value, long modRevision) {}
 
@@ -58,7 +65,7 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Everything under {@code prefix}. */
     public Range range(String prefix) {
-        Map<?, ?> r = call("/v3/kv/range", "{\"key\":\"" + b64(prefix) + "\",\"range_end\":\"" + b64(prefixEnd(prefix)) + "\"}");
+        Map<?, ?> r = call("/v3/kv/range", json("key", b64(prefix), "range_end", b64(prefixEnd(prefix))));
         List<KeyValue> kvs = new ArrayList<>();
         if (r.get("kvs") instanceof List<?> list) {
             for (Object o : list) kvs.add(keyValue((Map<?, ?>) o));
@@ -68,37 +75,36 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Sets {@code key} (attached to {@code lease} unless 0). */
     public void put(String key, String value, long lease) {
-        call("/v3/kv/put", "{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64(value) + "\""
-                + (lease != 0 ? ",\"lease\":\"" + lease + "\"" : "") + "}");
+        call("/v3/kv/put", GSON.toJson(putRequest(key, value, lease)));
     }
 
     /** Sets {@code key} only if it does not exist; returns false when it does. */
     public boolean create(String key, String value, long lease) {
-        String put = "{\"request_put\":{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64(value) + "\""
-                + (lease != 0 ? ",\"lease\":\"" + lease + "\"" : "") + "}}";
-        Map<?, ?> r = call("/v3/kv/txn", "{\"compare\":[{\"key\":\"" + b64(key)
-                + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],\"success\":[" + put + "]}");
+        Map<String, Object> txn = new LinkedHashMap<>();
+        txn.put("compare", List.of(Map.of("key", b64(key), "target", "CREATE", "result", "EQUAL", "create_revision", "0")));
+        txn.put("success", List.of(Map.of("request_put", putRequest(key, value, lease))));
+        Map<?, ?> r = call("/v3/kv/txn", GSON.toJson(txn));
         return Boolean.TRUE.equals(r.get("succeeded"));
     }
 
     public void delete(String key) {
-        call("/v3/kv/deleterange", "{\"key\":\"" + b64(key) + "\"}");
+        call("/v3/kv/deleterange", json("key", b64(key)));
     }
 
     /** A lease that expires {@code ttlSeconds} after its last keep-alive; keys put with it vanish then. */
     public long grantLease(long ttlSeconds) {
-        Map<?, ?> r = call("/v3/lease/grant", "{\"TTL\":\"" + ttlSeconds + "\"}");
+        Map<?, ?> r = call("/v3/lease/grant", json("TTL", String.valueOf(ttlSeconds)));
         Object id = r.get("ID");
         if (id == null) throw new EtcdException("etcd at " + endpoint + " granted no lease: " + r);
         return Long.parseLong(String.valueOf(id));
     }
 
     public void keepAlive(long lease) {
-        call("/v3/lease/keepalive", "{\"ID\":\"" + lease + "\"}");
+        call("/v3/lease/keepalive", json("ID", String.valueOf(lease)));
     }
 
     public void revoke(long lease) {
-        call("/v3/lease/revoke", "{\"ID\":\"" + lease + "\"}");
+        call("/v3/lease/revoke", json("ID", String.valueOf(lease)));
     }
 
     /**
@@ -106,8 +112,8 @@ public final class EtcdClient implements AutoCloseable {
      * the stream ends or fails (then it throws) or the calling thread is interrupted. Blocks: run it on its own thread.
      */
     public void watch(String prefix, long fromRevision, Consumer<List<Event>> onEvents) {
-        String body = "{\"create_request\":{\"key\":\"" + b64(prefix) + "\",\"range_end\":\"" + b64(prefixEnd(prefix))
-                + "\",\"start_revision\":\"" + fromRevision + "\"}}";
+        String body = GSON.toJson(Map.of("create_request", Map.of("key", b64(prefix), "range_end", b64(prefixEnd(prefix)),
+                "start_revision", String.valueOf(fromRevision))));
         HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/v3/watch"))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build();
         HttpResponse<Stream<String>> response;
@@ -185,10 +191,29 @@ public final class EtcdClient implements AutoCloseable {
     }
 
     private static Map<?, ?> parse(String json) {
-        // JSON is YAML: SnakeYAML reads etcd's answers without another dependency.
-        Object o = new Yaml(new SafeConstructor(new LoaderOptions())).load(json);
+        Object o;
+        try {
+            o = GSON.fromJson(json, Object.class);
+        } catch (JsonParseException e) {
+            throw new EtcdException("unexpected answer from etcd: " + json);
+        }
         if (!(o instanceof Map<?, ?> m)) throw new EtcdException("unexpected answer from etcd: " + json);
         return m;
+    }
+
+    /** A JSON object of string fields, in order (etcd's JSON gateway takes 64-bit numbers as strings). */
+    private static String json(String... keysAndValues) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) m.put(keysAndValues[i], keysAndValues[i + 1]);
+        return GSON.toJson(m);
+    }
+
+    private static Map<String, String> putRequest(String key, String value, long lease) {
+        Map<String, String> put = new LinkedHashMap<>();
+        put.put("key", b64(key));
+        put.put("value", b64(value));
+        if (lease != 0) put.put("lease", String.valueOf(lease));
+        return put;
     }
 
     private static KeyValue keyValue(Map<?, ?> kv) {
