@@ -517,27 +517,36 @@ public final class ReliableTransport implements AutoCloseable {
 
     // ---------------------------------------------------------------- acknowledgements at the sender
 
-    private void onAck(PeerState peer, XafHeader h, MemorySegment segment, long at, int length) {
-        stats.increment(Counter.ACKS_RECEIVED);
+    /** The SACK words of an ACK-format payload (ACK and NACK), or -1, counted as malformed, when it does not fit. */
+    private int sackWordsIfWellFormed(MemorySegment segment, long at, int length) {
         if (length < AckPayload.FIXED_LENGTH) {
             stats.increment(Counter.MALFORMED_DROPS);
-            return;
+            return -1;
         }
         int sackWords = AckPayload.sackWords(segment, at);
         if (AckPayload.length(sackWords) > length) {
             stats.increment(Counter.MALFORMED_DROPS);
-            return;
+            return -1;
         }
-        int step = h.step();
-        int bucket = h.bucketId();
-        OutboundMessage message = null;
+        return sackWords;
+    }
+
+    /** The message being sent to {@code peer} for (step, bucket), or null. */
+    private static OutboundMessage outboundFor(PeerState peer, int step, int bucket) {
         for (int i = 0, n = peer.outbound.size(); i < n; i++) {
             OutboundMessage candidate = peer.outbound.get(i);
-            if (candidate.matches(step, bucket)) {
-                message = candidate;
-                break;
-            }
+            if (candidate.matches(step, bucket)) return candidate;
         }
+        return null;
+    }
+
+    private void onAck(PeerState peer, XafHeader h, MemorySegment segment, long at, int length) {
+        stats.increment(Counter.ACKS_RECEIVED);
+        int sackWords = sackWordsIfWellFormed(segment, at, length);
+        if (sackWords < 0) return;
+        int step = h.step();
+        int bucket = h.bucketId();
+        OutboundMessage message = outboundFor(peer, step, bucket);
         if (message == null) {
             return; // late ACK of a finished message
         }
@@ -605,23 +614,9 @@ public final class ReliableTransport implements AutoCloseable {
      */
     private void onNack(PeerState peer, XafHeader h, MemorySegment segment, long at, int length) {
         stats.increment(Counter.NACKS_RECEIVED);
-        if (length < AckPayload.FIXED_LENGTH) {
-            stats.increment(Counter.MALFORMED_DROPS);
-            return;
-        }
-        int sackWords = AckPayload.sackWords(segment, at);
-        if (AckPayload.length(sackWords) > length) {
-            stats.increment(Counter.MALFORMED_DROPS);
-            return;
-        }
-        OutboundMessage message = null;
-        for (int i = 0, n = peer.outbound.size(); i < n; i++) {
-            OutboundMessage candidate = peer.outbound.get(i);
-            if (candidate.matches(h.step(), h.bucketId())) {
-                message = candidate;
-                break;
-            }
-        }
+        int sackWords = sackWordsIfWellFormed(segment, at, length);
+        if (sackWords < 0) return;
+        OutboundMessage message = outboundFor(peer, h.step(), h.bucketId());
         if (message == null) {
             return;
         }
