@@ -719,12 +719,7 @@ public final class ReliableTransport implements AutoCloseable {
             }
             Bitmaps.clear(m.bits, m.queuedBase(), c);
             Bitmaps.set(m.bits, m.retransmittedBase(), c);
-            long sentAt = Math.max(nowNanos, lastSendStamp + 1);
-            lastSendStamp = sentAt;
-            m.lastSent[c] = sentAt;
-            Bitmaps.set(m.bits, m.inFlightBase(), c);
-            peer.inFlight++;
-            peer.inFlightQueue.addLast(m, c, sentAt);
+            markInFlight(peer, m, c, nowNanos);
             stats.increment(Counter.RESTORED_CHUNKS);
         }
     }
@@ -935,6 +930,12 @@ public final class ReliableTransport implements AutoCloseable {
             return false;
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
+        markInFlight(peer, m, c, nowNanos);
+        return true;
+    }
+
+    /** Chunk {@code c} of {@code m} is (again) in flight to {@code peer}, stamped with a fresh send time. */
+    private void markInFlight(PeerState peer, OutboundMessage m, int c, long nowNanos) {
         // Strictly increasing (0 means "never sent"): chunks sent in one pass stay ordered for loss detection.
         long sentAt = Math.max(nowNanos, lastSendStamp + 1);
         lastSendStamp = sentAt;
@@ -942,7 +943,6 @@ public final class ReliableTransport implements AutoCloseable {
         Bitmaps.set(m.bits, m.inFlightBase(), c);
         peer.inFlight++;
         peer.inFlightQueue.addLast(m, c, sentAt);
-        return true;
     }
 
     /**
