@@ -1,6 +1,7 @@
 package io.xaforward.transport;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The I/O backend under {@link ReliableTransport}: moves whole XAF datagrams (48-byte XAF header + payload) to and
@@ -65,6 +66,31 @@ public interface DatagramPort extends AutoCloseable {
      * never blocks.
      */
     int poll(DatagramHandler handler, int limit);
+
+    /**
+     * Whether {@link #awaitReceive} blocks until a datagram arrives (a kernel socket that can be waited on). The
+     * transport polls ports that cannot, parking briefly between polls.
+     */
+    default boolean canAwaitReceive() {
+        return false;
+    }
+
+    /**
+     * Blocks the calling thread (the transport's event loop, when it has nothing to do) until a datagram may be
+     * waiting, {@link #wakeup()} is called from another thread, or {@code timeoutNanos} pass; it may return early.
+     * An idle transport that sleeps here instead of polling leaves its CPU to training, which on a shared core is
+     * the difference between a fast and a slow step. The default parks for the timeout.
+     */
+    default void awaitReceive(long timeoutNanos) {
+        LockSupport.parkNanos(timeoutNanos);
+    }
+
+    /**
+     * Ends an {@link #awaitReceive} in progress, or makes the next one return at once (as Selector.wakeup does).
+     * May be called from any thread, also after {@link #close()}.
+     */
+    default void wakeup() {
+    }
 
     /**
      * During a {@link DatagramHandler} call from {@link #poll}: whether the datagram being delivered came from

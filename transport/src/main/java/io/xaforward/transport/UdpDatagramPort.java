@@ -13,6 +13,9 @@ import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.function.Consumer;
 
 /**
  * XAF over UDP (the IPv4 and IPv6 network forms) on a non-blocking {@link DatagramChannel}: the kernel adds the
@@ -25,6 +28,9 @@ public final class UdpDatagramPort implements DatagramPort {
     public static final int DEFAULT_SOCKET_BUFFER_BYTES = 8 << 20;
 
     private final DatagramChannel channel;
+    /** Lets an idle event loop sleep until a datagram arrives ({@link #awaitReceive}). */
+    private final Selector selector;
+    private static final Consumer<SelectionKey> IGNORE_KEY = key -> { };
     private final ByteBuffer receiveBuffer;
     private final MemorySegment receiveSegment;
     private final ByteBuffer sendBuffer;
@@ -52,6 +58,8 @@ public final class UdpDatagramPort implements DatagramPort {
             channel.configureBlocking(false);
             channel.bind(bind);
             localPeer = new InetPeer((InetSocketAddress) channel.getLocalAddress());
+            selector = Selector.open();
+            channel.register(selector, SelectionKey.OP_READ);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open a UDP port on " + bind, e);
         }
@@ -182,6 +190,27 @@ public final class UdpDatagramPort implements DatagramPort {
     }
 
     @Override
+    public boolean canAwaitReceive() {
+        return true;
+    }
+
+    /** epoll through the selector; the action form of select keeps no selected-key set, so nothing is allocated. */
+    @Override
+    public void awaitReceive(long timeoutNanos) {
+        long millis = Math.max(1, (timeoutNanos + 999_999) / 1_000_000);
+        try {
+            selector.select(IGNORE_KEY, millis);
+        } catch (IOException | java.nio.channels.ClosedSelectorException e) {
+            // Closed under us or interrupted: return, and the event loop sees why on its next pass.
+        }
+    }
+
+    @Override
+    public void wakeup() {
+        selector.wakeup();
+    }
+
+    @Override
     public InetPeer localPeer() {
         return localPeer;
     }
@@ -189,6 +218,7 @@ public final class UdpDatagramPort implements DatagramPort {
     @Override
     public void close() {
         try {
+            selector.close();
             channel.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
