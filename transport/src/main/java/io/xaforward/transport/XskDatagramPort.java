@@ -350,6 +350,27 @@ public final class XskDatagramPort implements DatagramPort {
         return delivered;
     }
 
+    @Override
+    public boolean canAwaitReceive() {
+        return true;
+    }
+
+    /**
+     * Kicks out frames still queued (they would wait for the whole sleep otherwise), then sleeps in poll(2) on the
+     * socket and its wake-up eventfd.
+     */
+    @Override
+    public void awaitReceive(long timeoutNanos) {
+        if (closed) return;
+        if (pendingTx > 0 || socket.txInFlight() > 0) flushTx();
+        socket.awaitRx((int) Math.min(Integer.MAX_VALUE, Math.max(1, (timeoutNanos + 999_999) / 1_000_000)));
+    }
+
+    @Override
+    public void wakeup() {
+        socket.wakeup();
+    }
+
     private void onFrame(MemorySegment memory, long offset, int length) {
         MemorySegment frame = frameAt(offset);
         ParsedFrame p = parser.parse(frame, Math.min(length, frame.byteSize()));

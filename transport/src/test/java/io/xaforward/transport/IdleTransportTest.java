@@ -96,7 +96,7 @@ class IdleTransportTest {
     }
 
     /** CPU time of the two event-loop threads, by rank. */
-    private static long[] loopCpuNanos(ThreadMXBean threads) {
+    static long[] loopCpuNanos(ThreadMXBean threads) {
         long[] cpu = new long[2];
         int found = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {

@@ -116,6 +116,56 @@ class XskTransportTest {
         assertFalse(links.contains("prog/xdp"), links);
     }
 
+    /** As {@link IdleTransportTest} for UDP: an idle AF_XDP transport sleeps in poll(2) and wakes for work. */
+    @Test
+    void idleAfXdpTransportSleepsAndWakesForWork() throws Exception {
+        NetworkForm form = NetworkForm.IPV4;
+        XskDatagramPort a = net.call(() -> new XskDatagramPort("xa", 0, form, MAC_A, ip(form, 1), 0x10, MTU, JOB, TOKEN, NET0));
+        XskDatagramPort b;
+        try {
+            b = net.call(() -> new XskDatagramPort("xb", 0, form, MAC_B, ip(form, 2), 0x11, MTU, JOB, TOKEN, NET1));
+        } catch (RuntimeException | Error e) {
+            a.close();
+            throw e;
+        }
+        assertTrue(a.canAwaitReceive());
+        // wakeup() from another thread ends a 20-second wait.
+        CompletableFuture<Long> woken = CompletableFuture.supplyAsync(() -> {
+            long t0 = System.nanoTime();
+            a.awaitReceive(TimeUnit.SECONDS.toNanos(20));
+            return System.nanoTime() - t0;
+        });
+        Thread.sleep(100);
+        a.wakeup();
+        assertTrue(woken.get(10, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(10), "wakeup did not end the wait");
+
+        AddressBook book = AddressBook.builder().add(0, NET0, peer(form, MAC_A, 1)).add(1, NET1, peer(form, MAC_B, 2)).build();
+        var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        try (ReliableTransport t0 = new ReliableTransport(config(0), book, a).start();
+             ReliableTransport t1 = new ReliableTransport(config(1), book, b).start();
+             Arena arena = Arena.ofShared()) {
+            MemorySegment src = pattern(arena, 1 << 20, 5);
+            MemorySegment dst = arena.allocate(1 << 20, 64);
+            for (int step = 0; step < 3; step++) {
+                Thread.sleep(300);
+                long[] before = IdleTransportTest.loopCpuNanos(threads);
+                Thread.sleep(1000);
+                long[] after = IdleTransportTest.loopCpuNanos(threads);
+                for (int rank = 0; rank < 2; rank++) {
+                    long used = after[rank] - before[rank];
+                    assertTrue(used < TimeUnit.MILLISECONDS.toNanos(50),
+                            "idle AF_XDP event loop of rank " + rank + " used " + used / 1_000_000 + " ms of CPU in 1 s");
+                }
+                MessageId id = new MessageId(JOB, 10 + step, 0);
+                dst.fill((byte) 0);
+                CompletableFuture<Void> got = t1.expect(0, id, dst);
+                t0.send(1, id, src).get(30, TimeUnit.SECONDS);
+                got.get(30, TimeUnit.SECONDS);
+                assertEquals(-1L, src.mismatch(dst), "step " + step);
+            }
+        }
+    }
+
     @Test
     void afXdpIpv4PortInteroperatesWithAKernelUdpSocket() throws Exception {
         int size = 2 << 20;

@@ -57,6 +57,9 @@ public final class Syscalls {
     private static final MethodHandle SETSOCKOPT = errnoCall("setsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = errnoCall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle EVENTFD = errnoCall("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle WRITE = errnoCall("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ = errnoCall("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle POLL = errnoCall("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle GETSOCKOPT = errnoCall("getsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
@@ -159,6 +162,28 @@ public final class Syscalls {
     public static int close(int fd) {
         try {
             return (int) CLOSE.invokeExact(STATE.get(), fd);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static final int EFD_NONBLOCK = 0x800;
+    public static final int EFD_CLOEXEC = 0x80000;
+
+    /** eventfd(2): a counter other threads write to wake a poll(2) on it. */
+    public static int eventfd(int initialValue, int flags) {
+        try {
+            return (int) EVENTFD.invokeExact(STATE.get(), initialValue, flags);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static long write(int fd, MemorySegment buf, long len) {
+        try {
+            return (long) WRITE.invokeExact(STATE.get(), fd, buf, len);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    public static long read(int fd, MemorySegment buf, long len) {
+        try {
+            return (long) READ.invokeExact(STATE.get(), fd, buf, len);
         } catch (Throwable t) { throw rethrow(t); }
     }
 

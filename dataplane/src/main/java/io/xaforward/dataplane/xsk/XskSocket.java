@@ -42,6 +42,12 @@ public final class XskSocket implements AutoCloseable {
 
     private final String ifname;
     private final int ifindex, queue, fd;
+    /** An eventfd polled beside the socket, so that another thread can end {@link #awaitRx} ({@link #wakeup()}). */
+    private final int wakeFd;
+    private final MemorySegment wakeCount;
+    private final Object wakeLock = new Object();
+    /** The 8-byte value 1 that {@link #wakeup()} adds to the eventfd; read-only, shared by all threads. */
+    private static final MemorySegment ONE = Arena.global().allocateFrom(ValueLayout.JAVA_LONG, 1L).asReadOnly();
     private final boolean zeroCopy;
     private final Arena arena;
     private final Umem umem;
@@ -72,9 +78,19 @@ public final class XskSocket implements AutoCloseable {
         this.tx = tx;
         this.rx = rx;
         this.completion = completion;
-        this.pollFd = arena.allocate(Syscalls.POLLFD_SIZE, 4);
+        this.pollFd = arena.allocate(2 * Syscalls.POLLFD_SIZE, 4);
         pollFd.set(ValueLayout.JAVA_INT, 0, fd);
         pollFd.set(ValueLayout.JAVA_SHORT, 4, Syscalls.POLLIN);
+        this.wakeFd = Syscalls.eventfd(0, Syscalls.EFD_NONBLOCK | Syscalls.EFD_CLOEXEC);
+        if (wakeFd < 0) {
+            int e = Syscalls.errno();
+            Syscalls.close(fd);
+            arena.close();
+            throw fail("eventfd for " + where(), e, "");
+        }
+        pollFd.set(ValueLayout.JAVA_INT, Syscalls.POLLFD_SIZE, wakeFd);
+        pollFd.set(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 4, Syscalls.POLLIN);
+        this.wakeCount = arena.allocate(ValueLayout.JAVA_LONG);
         this.statsBuffer = arena.allocate(STATISTICS_SIZE, 8);
         this.statsLength = arena.allocate(ValueLayout.JAVA_INT);
     }
@@ -304,13 +320,26 @@ public final class XskSocket implements AutoCloseable {
      */
     public boolean awaitRx(int timeoutMs) {
         if (rx.peek(1) > 0) return true;
-        int r = Syscalls.poll(pollFd, 1, timeoutMs);
+        int r = Syscalls.poll(pollFd, 2, timeoutMs);
         if (r < 0) {
             int e = Syscalls.errno();
             if (e == EINTR) return rx.peek(1) > 0;
             throw fail("poll(" + where() + ")", e, "");
         }
+        if ((pollFd.get(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 6) & Syscalls.POLLIN) != 0) {
+            Syscalls.read(wakeFd, wakeCount, 8); // reset the counter; the wake-up has done its job
+        }
         return rx.peek(1) > 0;
+    }
+
+    /**
+     * Ends an {@link #awaitRx} in progress on another thread, or makes the next one return at once. Any thread;
+     * does nothing after {@link #close()}.
+     */
+    public void wakeup() {
+        synchronized (wakeLock) {
+            if (!closed) Syscalls.write(wakeFd, ONE, 8);
+        }
     }
 
     /**
@@ -407,8 +436,11 @@ public final class XskSocket implements AutoCloseable {
     /** Closes the socket (the kernel drops it from any XSKMAP), unmaps the rings and frees the UMEM. Idempotent. */
     @Override
     public void close() {
-        if (closed) return;
-        closed = true;
+        synchronized (wakeLock) { // no wakeup() may write to the eventfd's number once it is closed and reused
+            if (closed) return;
+            closed = true;
+            Syscalls.close(wakeFd);
+        }
         Syscalls.close(fd);
         arena.close();
     }

@@ -78,7 +78,7 @@ class XskErrorTest {
         long before = openFds();
         ns.call(() -> {
             XskSocket s = XskSocket.open(B, 0, XskConfig.small());
-            assertEquals(before + 1, openFds(), "one socket fd while open");
+            assertEquals(before + 2, openFds(), "the socket and its wake-up eventfd while open");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> s.claimTx(4000));
             assertTrue(e.getMessage().contains("4000"), e.getMessage());
             s.close();
