@@ -52,6 +52,10 @@ class BenchTrainQuickTest {
             double utilisation = r.get("wan_utilisation").getAsDouble();
             assertTrue(utilisation > 0 && utilisation <= 1.05, "WAN utilisation " + utilisation);
             assertTrue(r.get("gateway_ns_per_packet").getAsDouble() > 0, "the placed gateway's CPU was measured: " + r);
+            // The workers train on their core: it is busy for much of the window, and never more than all of it.
+            double workers = r.get("workers_core_busy").getAsDouble(), gateway = r.get("gateway_core_busy").getAsDouble();
+            assertTrue(workers > 0.3 && workers <= 1, "workers' core busy " + workers);
+            assertTrue(gateway > 0 && gateway <= 1, "gateway's core busy " + gateway);
             assertTrue(r.get("drops").getAsLong() >= 0 && r.get("retransmits").getAsLong() >= 0);
             assertTrue(Double.isFinite(r.get("final_loss").getAsDouble()));
         }

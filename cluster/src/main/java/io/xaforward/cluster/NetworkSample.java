@@ -12,22 +12,45 @@ import java.util.regex.Pattern;
 
 /**
  * What the network of a job did up to one moment, read from the kernel: the gateway's CPU time (when the job is
- * {@linkplain ClusterRun#placed() placed}) and the WAN's transmitted bytes and packets per direction and queue
- * drops (when the topology has a WAN). Two samples give the rates of the interval between them.
+ * {@linkplain ClusterRun#placed() placed}), how long the workers' core and the gateway's core were busy with anything
+ * ({@code /proc/stat}: which of the two sets the pace), and the WAN's transmitted bytes and packets per direction and
+ * queue drops (when the topology has a WAN). Two samples give the rates of the interval between them.
  */
-public record NetworkSample(long nanos, long gatewayCpuNs, long wanBytesToDc, long wanBytesFromDc, long wanPackets,
-                            long wanDrops) {
+public record NetworkSample(long nanos, long gatewayCpuNs, long workerCoreBusyNs, long gatewayCoreBusyNs,
+                            long wanBytesToDc, long wanBytesFromDc, long wanPackets, long wanDrops) {
     private static final Pattern DROPPED = Pattern.compile("dropped (\\d+)");
+    private static final long NS_PER_TICK = 10_000_000L; // USER_HZ = 100
 
     static NetworkSample take(Topology topology, Placement placement) {
         long now = System.nanoTime();
         long cpu = placement.gatewayCpuNs();
+        long workerCore = coreBusyNs(Placement.WORKER_CPU), gatewayCore = coreBusyNs(Placement.GATEWAY_CPU);
         var wan = Layout.of(topology).wan();
-        if (wan.isEmpty()) return new NetworkSample(now, cpu, 0, 0, 0, 0);
+        if (wan.isEmpty()) return new NetworkSample(now, cpu, workerCore, gatewayCore, 0, 0, 0, 0);
         String ns = wan.get().namespace();
         long[] toDc = tx(ns, wan.get().dcSide()), fromDc = tx(ns, wan.get().gatewaySide());
-        return new NetworkSample(now, cpu, toDc[0], fromDc[0], toDc[1] + fromDc[1],
+        return new NetworkSample(now, cpu, workerCore, gatewayCore, toDc[0], fromDc[0], toDc[1] + fromDc[1],
                 drops(ns, wan.get().dcSide()) + drops(ns, wan.get().gatewaySide()));
+    }
+
+    /**
+     * Time core {@code cpu} spent on anything but idle and I/O wait since boot ({@code /proc/stat} line cpuN: user,
+     * nice, system, irq, softirq, steal), in ns; 0 when the machine has no such core.
+     */
+    static long coreBusyNs(int cpu) {
+        try {
+            String prefix = "cpu" + cpu + " ";
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat"))) {
+                if (!line.startsWith(prefix)) continue;
+                String[] f = line.trim().split("\\s+");
+                long busy = 0;
+                for (int i : new int[]{1, 2, 3, 6, 7, 8}) busy += i < f.length ? Long.parseLong(f[i]) : 0;
+                return busy * NS_PER_TICK;
+            }
+            return 0;
+        } catch (java.io.IOException e) {
+            return 0;
+        }
     }
 
     /** The interval from {@code earlier} to this sample, as counters (names as in the gateway counters map). */
@@ -35,6 +58,8 @@ public record NetworkSample(long nanos, long gatewayCpuNs, long wanBytesToDc, lo
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("window_ns", nanos - earlier.nanos);
         m.put("gateway_cpu_ns", gatewayCpuNs - earlier.gatewayCpuNs);
+        m.put("worker_core_busy_ns", workerCoreBusyNs - earlier.workerCoreBusyNs);
+        m.put("gateway_core_busy_ns", gatewayCoreBusyNs - earlier.gatewayCoreBusyNs);
         m.put("wan_bytes_to_dc", wanBytesToDc - earlier.wanBytesToDc);
         m.put("wan_bytes_from_dc", wanBytesFromDc - earlier.wanBytesFromDc);
         m.put("wan_packets", wanPackets - earlier.wanPackets);
@@ -58,6 +83,6 @@ public record NetworkSample(long nanos, long gatewayCpuNs, long wanBytesToDc, lo
     }
 
     static List<String> counterNames() {
-        return List.of("window_ns", "gateway_cpu_ns", "wan_bytes_to_dc", "wan_bytes_from_dc", "wan_packets", "wan_drops");
+        return List.of("window_ns", "gateway_cpu_ns", "worker_core_busy_ns", "gateway_core_busy_ns", "wan_bytes_to_dc", "wan_bytes_from_dc", "wan_packets", "wan_drops");
     }
 }

@@ -49,6 +49,9 @@ final class BenchTrainText {
             - **communication share**: mean all-reduce time / (compute + all-reduce) per step.
             - **WAN utilisation**: the busier WAN direction's bytes from the end of step 1 to the end of the job,
               relative to the WAN rate over that window (includes the time the WAN sits idle during compute).
+            - **workers' core busy, gateway's core busy**: the share of the same window in which CPU 0 (the four
+              workers and the emulated network) and CPU 1 (the gateway) ran anything, from /proc/stat. The core
+              that is busy all the time sets the pace of the job; the other waits.
             - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' NAPI threads, and the
               relay or AF_XDP process; not the xdp mode's control process, which only programs the kernel), from
               /proc/*/schedstat over the same window, divided by the packets that crossed the WAN in both

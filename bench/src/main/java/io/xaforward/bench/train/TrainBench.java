@@ -147,6 +147,17 @@ public final class TrainBench {
         return bytes * 8.0 / (LinkLimit.parseRate(r.spec().rateLimit()) * (window / 1e9));
     }
 
+    /**
+     * How busy a core was over the window (the workers' core or the gateway's: "worker" or "gateway"), 0..1; NaN
+     * when not measured. Whichever is near 1 sets the pace of the job.
+     */
+    static double coreBusy(TrainResult r, String core) {
+        Map<String, Long> c = r.gatewayCounters();
+        long window = c.getOrDefault("window_ns", 0L);
+        Long busy = c.get(core + "_core_busy_ns");
+        return window <= 0 || busy == null ? Double.NaN : Math.min(1.0, (double) busy / window);
+    }
+
     /** Gateway CPU time per packet that crossed the WAN, in ns. */
     static double gatewayNsPerPacket(TrainResult r) {
         Map<String, Long> c = r.gatewayCounters();
@@ -191,8 +202,8 @@ public final class TrainBench {
             md.append("## ").append(c.name()).append("\n\n").append(c.description()).append(" WAN ").append(c.wanRate())
                     .append(" per direction; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
                     .append(", preset ").append(c.preset()).append(".\n\n");
-            md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
-            md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+            md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
+            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             Map<Cell, List<Run>> byCell = new LinkedHashMap<>();
             for (Run r : all) if (r.config().equals(c.name())) byCell.computeIfAbsent(r.cell(), k -> new ArrayList<>()).add(r);
             for (var e : byCell.entrySet()) {
@@ -201,10 +212,12 @@ public final class TrainBench {
                 double step = median(rs, r -> r.result().medianStepMs());
                 String vsXdp = xdp == null || e.getKey().mode().equals("xdp") ? "-"
                         : String.format(Locale.ROOT, "%+.1f%%", 100 * (median(xdp, r -> r.result().medianStepMs()) - step) / step);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
                         e.getKey().endpoint(), e.getKey().mode(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
                         100 * median(rs, r -> commShare(r.result())), 100 * median(rs, r -> wanUtilisation(r.result())),
+                        100 * median(rs, r -> coreBusy(r.result(), "worker")),
+                        100 * median(rs, r -> coreBusy(r.result(), "gateway")),
                         spread(rs, r -> gatewayNsPerPacket(r.result()), "%.0f"),
                         (long) median(rs, r -> drops(r.result())), (long) median(rs, r -> retransmits(r.result())), vsXdp));
                 for (Run r : rs) json.add(jsonRun(c, r));
@@ -234,6 +247,8 @@ public final class TrainBench {
         run.put("comm_ms", r.result().meanCommMs());
         run.put("comm_share", commShare(r.result()));
         run.put("wan_utilisation", wanUtilisation(r.result()));
+        run.put("workers_core_busy", coreBusy(r.result(), "worker"));
+        run.put("gateway_core_busy", coreBusy(r.result(), "gateway"));
         run.put("gateway_ns_per_packet", gatewayNsPerPacket(r.result()));
         run.put("drops", drops(r.result()));
         run.put("retransmits", retransmits(r.result()));
