@@ -29,7 +29,13 @@ public enum Endpoint {
     /** The endpoint a job uses: {@code name} when given (null or blank: the default for {@code gatewayMode}). */
     public static Endpoint resolve(String name, String gatewayMode) {
         if (name == null || name.isBlank()) return defaultFor(gatewayMode);
-        return fromName(name);
+        Endpoint e = fromName(name);
+        if (e == AFXDP && "kernel-tunnel".equals(gatewayMode)) {
+            throw new IllegalArgumentException("the afxdp endpoint cannot cross the kernel-tunnel mode: that tunnel is a"
+                    + " VXLAN device in each host's kernel stack, which AF_XDP frames bypass; use --endpoint udp with"
+                    + " kernel-tunnel");
+        }
+        return e;
     }
 
     /** UDP for every mode until AF_XDP endpoints pass the all-reduce end-to-end checks on shared CPUs. */

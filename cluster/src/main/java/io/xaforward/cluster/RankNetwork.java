@@ -104,6 +104,14 @@ public final class RankNetwork {
             // The kernel forwards on IP addresses: send to the destination itself. Gateways forward on identifiers:
             // send to the next hop of our own network. ModeAddressing knows every mode's rule.
             var ip = addressing.destination(p);
+            if (endpoint == Endpoint.AFXDP && self.form() != NetworkForm.ID && ip != null
+                    && (ip instanceof java.net.Inet6Address) != (self.form() == NetworkForm.IPV6)) {
+                // An AF_XDP socket writes one IP family; where the mode delivers to the peer's own address in the
+                // other family (direct on a mixed-form topology), only the kernel's dual-stack sockets get there.
+                throw new IllegalArgumentException("the afxdp endpoint of rank " + rank + " (" + self.form()
+                        + ") cannot reach rank " + p.rank() + " at " + ip.getHostAddress() + " (the other IP family) in"
+                        + " this gateway mode; use --endpoint udp");
+            }
             book.add(p.rank(), p.networkId(), self.form() == NetworkForm.ID ? EthernetPeer.of(p.nextHopMac())
                     : endpoint == Endpoint.AFXDP ? new EthernetIpPeer(EthernetPeer.of(p.nextHopMac()).mac(), ip)
                     : new InetPeer(new InetSocketAddress(ip, XafHeader.UDP_PORT)));

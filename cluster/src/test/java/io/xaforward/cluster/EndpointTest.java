@@ -33,6 +33,14 @@ class EndpointTest {
     }
 
     @Test
+    void afxdpCannotUseTheKernelTunnel() {
+        var e = assertThrows(IllegalArgumentException.class, () -> Endpoint.resolve("afxdp", "kernel-tunnel"));
+        assertTrue(e.getMessage().contains("--endpoint udp"), e.getMessage());
+        assertEquals(Endpoint.UDP, Endpoint.resolve("udp", "kernel-tunnel"));
+        assertEquals(Endpoint.UDP, Endpoint.resolve(null, "kernel-tunnel"));
+    }
+
+    @Test
     void specsResolveAndCarryTheEndpoint() throws Exception {
         Path dir = Files.createTempDirectory("xaf-endpoint-spec");
         TrainJobSpec spec = new TrainJobSpec(Path.of("topologies/two-dc.yaml"), "t123", "relay", "hierarchical", "tiny",
@@ -55,6 +63,29 @@ class EndpointTest {
         var e = assertThrows(IllegalStateException.class, net::openPort);
         assertTrue(e.getMessage().startsWith("cannot open an AF_XDP endpoint on " + net.self().iface()), e.getMessage());
         assertTrue(e.getMessage().contains("--endpoint udp"), e.getMessage());
+    }
+
+    /**
+     * two-dc mixes IPv4 and IPv6: in direct mode ranks send to their peers' own addresses, some of them in the other
+     * IP family, which an AF_XDP socket (one family) cannot write. The worker must say so when it builds its address book, not hang.
+     */
+    @Test
+    void afxdpCannotReachTheOtherFamilyInDirectMode() {
+        int refused = 0;
+        RankNetwork first = RankNetwork.of(topology(), "zr1", 1, 7, 0, "direct", "afxdp");
+        for (int rank = 0; rank < first.worldSize(); rank++) {
+            RankNetwork net = RankNetwork.of(topology(), "zr1", 1, 7, rank, "direct", "afxdp");
+            try {
+                net.addressBook();
+            } catch (IllegalArgumentException e) {
+                assertTrue(e.getMessage().contains("the other IP family") && e.getMessage().contains("--endpoint udp"),
+                        e.getMessage());
+                refused++;
+            }
+            RankNetwork.of(topology(), "zr1", 1, 7, rank, "direct", "udp").addressBook(); // dual-stack sockets reach both
+            RankNetwork.of(topology(), "zr1", 1, 7, rank, "xdp", "afxdp").addressBook(); // gateways translate
+        }
+        assertTrue(refused > 0, "the ranks whose peers answer in the other family are refused");
     }
 
     private static Path topology() {

@@ -88,6 +88,8 @@ public final class ReliableTransport implements AutoCloseable {
     private volatile Thread thread;
     /** The event loop is (about to be) asleep in {@link DatagramPort#awaitReceive}: submissions must wake it. */
     private volatile boolean sleeping;
+    /** Why the event loop died, or null while it runs. */
+    private volatile Throwable crashed;
     private final long busySleepNanos;
 
     /** Takes ownership of {@code port} (closed with the transport). */
@@ -229,9 +231,15 @@ public final class ReliableTransport implements AutoCloseable {
             throw new IllegalStateException("transport of rank " + config.localRank() + " is closed");
         }
         submissions.add(message);
-        if (sleeping) {
+        if (crashed != null) {
+            failSubmissions(stoppedReason()); // the loop is gone: nobody else will
+        } else if (sleeping) {
             port.wakeup();
         }
+    }
+
+    private IllegalStateException stoppedReason() {
+        return new IllegalStateException("transport of rank " + config.localRank() + " stopped: " + crashed, crashed);
     }
 
     // ---------------------------------------------------------------- event loop
@@ -249,6 +257,18 @@ public final class ReliableTransport implements AutoCloseable {
     }
 
     private void runLoop() {
+        try {
+            loop();
+        } catch (RuntimeException | Error e) {
+            // A bug or a bad address must not leave every caller waiting for its timeout: fail them all now, and
+            // every later submission at once (close() still closes the port).
+            crashed = e;
+            failEverything(stoppedReason());
+            throw e;
+        }
+    }
+
+    private void loop() {
         int idle = 0;
         while (!closed) {
             if (doWork() > 0) {
@@ -1057,16 +1077,13 @@ public final class ReliableTransport implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        IllegalStateException reason = new IllegalStateException("transport of rank " + config.localRank()
-                + " was closed");
-        Object pending;
-        while ((pending = submissions.poll()) != null) {
-            if (pending instanceof OutboundMessage m) {
-                m.future.completeExceptionally(reason);
-            } else if (pending instanceof InboundMessage m) {
-                m.future.completeExceptionally(reason);
-            }
-        }
+        failEverything(new IllegalStateException("transport of rank " + config.localRank() + " was closed"));
+        port.close();
+    }
+
+    /** Fails every submitted, unfinished send and expect with {@code reason}. */
+    private void failEverything(IllegalStateException reason) {
+        failSubmissions(reason);
         for (PeerState peer : peers) {
             if (peer == null) {
                 continue;
@@ -1080,6 +1097,17 @@ public final class ReliableTransport implements AutoCloseable {
             peer.outbound.clear();
             peer.inbound.clear();
         }
-        port.close();
+    }
+
+    /** Fails every submitted message the loop has not taken yet; safe from any thread. */
+    private void failSubmissions(IllegalStateException reason) {
+        Object pending;
+        while ((pending = submissions.poll()) != null) {
+            if (pending instanceof OutboundMessage m) {
+                m.future.completeExceptionally(reason);
+            } else if (pending instanceof InboundMessage m) {
+                m.future.completeExceptionally(reason);
+            }
+        }
     }
 }

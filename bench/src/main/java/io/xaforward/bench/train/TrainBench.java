@@ -4,6 +4,7 @@ import io.xaforward.training.Json;
 import io.xaforward.cluster.TrainingJob;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.Endpoint;
+import io.xaforward.cluster.RankNetwork;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
@@ -79,9 +80,36 @@ public final class TrainBench {
         return mode.equals("kernel");
     }
 
+    /** Why {@code cell} cannot run (an endpoint that cannot cross that mode), or null when it can. */
+    static String unsupported(Cell cell, Path topology) {
+        try {
+            Endpoint.resolve(cell.endpoint(), cell.mode());
+            // Every rank's address book, as its worker would build it: fails where the endpoint cannot reach a peer.
+            int world = RankNetwork.of(topology, "bchk", 1, 7, 0, cell.mode(), cell.endpoint()).worldSize();
+            for (int rank = 0; rank < world; rank++)
+                RankNetwork.of(topology, "bchk", 1, 7, rank, cell.mode(), cell.endpoint()).addressBook();
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Cells left out (config name + cell -> reason) and runs that failed (config name + cell -> reasons). */
+    private final Map<String, String> skipped = new LinkedHashMap<>();
+    private final Map<String, List<String>> failed = new LinkedHashMap<>();
+
     public List<Run> run() throws Exception {
         List<Run> all = new ArrayList<>();
-        int total = configs.stream().mapToInt(c -> c.modes().size() * c.endpoints().size()).sum() * runs, done = 0;
+        int total = 0, done = 0;
+        for (Config c : configs)
+            for (String endpoint : c.endpoints())
+                for (String mode : c.modes()) {
+                    Cell cell = new Cell(endpoint, mode);
+                    String why = unsupported(cell, sameFormOnly(mode) ? c.sameForm() : c.crossForm());
+                    if (why == null) total += runs;
+                    else if (skipped.putIfAbsent(cell.label(), why) == null)
+                        out.printf(Locale.ROOT, "not run: %s (%s)%n", cell.label(), why);
+                }
         Path corpus = workRoot.resolve("corpus.txt");
         for (Config c : configs) {
             Path cross = withWanRate(c.crossForm(), c.wanRate(), c.name() + "-cross.yaml");
@@ -89,8 +117,9 @@ public final class TrainBench {
             for (int r = 1; r <= runs; r++) {
                 for (String endpoint : c.endpoints()) {
                     for (String mode : c.modes()) {
-                        done++;
                         Cell cell = new Cell(endpoint, mode);
+                        if (skipped.containsKey(cell.label())) continue;
+                        done++;
                         Path topology = sameFormOnly(mode) ? same : cross;
                         out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
                         Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + endpoint + "-" + mode + "-" + r));
@@ -98,8 +127,17 @@ public final class TrainBench {
                         TrainJobSpec spec = new TrainJobSpec(topology, prefix, mode, "hierarchical", c.preset(), c.steps(),
                                 c.globalBatch(), 4242, 1e-3, Math.max(1, c.steps() / 10), 0, Math.max(1, c.steps() / 4),
                                 corpus, 1, 0x5eed0002, 1, 4L << 20, 0, work, c.wanRate());
-                        TrainResult res = new TrainingJob(withEndpoint(spec, endpoint), new PrintStream(PrintStream.nullOutputStream()))
-                                .placed().run();
+                        TrainResult res;
+                        try {
+                            res = new TrainingJob(withEndpoint(spec, endpoint), new PrintStream(PrintStream.nullOutputStream()))
+                                    .placed().run();
+                        } catch (Exception e) {
+                            // One failed job must not throw away an hour of others: report it with the cell.
+                            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
+                            out.printf(Locale.ROOT, "    failed: %s (work directory %s)%n", why, work);
+                            failed.computeIfAbsent(c.name() + ": " + cell.label(), k -> new ArrayList<>()).add("run " + r + ": " + why);
+                            continue;
+                        }
                         out.printf(Locale.ROOT, "    %.1f ms/step (compute %.1f, communication %.1f), final loss %.4f%n",
                                 res.medianStepMs(), res.meanComputeMs(), res.meanCommMs(), res.finalLoss());
                         all.add(new Run(c.name(), cell, r, Topology.load(topology).name(), res));
@@ -224,6 +262,12 @@ public final class TrainBench {
             }
             md.append("\n\"vs xdp\": how much shorter (+) or longer (-) the xdp gateway's median step is than this row's,"
                     + " relative to this row, same endpoint.\n\n");
+            for (var e : skipped.entrySet())
+                md.append("Not run: ").append(e.getKey()).append(": ").append(e.getValue()).append(".\n\n");
+            for (var e : failed.entrySet())
+                if (e.getKey().startsWith(c.name() + ": "))
+                    md.append("Failed runs, ").append(e.getKey()).append(" (left out of the row): ")
+                            .append(String.join("; ", e.getValue())).append("\n\n");
             md.append("![time per step](train-").append(c.name()).append("-step.png) ![loss curves](train-")
                     .append(c.name()).append("-loss.png)\n\n");
             plots(c, byCell);
