@@ -50,6 +50,11 @@ final class GatewayProcess implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("gateway", "--config", config.toString()));
         args.addAll(options);
         ProcessBuilder pb = Netns.javaProcessBuilder(ns, jvmArgs, Main.class.getName(), args);
+        // SIGHUP back to its default: a test run started under nohup would otherwise hand the gateway an ignored
+        // SIGHUP, which the JVM keeps ignored (the gateway warns), and the reload-on-SIGHUP test would wait in vain.
+        List<String> withDefaultHup = new ArrayList<>(List.of("env", "--default-signal=HUP"));
+        withDefaultHup.addAll(pb.command());
+        pb.command(withDefaultHup);
         if (!wrapper.isEmpty()) {
             List<String> cmd = new java.util.ArrayList<>(pb.command());
             int java = cmd.indexOf(cmd.stream().filter(c -> c.endsWith("/bin/java")).findFirst().orElseThrow());

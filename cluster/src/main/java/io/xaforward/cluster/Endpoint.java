@@ -9,9 +9,13 @@ import java.util.Locale;
  * socket on the host's interface (the XAF XDP program steers the rank's frames into it; no socket layer per
  * packet), {@link #UDP} through a kernel UDP socket (AF_PACKET for the identifier-native form).
  *
- * <p>Both speak the same wire format, so every gateway mode carries either. The default is UDP for now: AF_XDP
- * endpoints train correctly, but on a few shared CPUs the all-reduce end-to-end checks still time out with them,
- * so they are chosen explicitly ({@code --endpoint afxdp}).
+ * <p>Both speak the same wire format, so every gateway mode but two carries either: an AF_XDP socket bypasses the
+ * host's kernel stack, so it cannot use the kernel-tunnel mode's VXLAN device, and it writes one IP family, so it
+ * cannot reach a peer's address in the other family ({@code direct} on a mixed-form topology; refused by
+ * {@link #resolve} and {@code RankNetwork#addressBook}). The default is UDP: with four workers sharing one core
+ * the AF_XDP endpoint made every step slower, not faster (docs/bench/train.md): on veth its sockets run in copy
+ * mode (the kernel copies each frame into and out of the UMEM) and the outer IP/UDP checksums are computed in Java,
+ * so it saves no CPU over the kernel's UDP path here. It is chosen explicitly ({@code --endpoint afxdp}).
  */
 public enum Endpoint {
     AFXDP, UDP;
@@ -38,7 +42,7 @@ public enum Endpoint {
         return e;
     }
 
-    /** UDP for every mode until AF_XDP endpoints pass the all-reduce end-to-end checks on shared CPUs. */
+    /** UDP for every mode: on shared cores the AF_XDP endpoint makes steps slower, not faster (see the class comment). */
     public static Endpoint defaultFor(String gatewayMode) {
         GatewayMode.fromName(gatewayMode); // an unknown mode is an error here too
         return UDP;

@@ -35,7 +35,7 @@ public final class GatewayMain {
      */
     @SuppressWarnings("removal")
     static void reloadOnSighup(GatewayService service) {
-        sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
+        var previous = sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
             LOG.info("SIGHUP, reloading the config");
             try {
                 service.reload();
@@ -43,6 +43,11 @@ public final class GatewayMain {
                 LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }));
+        if (previous == sun.misc.SignalHandler.SIG_IGN) {
+            // The JVM leaves a signal that the parent ignored (nohup) ignored, without a word: say so.
+            LOG.warn("SIGHUP is ignored in this process (started under nohup?), so it will not reload the config;"
+                    + " changing the file still does");
+        }
     }
 
     /** Starts the gateway, blocks until a signal stops it, returns the process exit status. */

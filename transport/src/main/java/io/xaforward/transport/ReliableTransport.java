@@ -286,8 +286,9 @@ public final class ReliableTransport implements AutoCloseable {
 
     /**
      * Sleeps in the port until a datagram arrives, a message is submitted ({@link #submit} wakes the port) or the
-     * next timer may be due. Polling instead (a wake-up every few tens of microseconds per transport) cost each
-     * worker about a third of a CPU while it waited for compute, taken from the training on a shared core.
+     * next timer may be due. Polling instead (a wake-up every few tens of microseconds) cost an idle transport about
+     * a tenth of a CPU on an idle machine ({@code IdleTransportTest}) and more under contention, taken from the
+     * training on a shared core.
      */
     private void sleepUntilWoken() {
         sleeping = true;

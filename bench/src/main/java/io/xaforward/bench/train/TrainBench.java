@@ -249,7 +249,7 @@ public final class TrainBench {
                 List<Run> xdp = byCell.get(new Cell(e.getKey().endpoint(), "xdp"));
                 double step = median(rs, r -> r.result().medianStepMs());
                 String vsXdp = xdp == null || e.getKey().mode().equals("xdp") ? "-"
-                        : String.format(Locale.ROOT, "%+.1f%%", 100 * (median(xdp, r -> r.result().medianStepMs()) - step) / step);
+                        : String.format(Locale.ROOT, "%+.1f%%", 100 * (step - median(xdp, r -> r.result().medianStepMs())) / step);
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
                         e.getKey().endpoint(), e.getKey().mode(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
