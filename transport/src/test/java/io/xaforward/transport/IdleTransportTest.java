@@ -46,14 +46,7 @@ class IdleTransportTest {
             assertEquals(64, got[0]);
 
             // wakeup() from another thread ends a wait; a wakeup before the wait makes the next wait return at once.
-            CompletableFuture<Long> woken = CompletableFuture.supplyAsync(() -> {
-                long t0 = System.nanoTime();
-                b.awaitReceive(TimeUnit.SECONDS.toNanos(20));
-                return System.nanoTime() - t0;
-            });
-            Thread.sleep(100);
-            b.wakeup();
-            assertTrue(woken.get(10, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(10), "wakeup did not end the wait");
+            assertWakeupEndsAWait(b);
             b.wakeup();
             start = System.nanoTime();
             b.awaitReceive(TimeUnit.SECONDS.toNanos(20));
@@ -93,6 +86,18 @@ class IdleTransportTest {
                 assertEquals(-1L, source.mismatch(dest), "step " + step);
             }
         }
+    }
+
+    /** wakeup() from another thread ends a 20-second awaitReceive of {@code port} well before its timeout. */
+    static void assertWakeupEndsAWait(DatagramPort port) throws Exception {
+        CompletableFuture<Long> woken = CompletableFuture.supplyAsync(() -> {
+            long t0 = System.nanoTime();
+            port.awaitReceive(TimeUnit.SECONDS.toNanos(20));
+            return System.nanoTime() - t0;
+        });
+        Thread.sleep(100);
+        port.wakeup();
+        assertTrue(woken.get(10, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(10), "wakeup did not end the wait");
     }
 
     /** CPU time of the two event-loop threads, by rank. */

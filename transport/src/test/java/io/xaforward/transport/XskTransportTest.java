@@ -68,6 +68,18 @@ class XskTransportTest {
         return form == NetworkForm.ID ? EthernetPeer.of(mac) : new EthernetIpPeer(EthernetPeer.of(mac).mac(), ip(form, host));
     }
 
+    /** AF_XDP ports on both ends of the xa/xb pair: rank 0 on xa, rank 1 on xb (the first closed if the second fails). */
+    static XskDatagramPort[] openPair(NetworkForm form) throws Exception {
+        XskDatagramPort a = net.call(() -> new XskDatagramPort("xa", 0, form, MAC_A, ip(form, 1), 0x10, MTU, JOB, TOKEN, NET0));
+        try {
+            return new XskDatagramPort[]{a,
+                    net.call(() -> new XskDatagramPort("xb", 0, form, MAC_B, ip(form, 2), 0x11, MTU, JOB, TOKEN, NET1))};
+        } catch (RuntimeException | Error e) {
+            a.close();
+            throw e;
+        }
+    }
+
     static TransportConfig config(int rank) {
         return TransportConfig.builder(rank, JOB, TOKEN).maxPayload(1400)
                 .retransmitTimeouts(Duration.ofMillis(20), Duration.ofMillis(2), Duration.ofMillis(200)).build();
@@ -83,14 +95,8 @@ class XskTransportTest {
     @EnumSource(NetworkForm.class)
     void eightMegabytesCrossAVethPairInEachForm(NetworkForm form) throws Exception {
         int size = 8 << 20;
-        XskDatagramPort a = net.call(() -> new XskDatagramPort("xa", 0, form, MAC_A, ip(form, 1), 0x10, MTU, JOB, TOKEN, NET0));
-        XskDatagramPort b;
-        try {
-            b = net.call(() -> new XskDatagramPort("xb", 0, form, MAC_B, ip(form, 2), 0x11, MTU, JOB, TOKEN, NET1));
-        } catch (RuntimeException | Error e) {
-            a.close();
-            throw e;
-        }
+        XskDatagramPort[] pair = openPair(form);
+        XskDatagramPort a = pair[0], b = pair[1];
         assertEquals(MTU + 14 - form.outerHeaderLength(), a.maxDatagramLength());
         assertEquals(peer(form, MAC_A, 1), a.localPeer());
         AddressBook book = AddressBook.builder().add(0, NET0, peer(form, MAC_A, 1)).add(1, NET1, peer(form, MAC_B, 2)).build();
@@ -120,24 +126,10 @@ class XskTransportTest {
     @Test
     void idleAfXdpTransportSleepsAndWakesForWork() throws Exception {
         NetworkForm form = NetworkForm.IPV4;
-        XskDatagramPort a = net.call(() -> new XskDatagramPort("xa", 0, form, MAC_A, ip(form, 1), 0x10, MTU, JOB, TOKEN, NET0));
-        XskDatagramPort b;
-        try {
-            b = net.call(() -> new XskDatagramPort("xb", 0, form, MAC_B, ip(form, 2), 0x11, MTU, JOB, TOKEN, NET1));
-        } catch (RuntimeException | Error e) {
-            a.close();
-            throw e;
-        }
+        XskDatagramPort[] pair = openPair(form);
+        XskDatagramPort a = pair[0], b = pair[1];
         assertTrue(a.canAwaitReceive());
-        // wakeup() from another thread ends a 20-second wait.
-        CompletableFuture<Long> woken = CompletableFuture.supplyAsync(() -> {
-            long t0 = System.nanoTime();
-            a.awaitReceive(TimeUnit.SECONDS.toNanos(20));
-            return System.nanoTime() - t0;
-        });
-        Thread.sleep(100);
-        a.wakeup();
-        assertTrue(woken.get(10, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(10), "wakeup did not end the wait");
+        IdleTransportTest.assertWakeupEndsAWait(a);
 
         AddressBook book = AddressBook.builder().add(0, NET0, peer(form, MAC_A, 1)).add(1, NET1, peer(form, MAC_B, 2)).build();
         var threads = java.lang.management.ManagementFactory.getThreadMXBean();
