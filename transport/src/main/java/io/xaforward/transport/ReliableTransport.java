@@ -58,6 +58,8 @@ public final class ReliableTransport implements AutoCloseable {
     private final XafHeader rxHeader = new XafHeader();
     private final ByteBuffer txBuffer;
     private final MemorySegment txSegment;
+    /** The port's claim-then-write memory (data chunks are written there in place), or null if it has none. */
+    private final MemorySegment claimSegment;
     private final WireSeal seal;
     /** Message bytes per chunk (the payload less the seal's trailer). */
     private final int chunkData;
@@ -109,6 +111,7 @@ public final class ReliableTransport implements AutoCloseable {
         txBuffer = ByteBuffer.allocateDirect(Math.max(datagram,
                 XafHeader.LENGTH + AckPayload.MAX_LENGTH + seal.trailerLength()));
         txSegment = MemorySegment.ofBuffer(txBuffer);
+        claimSegment = port.supportsClaim() ? port.claimSegment() : null;
         headerTemplate = MemorySegment.ofArray(new byte[XafHeader.LENGTH]);
         new XafHeader().wrap(headerTemplate, 0).init();
         peers = new PeerState[addressBook.rankLimit()];
@@ -986,10 +989,30 @@ public final class ReliableTransport implements AutoCloseable {
         int length = m.chunkLength(c);
         int flags = (c == m.chunkCount - 1 ? XafHeader.FLAG_LAST_CHUNK : 0)
                 | (retransmit ? XafHeader.FLAG_RETRANSMIT : 0);
-        MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
-        int payloadLength = writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount,
-                length);
-        if (!transmit(peer, payloadLength)) {
+        boolean sent;
+        if (claimSegment != null) {
+            // Claim-then-write: the chunk is copied once, straight into the port's frame or send buffer.
+            int datagram = XafHeader.LENGTH + length + seal.trailerLength();
+            long at = port.claim(datagram, peer.address);
+            if (at < 0) {
+                stats.increment(Counter.PORT_SEND_FAILURES);
+                return false;
+            }
+            MemorySegment.copy(m.data, m.chunkOffset(c), claimSegment, at + XafHeader.LENGTH, length);
+            writeHeader(claimSegment, at, peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount,
+                    length);
+            sent = port.commitClaim();
+            if (sent) {
+                counted(datagram);
+            } else {
+                stats.increment(Counter.PORT_SEND_FAILURES);
+            }
+        } else {
+            MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
+            sent = transmit(peer, writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c,
+                    m.chunkCount, length));
+        }
+        if (!sent) {
             return false;
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
@@ -1014,15 +1037,21 @@ public final class ReliableTransport implements AutoCloseable {
      */
     private int writeHeader(PeerState peer, int type, int flags, int elemType, int step, int bucket,
                             int chunkIndex, int chunkCount, int dataLength) {
+        return writeHeader(txSegment, 0, peer, type, flags, elemType, step, bucket, chunkIndex, chunkCount, dataLength);
+    }
+
+    /** As above, for a datagram at {@code base} of {@code segment} (a claimed frame or send buffer). */
+    private int writeHeader(MemorySegment segment, long base, PeerState peer, int type, int flags, int elemType,
+                            int step, int bucket, int chunkIndex, int chunkCount, int dataLength) {
         int payloadLength = dataLength + seal.trailerLength();
-        MemorySegment.copy(headerTemplate, 0, txSegment, 0, XafHeader.LENGTH);
-        txHeader.wrap(txSegment, 0)
+        MemorySegment.copy(headerTemplate, 0, segment, base, XafHeader.LENGTH);
+        txHeader.wrap(segment, base)
                 .type(type).flags(flags | seal.flags()).elemType(elemType)
                 .networkId(peer.networkId).jobId(config.jobId()).jobToken(config.jobToken())
                 .srcRank(config.localRank()).dstRank(peer.rank)
                 .step(step).bucketId(bucket).chunkIndex(chunkIndex).chunkCount(chunkCount)
                 .payloadLength(payloadLength);
-        seal.seal(txSegment, dataLength, peer.txSequence++);
+        seal.seal(segment, base, dataLength, peer.txSequence++);
         return payloadLength;
     }
 
@@ -1032,12 +1061,17 @@ public final class ReliableTransport implements AutoCloseable {
             stats.increment(Counter.PORT_SEND_FAILURES);
             return false;
         }
+        counted(length);
+        return true;
+    }
+
+    /** Accounts one datagram of {@code length} bytes that left: pacing tokens and counters. */
+    private void counted(int length) {
         if (pacingBytesPerNano > 0) {
             tokens -= length;
         }
         stats.increment(Counter.PACKETS_SENT);
         stats.add(Counter.BYTES_SENT, length);
-        return true;
     }
 
     // ---------------------------------------------------------------- shutdown

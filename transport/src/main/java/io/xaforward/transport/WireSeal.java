@@ -128,15 +128,20 @@ public final class WireSeal {
      * Writes the trailer (and the ciphertext in encrypt mode), payload_sum and payload_crc32c.
      */
     public void seal(MemorySegment segment, int dataLength, long sequenceNumber) {
+        seal(segment, 0, dataLength, sequenceNumber);
+    }
+
+    /** As {@link #seal(MemorySegment, int, long)} for a datagram that starts at {@code base} of {@code segment}. */
+    public void seal(MemorySegment segment, long base, int dataLength, long sequenceNumber) {
         int header = XafHeader.LENGTH;
         int payloadLength = dataLength + trailerLength();
-        MemorySegment.copy(segment, 0, copySegment, 0, header + dataLength);
+        MemorySegment.copy(segment, base, copySegment, 0, header + dataLength);
         copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
         if (mode == WireSecurity.MAC) {
             copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
             computeMac(dataLength);
             System.arraycopy(tag, 0, copy, header + dataLength, TAG_BYTES);
-            MemorySegment.copy(copySegment, header + dataLength, segment, header + dataLength, TRAILER_BYTES);
+            MemorySegment.copy(copySegment, header + dataLength, segment, base + header + dataLength, TRAILER_BYTES);
         } else if (mode == WireSecurity.ENCRYPT) {
             try {
                 cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(sequenceNumber)));
@@ -147,11 +152,11 @@ public final class WireSeal {
                 throw new IllegalStateException("AES-GCM failed to encrypt", e);
             }
             copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
-            MemorySegment.copy(copySegment, header, segment, header, payloadLength);
+            MemorySegment.copy(copySegment, header, segment, base + header, payloadLength);
         }
-        segment.set(XafHeaderFields.SUM, XafHeader.PAYLOAD_SUM_OFFSET,
-                (short) PayloadChecksums.onesComplementSum(segment, header, payloadLength));
-        segment.set(BE_INT, XafHeader.PAYLOAD_CRC32C_OFFSET, crcOfCopy(payloadLength));
+        segment.set(XafHeaderFields.SUM, base + XafHeader.PAYLOAD_SUM_OFFSET,
+                (short) PayloadChecksums.onesComplementSum(segment, base + header, payloadLength));
+        segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET, crcOfCopy(payloadLength));
     }
 
     /**
