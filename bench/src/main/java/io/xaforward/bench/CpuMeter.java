@@ -1,5 +1,7 @@
 package io.xaforward.bench;
 
+import io.xaforward.cluster.ProcStat;
+
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -14,8 +16,6 @@ import java.util.List;
  * time from {@code /proc/stat} (it also holds sender and receiver work, so it is reported, not attributed).
  */
 public final class CpuMeter {
-    private static final long NS_PER_TICK = 10_000_000L; // USER_HZ = 100 on Linux
-
     /** One reading. */
     public record Sample(long gatewayNs, long softirqNs) {
         public Sample minus(Sample o) {
@@ -72,17 +72,7 @@ public final class CpuMeter {
     }
 
     static long softirqNs() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/stat"))) {
-                if (line.startsWith("cpu ")) {
-                    String[] f = line.trim().split("\\s+");
-                    return Long.parseLong(f[7]) * NS_PER_TICK; // user nice system idle iowait irq softirq
-                }
-            }
-        } catch (IOException e) {
-            return 0;
-        }
-        return 0;
+        return ProcStat.read().ns("cpu", ProcStat.SOFTIRQ);
     }
 
     static List<Path> napiThreads(List<String> devices) {

@@ -19,38 +19,18 @@ import java.util.regex.Pattern;
 public record NetworkSample(long nanos, long gatewayCpuNs, long workerCoreBusyNs, long gatewayCoreBusyNs,
                             long wanBytesToDc, long wanBytesFromDc, long wanPackets, long wanDrops) {
     private static final Pattern DROPPED = Pattern.compile("dropped (\\d+)");
-    private static final long NS_PER_TICK = 10_000_000L; // USER_HZ = 100
 
     static NetworkSample take(Topology topology, Placement placement) {
         long now = System.nanoTime();
         long cpu = placement.gatewayCpuNs();
-        long workerCore = coreBusyNs(Placement.WORKER_CPU), gatewayCore = coreBusyNs(Placement.GATEWAY_CPU);
+        ProcStat stat = ProcStat.read();
+        long workerCore = stat.busyNs("cpu" + Placement.WORKER_CPU), gatewayCore = stat.busyNs("cpu" + Placement.GATEWAY_CPU);
         var wan = Layout.of(topology).wan();
         if (wan.isEmpty()) return new NetworkSample(now, cpu, workerCore, gatewayCore, 0, 0, 0, 0);
         String ns = wan.get().namespace();
         long[] toDc = tx(ns, wan.get().dcSide()), fromDc = tx(ns, wan.get().gatewaySide());
         return new NetworkSample(now, cpu, workerCore, gatewayCore, toDc[0], fromDc[0], toDc[1] + fromDc[1],
                 drops(ns, wan.get().dcSide()) + drops(ns, wan.get().gatewaySide()));
-    }
-
-    /**
-     * Time core {@code cpu} spent on anything but idle and I/O wait since boot ({@code /proc/stat} line cpuN: user,
-     * nice, system, irq, softirq, steal), in ns; 0 when the machine has no such core.
-     */
-    static long coreBusyNs(int cpu) {
-        try {
-            String prefix = "cpu" + cpu + " ";
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat"))) {
-                if (!line.startsWith(prefix)) continue;
-                String[] f = line.trim().split("\\s+");
-                long busy = 0;
-                for (int i : new int[]{1, 2, 3, 6, 7, 8}) busy += i < f.length ? Long.parseLong(f[i]) : 0;
-                return busy * NS_PER_TICK;
-            }
-            return 0;
-        } catch (java.io.IOException e) {
-            return 0;
-        }
     }
 
     /** The interval from {@code earlier} to this sample, as counters (names as in the gateway counters map). */
