@@ -85,6 +85,11 @@ public interface DatagramPort extends AutoCloseable {
         LockSupport.parkNanos(timeoutNanos);
     }
 
+    /** {@link #awaitReceive}'s timeout in whole milliseconds for poll(2)/select: rounded up, at least 1 (0 blocks). */
+    static int awaitMillis(long timeoutNanos) {
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(1, (timeoutNanos + 999_999) / 1_000_000));
+    }
+
     /**
      * Ends an {@link #awaitReceive} in progress, or makes the next one return at once (as Selector.wakeup does).
      * May be called from any thread, also after {@link #close()}.

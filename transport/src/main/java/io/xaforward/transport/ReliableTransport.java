@@ -1001,12 +1001,7 @@ public final class ReliableTransport implements AutoCloseable {
             MemorySegment.copy(m.data, m.chunkOffset(c), claimSegment, at + XafHeader.LENGTH, length);
             writeHeader(claimSegment, at, peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c, m.chunkCount,
                     length);
-            sent = port.commitClaim();
-            if (sent) {
-                counted(datagram);
-            } else {
-                stats.increment(Counter.PORT_SEND_FAILURES);
-            }
+            sent = accounted(port.commitClaim(), datagram);
         } else {
             MemorySegment.copy(m.data, m.chunkOffset(c), txSegment, XafHeader.LENGTH, length);
             sent = transmit(peer, writeHeader(peer, 1, flags, m.elemType, m.id.step(), m.id.bucketId(), c,
@@ -1057,21 +1052,24 @@ public final class ReliableTransport implements AutoCloseable {
 
     private boolean transmit(PeerState peer, int payloadLength) {
         int length = XafHeader.LENGTH + payloadLength;
-        if (!port.send(txSegment, 0, length, peer.address)) {
+        return accounted(port.send(txSegment, 0, length, peer.address), length);
+    }
+
+    /**
+     * Accounts a datagram of {@code length} bytes that the port took ({@code sent}: pacing tokens and counters) or
+     * refused (a send failure); returns {@code sent}.
+     */
+    private boolean accounted(boolean sent, int length) {
+        if (!sent) {
             stats.increment(Counter.PORT_SEND_FAILURES);
             return false;
         }
-        counted(length);
-        return true;
-    }
-
-    /** Accounts one datagram of {@code length} bytes that left: pacing tokens and counters. */
-    private void counted(int length) {
         if (pacingBytesPerNano > 0) {
             tokens -= length;
         }
         stats.increment(Counter.PACKETS_SENT);
         stats.add(Counter.BYTES_SENT, length);
+        return true;
     }
 
     // ---------------------------------------------------------------- shutdown

@@ -197,9 +197,8 @@ public final class UdpDatagramPort implements DatagramPort {
     /** epoll through the selector; the action form of select keeps no selected-key set, so nothing is allocated. */
     @Override
     public void awaitReceive(long timeoutNanos) {
-        long millis = Math.max(1, (timeoutNanos + 999_999) / 1_000_000);
         try {
-            selector.select(IGNORE_KEY, millis);
+            selector.select(IGNORE_KEY, DatagramPort.awaitMillis(timeoutNanos));
         } catch (IOException | java.nio.channels.ClosedSelectorException e) {
             // Closed under us or interrupted: return, and the event loop sees why on its next pass.
         }

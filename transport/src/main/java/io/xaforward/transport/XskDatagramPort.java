@@ -338,7 +338,7 @@ public final class XskDatagramPort implements DatagramPort {
     @Override
     public int poll(DatagramHandler handler, int limit) {
         if (closed) throw new IllegalStateException(this + " is closed");
-        if (pendingTx > 0 || socket.txInFlight() > 0) flushTx();
+        flushQueuedTx();
         if (limit <= 0) return 0;
         currentHandler = handler;
         delivered = 0;
@@ -362,8 +362,8 @@ public final class XskDatagramPort implements DatagramPort {
     @Override
     public void awaitReceive(long timeoutNanos) {
         if (closed) return;
-        if (pendingTx > 0 || socket.txInFlight() > 0) flushTx();
-        socket.awaitRx((int) Math.min(Integer.MAX_VALUE, Math.max(1, (timeoutNanos + 999_999) / 1_000_000)));
+        flushQueuedTx();
+        socket.awaitRx(DatagramPort.awaitMillis(timeoutNanos));
     }
 
     @Override
@@ -403,6 +403,11 @@ public final class XskDatagramPort implements DatagramPort {
             frameSliceStarts[index] = offset;
         }
         return frameSlices[index];
+    }
+
+    /** Kicks out frames queued since the last kick, and reaps completions still outstanding. */
+    private void flushQueuedTx() {
+        if (pendingTx > 0 || socket.txInFlight() > 0) flushTx();
     }
 
     private void flushTx() {
