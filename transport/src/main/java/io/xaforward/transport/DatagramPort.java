@@ -62,6 +62,15 @@ public interface DatagramPort extends AutoCloseable {
     }
 
     /**
+     * Hands everything sent or committed since the last flush to the network. A port that batches datagrams into
+     * fewer system calls ({@link UdpDatagramPort}: GSO trains, sendmmsg) may hold them until this call or until its
+     * buffer fills; the transport calls it at the end of every pass of its event loop. The default does nothing
+     * (ports that send at once).
+     */
+    default void flush() {
+    }
+
+    /**
      * Delivers up to {@code limit} received datagrams to {@code handler} and returns how many it delivered;
      * never blocks.
      */

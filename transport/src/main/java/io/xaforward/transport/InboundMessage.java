@@ -21,6 +21,11 @@ final class InboundMessage {
     int receivedCount;
     int cumulative;
     boolean ackPending;
+    /** Chunks received since this message's last ACK, and when the first of them arrived (delayed ACKs). */
+    int unackedChunks;
+    long firstUnackedNanos;
+    /** Something the sender should hear of at once: a gap (loss or reordering) or a duplicate. */
+    boolean ackNow;
     long lastActivityNanos;
     boolean done;
 

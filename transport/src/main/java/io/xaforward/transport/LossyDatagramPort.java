@@ -75,6 +75,11 @@ public final class LossyDatagramPort implements DatagramPort {
     }
 
     @Override
+    public void flush() {
+        inner.flush();
+    }
+
+    @Override
     public int poll(DatagramHandler handler, int limit) {
         return inner.poll(handler, limit);
     }

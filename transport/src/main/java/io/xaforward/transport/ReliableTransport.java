@@ -93,6 +93,8 @@ public final class ReliableTransport implements AutoCloseable {
     /** Why the event loop died, or null while it runs. */
     private volatile Throwable crashed;
     private final long busySleepNanos;
+    private final int ackEveryChunks;
+    private final long ackDelayNanos;
 
     /** Takes ownership of {@code port} (closed with the transport). */
     public ReliableTransport(TransportConfig config, AddressBook addressBook, DatagramPort port) {
@@ -134,6 +136,9 @@ public final class ReliableTransport implements AutoCloseable {
                 : Math.max(4L * datagram, rate / 200); // 5 ms of traffic
         pacingBurst = burst;
         busySleepNanos = Math.min(BUSY_SLEEP_NANOS, config.minRto().toNanos());
+        // Every chunk ACKed at once when the delay is 0 or the count is 1 (the behaviour before delayed ACKs).
+        ackEveryChunks = config.ackDelay().isZero() ? 1 : config.ackEveryChunks();
+        ackDelayNanos = ackEveryChunks == 1 ? 0 : config.ackDelay().toNanos();
         tokens = burst;
         lastRefillNanos = System.nanoTime();
     }
@@ -297,7 +302,8 @@ public final class ReliableTransport implements AutoCloseable {
         sleeping = true;
         // Dekker with submit(): it adds, then reads sleeping; we set sleeping, then read the queue. One sees the other.
         if (submissions.isEmpty() && !closed) {
-            port.awaitReceive(hasTimersRunning() ? busySleepNanos : IDLE_SLEEP_NANOS);
+            port.awaitReceive(!ackPending.isEmpty() ? Math.min(busySleepNanos, Math.max(1, ackDelayNanos))
+                    : hasTimersRunning() ? busySleepNanos : IDLE_SLEEP_NANOS);
         }
         sleeping = false;
     }
@@ -324,6 +330,7 @@ public final class ReliableTransport implements AutoCloseable {
             work += checkMessageTimeouts();
         }
         work += sendData();
+        port.flush();
         return work;
     }
 
@@ -509,8 +516,12 @@ public final class ReliableTransport implements AutoCloseable {
         message.lastActivityNanos = nowNanos;
         if (Bitmaps.get(message.received, 0, index)) {
             stats.increment(Counter.DUPLICATES_DROPPED);
+            message.ackNow = true; // the sender resent it: its ACK may have been lost
             markAckPending(message);
             return;
+        }
+        if (index != message.cumulative) {
+            message.ackNow = true; // a gap: tell the sender now, so that it finds a loss quickly (RACK)
         }
         try {
             message.sink.accept(message.dest, message.chunkOffset(index), segment, payloadOffset, length);
@@ -531,6 +542,12 @@ public final class ReliableTransport implements AutoCloseable {
             stats.increment(Counter.MESSAGES_RECEIVED);
             message.future.complete(null);
         } else {
+            if (message.unackedChunks++ == 0) {
+                message.firstUnackedNanos = nowNanos;
+            }
+            if (message.unackedChunks >= ackEveryChunks) {
+                message.ackNow = true;
+            }
             markAckPending(message);
         }
     }
@@ -551,18 +568,35 @@ public final class ReliableTransport implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends the ACKs that are due: a message's ACK waits until {@link TransportConfig#ackEveryChunks()} new chunks
+     * arrived or the oldest of them has waited {@link TransportConfig#ackDelay()}, unless a gap or duplicate asks for
+     * it at once (delayed ACKs, as TCP and QUIC do: each ACK costs a datagram and a seal at both ends). Messages
+     * whose ACK is not due stay in the list.
+     */
     private int flushAcks() {
         int sent = 0;
+        int kept = 0;
         for (int i = 0, n = ackPending.size(); i < n; i++) {
             InboundMessage m = ackPending.get(i);
-            m.ackPending = false;
-            if (!m.done) {
-                sendAck(m.peer, m.id.step(), m.id.bucketId(), m.chunkCount, m.cumulative, m.receivedCount,
-                        m.received, m.words);
-                sent++;
+            if (m.done) {
+                m.ackPending = false;
+                continue;
             }
+            if (!m.ackNow && nowNanos - m.firstUnackedNanos < ackDelayNanos) {
+                ackPending.set(kept++, m);
+                continue;
+            }
+            m.ackPending = false;
+            m.ackNow = false;
+            m.unackedChunks = 0;
+            sendAck(m.peer, m.id.step(), m.id.bucketId(), m.chunkCount, m.cumulative, m.receivedCount,
+                    m.received, m.words);
+            sent++;
         }
-        ackPending.clear();
+        for (int i = ackPending.size() - 1; i >= kept; i--) {
+            ackPending.remove(i);
+        }
         return sent;
     }
 

@@ -27,6 +27,8 @@ public final class TransportConfig {
     private final long pacingBurstBytes;
     private final WireSecurity wireSecurity;
     private final JobSecret secret;
+    private final int ackEveryChunks;
+    private final Duration ackDelay;
 
     private TransportConfig(Builder b) {
         this.localRank = b.localRank;
@@ -44,6 +46,8 @@ public final class TransportConfig {
         this.pacingBurstBytes = b.pacingBurstBytes;
         this.wireSecurity = b.wireSecurity;
         this.secret = b.secret;
+        this.ackEveryChunks = b.ackEveryChunks;
+        this.ackDelay = b.ackDelay;
     }
 
     public static Builder builder(int localRank, int jobId, int jobToken) {
@@ -91,6 +95,13 @@ public final class TransportConfig {
     public WireSecurity wireSecurity() { return wireSecurity; }
     /** The job secret of the authenticated modes, null for crc32c. */
     public JobSecret secret() { return secret; }
+    /**
+     * Delayed acknowledgement: a receiver acknowledges a message after this many new chunks, at once on a gap, a
+     * duplicate or completion, and otherwise within {@link #ackDelay()}. 1 acknowledges every receive batch.
+     */
+    public int ackEveryChunks() { return ackEveryChunks; }
+    /** Longest time a received chunk waits for its acknowledgement (delayed ACK timer). */
+    public Duration ackDelay() { return ackDelay; }
 
     public static final class Builder {
         private final int localRank;
@@ -108,6 +119,8 @@ public final class TransportConfig {
         private long pacingBurstBytes;
         private WireSecurity wireSecurity = WireSecurity.CRC32C;
         private JobSecret secret;
+        private int ackEveryChunks = 32;
+        private Duration ackDelay = Duration.ofMillis(1);
 
         private Builder(int localRank, int jobId, int jobToken) {
             if (localRank < 0 || localRank > 0xFFFF) {
@@ -193,6 +206,23 @@ public final class TransportConfig {
             }
             this.wireSecurity = mode;
             this.secret = mode.authenticated() ? secret : null;
+            return this;
+        }
+
+        /**
+         * Delayed ACKs (as TCP's and QUIC's): acknowledge every {@code everyChunks} new chunks of a message, or after
+         * {@code delay}; gaps, duplicates and completed messages are acknowledged at once. {@code everyChunks = 1}
+         * acknowledges after every receive batch (no delay).
+         */
+        public Builder delayedAcks(int everyChunks, Duration delay) {
+            if (everyChunks < 1 || everyChunks > 1024) {
+                throw new IllegalArgumentException("ACK every " + everyChunks + " chunks: must be in [1, 1024]");
+            }
+            if (delay.isNegative()) {
+                throw new IllegalArgumentException("ACK delay must not be negative, was " + delay);
+            }
+            this.ackEveryChunks = everyChunks;
+            this.ackDelay = delay;
             return this;
         }
 

@@ -1,114 +1,296 @@
 package io.xaforward.transport;
 
+import io.xaforward.dataplane.sys.FdWaiter;
+import io.xaforward.dataplane.sys.SyscallException;
+import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.protocol.XafHeader;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.Inet4Address;
 import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ProtocolFamily;
-import java.net.SocketAddress;
-import java.net.StandardProtocolFamily;
-import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.util.function.Consumer;
+import java.net.UnknownHostException;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
- * XAF over UDP (the IPv4 and IPv6 network forms) on a non-blocking {@link DatagramChannel}: the kernel adds the
- * IP and UDP headers. One direct receive buffer and one direct send buffer are allocated up front and reused for
- * every datagram; socket buffers are enlarged so that a window of chunks survives a short scheduling stall.
+ * XAF over UDP (the IPv4 and IPv6 network forms) on a socket this port owns and drives through the FFM API, moving
+ * many datagrams per system call:
+ * <ul>
+ *   <li><b>send</b>: datagrams claimed back to back for the same destination with the same length form a
+ *       <i>train</i> in one contiguous buffer; a train goes to the kernel as one message with {@code UDP_SEGMENT}
+ *       (GSO), which cuts it into the original datagrams, and all pending trains go out in one {@code sendmmsg}
+ *       ({@link #flush()}, or when the buffer is full). Each datagram on the wire is still one complete XAF datagram:
+ *       gateways see every one.</li>
+ *   <li><b>receive</b>: {@code UDP_GRO} lets the kernel hand over a train of datagrams of one sender as one message
+ *       with their size in a control message; {@code recvmmsg} takes several messages per call; {@link #poll} splits
+ *       them back into datagrams, handed to the transport in place.</li>
+ * </ul>
+ * Where the kernel lacks GSO or GRO (or {@link Offloads} turns them off) the port still batches with
+ * sendmmsg/recvmmsg, one datagram per message; a train the kernel refuses to segment is resent datagram by datagram
+ * and GSO is turned off for the port ({@link #gsoFallbacks()}). Tests compare both paths byte for byte.
+ *
+ * <p>Why: every datagram that takes its own trip through the kernel pays the socket, IP, netfilter and device layers
+ * on both hosts; a 64 kB train pays them once (docs/TRANSPORT.md, "Datagrams per system call"). All buffers are
+ * allocated up front; nothing is allocated per datagram. One thread uses the port (the transport's event loop);
+ * {@link #wakeup()} may be called from any.
  */
 public final class UdpDatagramPort implements DatagramPort {
     /** UDP payload limit: 65535 minus the 8-byte UDP header and a 20-byte IPv4 header. */
     public static final int MAX_UDP_DATAGRAM = 65_507;
     public static final int DEFAULT_SOCKET_BUFFER_BYTES = 8 << 20;
 
-    private final DatagramChannel channel;
-    /** Lets an idle event loop sleep until a datagram arrives ({@link #awaitReceive}). */
-    private final Selector selector;
-    private static final Consumer<SelectionKey> IGNORE_KEY = key -> { };
-    private final ByteBuffer receiveBuffer;
-    private final MemorySegment receiveSegment;
-    private final ByteBuffer sendBuffer;
-    private final MemorySegment sendSegment;
+    /** Which kernel offloads the port asks for; it falls back by itself where the kernel refuses one. */
+    public record Offloads(boolean gso, boolean gro) {
+        public static final Offloads ALL = new Offloads(true, true);
+        /** Plain sendmmsg/recvmmsg, one datagram per message (the fallback path). */
+        public static final Offloads NONE = new Offloads(false, false);
+    }
+
+    /** Datagrams one GSO send may carry (the kernel's UDP_MAX_SEGMENTS is at least 64). */
+    static final int MAX_SEGMENTS = 64;
+    /** Trains one flush may hold; each has a 64 kB slot of the send area. */
+    static final int MAX_TRAINS = 16;
+    private static final int TRAIN_SPACE = 1 << 16;
+    /** Messages one recvmmsg may return; each has a 64 kB slot (a GRO train is at most 64 kB). */
+    static final int RECEIVE_MESSAGES = 8;
+    private static final int RECEIVE_SPACE = 1 << 16;
+
+    // struct layouts (x86-64 / LP64)
+    private static final int MSGHDR_NAME = 0, MSGHDR_NAMELEN = 8, MSGHDR_IOV = 16, MSGHDR_IOVLEN = 24,
+            MSGHDR_CONTROL = 32, MSGHDR_CONTROLLEN = 40, MMSGHDR_LEN = 56, MMSGHDR_SIZE = 64;
+    private static final int IOVEC_SIZE = 16;
+    /** CMSG_SPACE(4): a 16-byte cmsghdr and an int (UDP_GRO) or u16 (UDP_SEGMENT), padded to 8. */
+    private static final int CMSG_SPACE = 24;
+    private static final int SOCKADDR_SPACE = 32;
+    private static final int SOCKADDR_IN6_LEN = 28, SOCKADDR_IN_LEN = 16;
+    private static final ValueLayout.OfShort BE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final int EAGAIN = 11, EIO = 5, EINVAL = 22;
+
+    private final int fd;
+    private final int family;
+    private final Arena arena = Arena.ofShared();
+    private final FdWaiter waiter;
     private final InetPeer localPeer;
     private final int maxDatagramLength;
+    private final int maxTrainBytes;
+    private boolean gso;
+    private final boolean gro;
 
-    /** Binds to {@code bind} (port 0 picks a free port), IPv6 when the address is IPv6. */
+    // ---- send side: trains in the send area, one mmsghdr + iovec + cmsg each
+    private final MemorySegment sendArea;
+    private final MemorySegment sendMessages;
+    private final MemorySegment sendIovecs;
+    private final MemorySegment sendControl;
+    /** sendMessages from train t on (sendmmsg takes the first message to send). */
+    private final MemorySegment[] sendMessageAt = new MemorySegment[MAX_TRAINS];
+    private final int[] trainSlot = new int[MAX_TRAINS];
+    private final int[] trainSegment = new int[MAX_TRAINS];
+    private final int[] trainCount = new int[MAX_TRAINS];
+    private final int[] trainBytes = new int[MAX_TRAINS];
+    /** Trains [firstPending, trains) are written and not yet sent. */
+    private int trains, firstPending;
+    /** The train further datagrams of the same destination and length may join, or -1. */
+    private int openTrain = -1;
+    private int claimedTrain = -1, claimedLength, claimedSlot;
+    private boolean claimStartsTrain;
+    /** The kernel said EAGAIN: no claim is taken until the pending trains are out. */
+    private boolean blocked;
+
+    // ---- destinations: sockaddr per peer in native memory, and the raw fields a received name is compared with
+    private final MemorySegment names;
+    private static final int MAX_PEERS = 4096;
+    private Peer[] slotPeers = new Peer[16];
+    private int[] slotPorts = new int[16];
+    private long[] slotHigh = new long[16], slotLow = new long[16];
+    private int slots;
+    private Peer lastPeer;
+    private int lastSlot = -1;
+
+    // ---- receive side
+    private final MemorySegment receiveArea;
+    private final MemorySegment receiveMessages;
+    private final MemorySegment receiveIovecs;
+    private final MemorySegment receiveNames;
+    private final MemorySegment receiveControl;
+    /** Index of the message whose datagrams are being delivered (for {@link #receivedFrom}), or -1. */
+    private int delivering = -1;
+    private int matchedMessage = -1;
+    private Peer matchedPeer;
+    private boolean matchedResult;
+
+    // ---- counters (read racily by other threads for reports)
+    private volatile long sendCalls, datagramsSent, receiveCalls, datagramsReceived, sendDrops, gsoFallbacks;
+
+    /** Binds to {@code bind} (port 0 picks a free port), IPv6 when the address is IPv6, with GSO and GRO. */
     public UdpDatagramPort(InetSocketAddress bind) {
         this(bind, MAX_UDP_DATAGRAM, DEFAULT_SOCKET_BUFFER_BYTES);
     }
 
     public UdpDatagramPort(InetSocketAddress bind, int maxDatagramLength, int socketBufferBytes) {
+        this(bind, maxDatagramLength, socketBufferBytes, Offloads.ALL);
+    }
+
+    public UdpDatagramPort(InetSocketAddress bind, int maxDatagramLength, int socketBufferBytes, Offloads offloads) {
         if (maxDatagramLength < XafHeader.LENGTH || maxDatagramLength > MAX_UDP_DATAGRAM) {
             throw new IllegalArgumentException("maxDatagramLength " + maxDatagramLength + " is outside ["
                     + XafHeader.LENGTH + ", " + MAX_UDP_DATAGRAM + "]");
         }
         this.maxDatagramLength = maxDatagramLength;
-        ProtocolFamily family = bind.getAddress() instanceof Inet6Address
-                ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
-        try {
-            channel = DatagramChannel.open(family);
-            channel.setOption(StandardSocketOptions.SO_RCVBUF, socketBufferBytes);
-            channel.setOption(StandardSocketOptions.SO_SNDBUF, socketBufferBytes);
-            channel.configureBlocking(false);
-            channel.bind(bind);
-            localPeer = new InetPeer((InetSocketAddress) channel.getLocalAddress());
-            selector = Selector.open();
-            channel.register(selector, SelectionKey.OP_READ);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open a UDP port on " + bind, e);
+        this.maxTrainBytes = MAX_UDP_DATAGRAM;
+        family = bind.getAddress() instanceof Inet6Address ? Syscalls.AF_INET6 : Syscalls.AF_INET;
+        int socket = Syscalls.socket(family, Syscalls.SOCK_DGRAM | Syscalls.SOCK_NONBLOCK | Syscalls.SOCK_CLOEXEC, 0);
+        if (socket < 0) {
+            arena.close();
+            throw new SyscallException("cannot open a UDP socket for " + bind, Syscalls.errno());
         }
-        receiveBuffer = ByteBuffer.allocateDirect(maxDatagramLength);
-        receiveSegment = MemorySegment.ofBuffer(receiveBuffer);
-        sendBuffer = ByteBuffer.allocateDirect(maxDatagramLength);
-        sendSegment = MemorySegment.ofBuffer(sendBuffer);
+        fd = socket;
+        try {
+            names = arena.allocate((long) MAX_PEERS * SOCKADDR_SPACE, 8);
+            bufferSize(Syscalls.SO_RCVBUFFORCE, Syscalls.SO_RCVBUF, socketBufferBytes);
+            bufferSize(Syscalls.SO_SNDBUFFORCE, Syscalls.SO_SNDBUF, socketBufferBytes);
+            MemorySegment address = arena.allocate(SOCKADDR_SPACE, 8);
+            int length = encode(address, bind);
+            if (Syscalls.bind(fd, address, length) < 0) {
+                throw new SyscallException("cannot bind a UDP port on " + bind, Syscalls.errno());
+            }
+            localPeer = new InetPeer(localAddress());
+            // Probe both offloads once: a kernel without them answers ENOPROTOOPT and the port batches without.
+            gso = offloads.gso() && intOption(Syscalls.UDP_SEGMENT, 0);
+            gro = offloads.gro() && intOption(Syscalls.UDP_GRO, 1);
+            waiter = new FdWaiter(fd);
+        } catch (RuntimeException e) {
+            Syscalls.close(fd);
+            arena.close();
+            throw e;
+        }
+        sendArea = arena.allocate((long) MAX_TRAINS * TRAIN_SPACE, 64);
+        sendMessages = arena.allocate((long) MAX_TRAINS * MMSGHDR_SIZE, 8);
+        sendIovecs = arena.allocate((long) MAX_TRAINS * IOVEC_SIZE, 8);
+        sendControl = arena.allocate((long) MAX_TRAINS * CMSG_SPACE, 8);
+        for (int t = 0; t < MAX_TRAINS; t++) {
+            sendMessageAt[t] = sendMessages.asSlice((long) t * MMSGHDR_SIZE);
+            MemorySegment iov = sendIovecs.asSlice((long) t * IOVEC_SIZE, IOVEC_SIZE);
+            iov.set(ValueLayout.ADDRESS, 0, sendArea.asSlice((long) t * TRAIN_SPACE));
+            long m = (long) t * MMSGHDR_SIZE;
+            sendMessages.set(ValueLayout.ADDRESS, m + MSGHDR_IOV, iov);
+            sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_IOVLEN, 1);
+            MemorySegment cmsg = sendControl.asSlice((long) t * CMSG_SPACE, CMSG_SPACE);
+            cmsg.set(ValueLayout.JAVA_LONG, 0, 16 + 2); // CMSG_LEN(sizeof(uint16_t))
+            cmsg.set(ValueLayout.JAVA_INT, 8, Syscalls.SOL_UDP);
+            cmsg.set(ValueLayout.JAVA_INT, 12, Syscalls.UDP_SEGMENT);
+        }
+        receiveArea = arena.allocate((long) RECEIVE_MESSAGES * RECEIVE_SPACE, 64);
+        receiveMessages = arena.allocate((long) RECEIVE_MESSAGES * MMSGHDR_SIZE, 8);
+        receiveIovecs = arena.allocate((long) RECEIVE_MESSAGES * IOVEC_SIZE, 8);
+        receiveNames = arena.allocate((long) RECEIVE_MESSAGES * SOCKADDR_SPACE, 8);
+        receiveControl = arena.allocate((long) RECEIVE_MESSAGES * CMSG_SPACE, 8);
+        for (int i = 0; i < RECEIVE_MESSAGES; i++) {
+            MemorySegment iov = receiveIovecs.asSlice((long) i * IOVEC_SIZE, IOVEC_SIZE);
+            iov.set(ValueLayout.ADDRESS, 0, receiveArea.asSlice((long) i * RECEIVE_SPACE));
+            iov.set(ValueLayout.JAVA_LONG, 8, RECEIVE_SPACE);
+            long m = (long) i * MMSGHDR_SIZE;
+            receiveMessages.set(ValueLayout.ADDRESS, m + MSGHDR_NAME, receiveNames.asSlice((long) i * SOCKADDR_SPACE));
+            receiveMessages.set(ValueLayout.ADDRESS, m + MSGHDR_IOV, iov);
+            receiveMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_IOVLEN, 1);
+            receiveMessages.set(ValueLayout.ADDRESS, m + MSGHDR_CONTROL,
+                    receiveControl.asSlice((long) i * CMSG_SPACE));
+        }
     }
+
+    private void bufferSize(int forced, int plain, int bytes) {
+        // The FORCE variants pass the sysctl limits (root); otherwise the kernel caps the request at rmem/wmem_max.
+        if (!intOption(Syscalls.SOL_SOCKET, forced, bytes)) intOption(Syscalls.SOL_SOCKET, plain, bytes);
+    }
+
+    private boolean intOption(int name, int value) {
+        return intOption(Syscalls.SOL_UDP, name, value);
+    }
+
+    private boolean intOption(int level, int name, int value) {
+        try (Arena a = Arena.ofConfined()) {
+            return Syscalls.setsockopt(fd, level, name, a.allocateFrom(ValueLayout.JAVA_INT, value), 4) == 0;
+        }
+    }
+
+    private InetSocketAddress localAddress() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment address = a.allocate(SOCKADDR_SPACE, 8);
+            MemorySegment length = a.allocateFrom(ValueLayout.JAVA_INT, SOCKADDR_SPACE);
+            if (Syscalls.getsockname(fd, address, length) < 0) {
+                throw new SyscallException("getsockname", Syscalls.errno());
+            }
+            return decode(address);
+        }
+    }
+
+    /** Whether sends are segmented by the kernel (UDP_SEGMENT); false after a fallback. */
+    public boolean gsoEnabled() { return gso; }
+    /** Whether receives return trains (UDP_GRO). */
+    public boolean groEnabled() { return gro; }
+    /** sendmmsg calls made. */
+    public long sendCalls() { return sendCalls; }
+    /** Datagrams handed to the kernel. */
+    public long datagramsSent() { return datagramsSent; }
+    /** recvmmsg calls that returned data. */
+    public long receiveCalls() { return receiveCalls; }
+    /** Datagrams delivered to handlers. */
+    public long datagramsReceived() { return datagramsReceived; }
+    /** Datagrams accepted by a commit but refused by the kernel later (the transport's recovery resends them). */
+    public long sendDrops() { return sendDrops; }
+    /** Trains the kernel refused to segment and that went out datagram by datagram (GSO is then off). */
+    public long gsoFallbacks() { return gsoFallbacks; }
 
     @Override
     public int maxDatagramLength() {
         return maxDatagramLength;
     }
 
+    // ------------------------------------------------------------------ send
+
     @Override
     public boolean send(MemorySegment buffer, long offset, int length, Peer destination) {
-        if (!(destination instanceof InetPeer(InetSocketAddress address))) {
-            throw new IllegalArgumentException("UDP port cannot send to " + destination);
-        }
-        if (length > maxDatagramLength) {
-            throw new IllegalArgumentException("datagram of " + length + " bytes exceeds the port limit of "
-                    + maxDatagramLength + " bytes");
-        }
-        MemorySegment.copy(buffer, offset, sendSegment, 0, length);
-        sendBuffer.clear().limit(length);
-        try {
-            return channel.send(sendBuffer, address) == length;
-        } catch (IOException e) {
-            // ICMP errors (port unreachable) surface here on some kernels: treat as a lost datagram.
-            return false;
-        }
+        long at = claim(length, destination);
+        if (at < 0) return false;
+        MemorySegment.copy(buffer, offset, sendArea, at, length);
+        return commitClaim();
     }
 
-    private InetSocketAddress claimedAddress;
-    private int claimedLength;
-
-    /** Claims the direct send buffer: the transport writes the datagram there, and the kernel copies it once. */
+    /**
+     * Claims room for one datagram in a train: the open train when it goes to the same destination, has room and
+     * the datagram is no longer than its segment size; otherwise a new train. A datagram shorter than its train's
+     * segment size closes the train (the kernel allows only the last segment to be short).
+     */
     @Override
     public long claim(int length, Peer destination) {
-        if (!(destination instanceof InetPeer(InetSocketAddress address))) {
-            throw new IllegalArgumentException("UDP port cannot send to " + destination);
-        }
-        if (length > maxDatagramLength) {
+        int slot = slotOf(destination);
+        if (length > maxDatagramLength || length < 0) {
             throw new IllegalArgumentException("datagram of " + length + " bytes exceeds the port limit of "
                     + maxDatagramLength + " bytes");
         }
-        claimedAddress = address;
+        if (blocked && !drain()) {
+            return CLAIM_FULL;
+        }
+        int t = openTrain;
+        if (t >= 0 && trainSlot[t] == slot && length <= trainSegment[t] && trainCount[t] < MAX_SEGMENTS
+                && trainBytes[t] + length <= maxTrainBytes) {
+            claimedTrain = t;
+            claimedLength = length;
+            claimStartsTrain = false;
+            return (long) t * TRAIN_SPACE + trainBytes[t];
+        }
+        if (trains == MAX_TRAINS && !drain()) {
+            return CLAIM_FULL;
+        }
+        claimedTrain = trains;
         claimedLength = length;
-        return 0;
+        claimedSlot = slot;
+        claimStartsTrain = true;
+        return (long) trains * TRAIN_SPACE;
     }
 
     @Override
@@ -118,75 +300,205 @@ public final class UdpDatagramPort implements DatagramPort {
 
     @Override
     public MemorySegment claimSegment() {
-        return sendSegment;
+        return sendArea;
     }
 
+    /** Adds the claimed datagram to its train; the kernel gets it at the next {@link #flush()}. */
     @Override
     public boolean commitClaim() {
-        if (claimedAddress == null) throw new IllegalStateException("commitClaim without a claim");
-        InetSocketAddress address = claimedAddress;
-        claimedAddress = null;
-        sendBuffer.clear().limit(claimedLength);
-        try {
-            return channel.send(sendBuffer, address) == claimedLength;
-        } catch (IOException e) {
-            return false; // as in send: an ICMP error is a lost datagram
+        int t = claimedTrain;
+        if (t < 0) throw new IllegalStateException("commitClaim without a claim");
+        claimedTrain = -1;
+        if (claimStartsTrain) {
+            trains++;
+            trainSlot[t] = claimedSlot;
+            trainSegment[t] = claimedLength;
+            trainCount[t] = 1;
+            trainBytes[t] = claimedLength;
+            openTrain = gso ? t : -1;
+        } else {
+            trainCount[t]++;
+            trainBytes[t] += claimedLength;
+            if (claimedLength < trainSegment[t]) openTrain = -1;
         }
+        return true;
     }
+
+    /** Sends every pending train; what the kernel cannot take now (EAGAIN) stays queued for the next flush. */
+    @Override
+    public void flush() {
+        if (trains > firstPending) drain();
+    }
+
+    /** Whether datagrams are queued that the kernel has not taken yet. */
+    public boolean hasPendingSends() {
+        return trains > firstPending;
+    }
+
+    /** Sends trains [firstPending, trains); true when all are out (the send area is then free again). */
+    private boolean drain() {
+        openTrain = -1;
+        while (firstPending < trains) {
+            int first = firstPending;
+            int n = trains - first;
+            for (int t = first; t < trains; t++) {
+                long m = (long) t * MMSGHDR_SIZE;
+                sendIovecs.set(ValueLayout.JAVA_LONG, (long) t * IOVEC_SIZE + 8, trainBytes[t]);
+                // Raw addresses, not slices: nothing is allocated per flush.
+                sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_NAME,
+                        names.address() + (long) trainSlot[t] * SOCKADDR_SPACE);
+                sendMessages.set(ValueLayout.JAVA_INT, m + MSGHDR_NAMELEN, family == Syscalls.AF_INET6
+                        ? SOCKADDR_IN6_LEN : SOCKADDR_IN_LEN);
+                boolean segmented = trainCount[t] > 1;
+                if (segmented) {
+                    sendControl.set(ValueLayout.JAVA_SHORT, (long) t * CMSG_SPACE + 16, (short) trainSegment[t]);
+                }
+                sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROL,
+                        segmented ? sendControl.address() + (long) t * CMSG_SPACE : 0L);
+                sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN, segmented ? CMSG_SPACE : 0);
+            }
+            int sent = Syscalls.sendmmsg(fd, sendMessageAt[first], n, Syscalls.MSG_DONTWAIT);
+            if (sent > 0) {
+                sendCalls++;
+                long datagrams = 0;
+                for (int t = first; t < first + sent; t++) datagrams += trainCount[t];
+                datagramsSent += datagrams;
+                firstPending += sent;
+                continue;
+            }
+            int errno = Syscalls.errno();
+            if (errno == Syscalls.EINTR) continue;
+            if (errno == EAGAIN) {
+                blocked = true;
+                return false;
+            }
+            if ((errno == EIO || errno == EINVAL) && trainCount[first] > 1) {
+                // The kernel would not segment this train (no checksum offload on the route, an MTU below the
+                // segment size...): send its datagrams one by one, and stop building trains.
+                gso = false;
+                gsoFallbacks++;
+                if (!sendSingly(first)) return false;
+                firstPending++;
+                continue;
+            }
+            // Unreachable route, firewall, message too long: the train is lost; the transport recovers the chunks.
+            sendDrops += trainCount[first];
+            firstPending++;
+        }
+        trains = 0;
+        firstPending = 0;
+        blocked = false;
+        return true;
+    }
+
+    /** Sends the datagrams of train {@code t} as messages of their own; false (train kept) on EAGAIN. */
+    private boolean sendSingly(int t) {
+        int count = trainCount[t], segment = trainSegment[t], bytes = trainBytes[t];
+        long base = (long) t * TRAIN_SPACE;
+        int done = 0;
+        for (int i = 0; i < count; i++) {
+            int length = Math.min(segment, bytes - i * segment);
+            long r = Syscalls.sendto(fd, sendArea.asSlice(base + (long) i * segment, length), length,
+                    Syscalls.MSG_DONTWAIT, names.asSlice((long) trainSlot[t] * SOCKADDR_SPACE),
+                    family == Syscalls.AF_INET6 ? SOCKADDR_IN6_LEN : SOCKADDR_IN_LEN);
+            if (r < 0 && Syscalls.errno() == EAGAIN) {
+                // Keep the rest as a train of its own that starts at datagram i (moved to the slot's start).
+                MemorySegment.copy(sendArea, base + (long) i * segment, sendArea, base, bytes - (long) i * segment);
+                trainCount[t] = count - i;
+                trainBytes[t] = bytes - i * segment;
+                blocked = true;
+                datagramsSent += done;
+                return false;
+            }
+            if (r < 0) sendDrops++; else done++;
+        }
+        datagramsSent += done;
+        return true;
+    }
+
+    // ------------------------------------------------------------------ receive
 
     @Override
     public int poll(DatagramHandler handler, int limit) {
         int delivered = 0;
-        for (int attempts = 0; delivered < limit && attempts < 2 * limit; attempts++) {
-            receiveBuffer.clear();
-            SocketAddress from;
-            try {
-                from = channel.receive(receiveBuffer);
-            } catch (IOException e) {
-                continue; // a queued ICMP error; the next receive returns data or null
+        while (delivered < limit) {
+            for (int i = 0; i < RECEIVE_MESSAGES; i++) {
+                long m = (long) i * MMSGHDR_SIZE;
+                receiveMessages.set(ValueLayout.JAVA_INT, m + MSGHDR_NAMELEN, SOCKADDR_SPACE);
+                receiveMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN, CMSG_SPACE);
             }
-            if (from == null) {
-                break;
+            int received = Syscalls.recvmmsg(fd, receiveMessages, RECEIVE_MESSAGES, Syscalls.MSG_DONTWAIT);
+            if (received < 0) {
+                int errno = Syscalls.errno();
+                if (errno == Syscalls.EINTR) continue;
+                if (errno == EAGAIN) break;
+                continue; // a queued ICMP error: the next call returns data or EAGAIN
             }
-            receivedFrom = from;
-            try {
-                handler.onDatagram(receiveSegment, 0, receiveBuffer.position());
-            } finally {
-                receivedFrom = null;
+            if (received == 0) break;
+            receiveCalls++;
+            for (int i = 0; i < received; i++) {
+                delivered += deliver(handler, i);
             }
-            delivered++;
+            if (received < RECEIVE_MESSAGES) break;
         }
+        datagramsReceived += delivered;
         return delivered;
     }
 
-    /** The sender of the datagram being delivered (the JDK reuses one object per sender while it stays the same). */
-    private SocketAddress receivedFrom;
-    private SocketAddress lastSender;
-    private Peer lastPeer;
-    private boolean lastMatch;
+    /** Hands the datagrams of received message {@code i} to the handler, split at the GRO segment size. */
+    private int deliver(DatagramHandler handler, int i) {
+        long m = (long) i * MMSGHDR_SIZE;
+        int length = receiveMessages.get(ValueLayout.JAVA_INT, m + MMSGHDR_LEN);
+        int segment = length;
+        long controlLength = receiveMessages.get(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN);
+        if (controlLength >= 16 + 4) {
+            long c = (long) i * CMSG_SPACE;
+            if (receiveControl.get(ValueLayout.JAVA_INT, c + 8) == Syscalls.SOL_UDP
+                    && receiveControl.get(ValueLayout.JAVA_INT, c + 12) == Syscalls.UDP_GRO) {
+                int gsoSize = receiveControl.get(ValueLayout.JAVA_INT, c + 16);
+                if (gsoSize > 0) segment = gsoSize;
+            }
+        }
+        long base = (long) i * RECEIVE_SPACE;
+        int count = 0;
+        delivering = i;
+        try {
+            for (int offset = 0; offset < length || count == 0; offset += segment) {
+                handler.onDatagram(receiveArea, base + offset, Math.min(segment, length - offset));
+                count++;
+                if (segment == 0) break;
+            }
+        } finally {
+            delivering = -1;
+        }
+        return count;
+    }
 
     @Override
     public boolean receivedFrom(Peer peer) {
-        SocketAddress from = receivedFrom;
-        if (from == null) throw new IllegalStateException("receivedFrom outside a DatagramHandler call");
-        if (from == lastSender && peer == lastPeer) return lastMatch;
-        boolean match = peer instanceof InetPeer(InetSocketAddress expected) && from instanceof InetSocketAddress actual
-                && expected.getPort() == actual.getPort() && sameHost(expected.getAddress(), actual.getAddress());
-        lastSender = from;
-        lastPeer = peer;
-        lastMatch = match;
+        int i = delivering;
+        if (i < 0) throw new IllegalStateException("receivedFrom outside a DatagramHandler call");
+        if (i == matchedMessage && peer == matchedPeer) return matchedResult;
+        int slot = slotOf(peer, false);
+        boolean match = false;
+        if (slot >= 0) {
+            long name = (long) i * SOCKADDR_SPACE;
+            int port = Short.toUnsignedInt(receiveNames.get(BE_SHORT, name + 2));
+            long high, low;
+            if (receiveNames.get(ValueLayout.JAVA_SHORT, name) == Syscalls.AF_INET6) {
+                high = receiveNames.get(BE_LONG, name + 8);
+                low = receiveNames.get(BE_LONG, name + 16);
+            } else { // an IPv4 sender: compare in the IPv4-mapped form
+                high = 0;
+                low = 0xFFFF_0000_0000L | Integer.toUnsignedLong(receiveNames.get(
+                        ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), name + 4));
+            }
+            match = port == slotPorts[slot] && high == slotHigh[slot] && low == slotLow[slot];
+        }
+        matchedMessage = i;
+        matchedPeer = peer;
+        matchedResult = match;
         return match;
-    }
-
-    /** Equal addresses, or an IPv4 address and its IPv4-mapped IPv6 form (a dual-stack socket's view of IPv4). */
-    private static boolean sameHost(java.net.InetAddress a, java.net.InetAddress b) {
-        if (a.equals(b)) return true;
-        byte[] x = a.getAddress(), y = b.getAddress();
-        if (x.length == y.length) return false;
-        byte[] v6 = x.length == 16 ? x : y, v4 = x.length == 4 ? x : y;
-        for (int i = 0; i < 10; i++) if (v6[i] != 0) return false;
-        if (v6[10] != (byte) 0xFF || v6[11] != (byte) 0xFF) return false;
-        return java.util.Arrays.equals(v6, 12, 16, v4, 0, 4);
     }
 
     @Override
@@ -194,19 +506,111 @@ public final class UdpDatagramPort implements DatagramPort {
         return true;
     }
 
-    /** epoll through the selector; the action form of select keeps no selected-key set, so nothing is allocated. */
+    /** poll(2) on the socket (and for room to send, while trains wait for it) beside a wake-up eventfd. */
     @Override
     public void awaitReceive(long timeoutNanos) {
+        matchedMessage = -1; // received names are about to be overwritten
+        short events = hasPendingSends() ? (short) (Syscalls.POLLIN | Syscalls.POLLOUT) : Syscalls.POLLIN;
         try {
-            selector.select(IGNORE_KEY, DatagramPort.awaitMillis(timeoutNanos));
-        } catch (IOException | java.nio.channels.ClosedSelectorException e) {
-            // Closed under us or interrupted: return, and the event loop sees why on its next pass.
+            waiter.await(events, DatagramPort.awaitMillis(timeoutNanos));
+        } catch (SyscallException e) {
+            // Closed under us: return, and the event loop sees why on its next pass.
         }
     }
 
     @Override
     public void wakeup() {
-        selector.wakeup();
+        waiter.wakeup();
+    }
+
+    // ------------------------------------------------------------------ addresses
+
+    private int slotOf(Peer destination) {
+        return slotOf(destination, true);
+    }
+
+    /** The slot of a destination's sockaddr, added on first use (allocates only then); -1 if absent and !add. */
+    private int slotOf(Peer destination, boolean add) {
+        if (destination == lastPeer) return lastSlot;
+        for (int s = 0; s < slots; s++) {
+            if (slotPeers[s] == destination) return remember(destination, s);
+        }
+        for (int s = 0; s < slots; s++) {
+            if (slotPeers[s].equals(destination)) return remember(destination, s);
+        }
+        if (!(destination instanceof InetPeer(InetSocketAddress address)) || address.getAddress() == null) {
+            if (!add) return -1;
+            throw new IllegalArgumentException("UDP port cannot send to " + destination);
+        }
+        if (family == Syscalls.AF_INET && address.getAddress() instanceof Inet6Address) {
+            if (!add) return -1;
+            throw new IllegalArgumentException("an IPv4 UDP port cannot send to the IPv6 address " + address);
+        }
+        if (slots == MAX_PEERS) throw new IllegalStateException("more than " + MAX_PEERS + " UDP destinations");
+        if (slots == slotPeers.length) {
+            slotPeers = Arrays.copyOf(slotPeers, 2 * slots);
+            slotPorts = Arrays.copyOf(slotPorts, 2 * slots);
+            slotHigh = Arrays.copyOf(slotHigh, 2 * slots);
+            slotLow = Arrays.copyOf(slotLow, 2 * slots);
+        }
+        int s = slots++;
+        slotPeers[s] = destination;
+        encode(names.asSlice((long) s * SOCKADDR_SPACE, SOCKADDR_SPACE), address);
+        byte[] mapped = mapped(address.getAddress());
+        slotPorts[s] = address.getPort();
+        slotHigh[s] = MemorySegment.ofArray(mapped).get(BE_LONG, 0);
+        slotLow[s] = MemorySegment.ofArray(mapped).get(BE_LONG, 8);
+        return remember(destination, s);
+    }
+
+    private int remember(Peer peer, int slot) {
+        lastPeer = peer;
+        lastSlot = slot;
+        return slot;
+    }
+
+    /** Writes {@code address} as this socket's family's sockaddr (IPv4 as IPv4-mapped on an IPv6 socket). */
+    private int encode(MemorySegment out, InetSocketAddress address) {
+        out.fill((byte) 0);
+        if (family == Syscalls.AF_INET) {
+            if (!(address.getAddress() instanceof Inet4Address v4)) {
+                throw new IllegalArgumentException("an IPv4 UDP port cannot use the address " + address);
+            }
+            out.set(ValueLayout.JAVA_SHORT, 0, (short) Syscalls.AF_INET);
+            out.set(BE_SHORT, 2, (short) address.getPort());
+            MemorySegment.copy(v4.getAddress(), 0, out, ValueLayout.JAVA_BYTE, 4, 4);
+            return SOCKADDR_IN_LEN;
+        }
+        out.set(ValueLayout.JAVA_SHORT, 0, (short) Syscalls.AF_INET6);
+        out.set(BE_SHORT, 2, (short) address.getPort());
+        MemorySegment.copy(mapped(address.getAddress()), 0, out, ValueLayout.JAVA_BYTE, 8, 16);
+        if (address.getAddress() instanceof Inet6Address v6) out.set(ValueLayout.JAVA_INT, 24, v6.getScopeId());
+        return SOCKADDR_IN6_LEN;
+    }
+
+    private static byte[] mapped(InetAddress address) {
+        byte[] raw = address.getAddress();
+        if (raw.length == 16) return raw;
+        byte[] out = new byte[16];
+        out[10] = (byte) 0xFF;
+        out[11] = (byte) 0xFF;
+        System.arraycopy(raw, 0, out, 12, 4);
+        return out;
+    }
+
+    private static InetSocketAddress decode(MemorySegment address) {
+        int port = Short.toUnsignedInt(address.get(BE_SHORT, 2));
+        try {
+            if (address.get(ValueLayout.JAVA_SHORT, 0) == Syscalls.AF_INET6) {
+                byte[] raw = address.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE);
+                return new InetSocketAddress(Inet6Address.getByAddress(null, raw,
+                        address.get(ValueLayout.JAVA_INT, 24)), port);
+            }
+            return new InetSocketAddress(InetAddress.getByAddress(address.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)),
+                    port);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Override
@@ -214,13 +618,20 @@ public final class UdpDatagramPort implements DatagramPort {
         return localPeer;
     }
 
+    private boolean closed;
+
+    /** Closes the socket and frees the buffers; idempotent. Datagrams not yet flushed are dropped. */
     @Override
     public void close() {
-        try {
-            selector.close();
-            channel.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        if (closed) return;
+        closed = true;
+        waiter.close();
+        Syscalls.close(fd);
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "UdpDatagramPort[" + localPeer + (gso ? ", gso" : "") + (gro ? ", gro" : "") + "]";
     }
 }

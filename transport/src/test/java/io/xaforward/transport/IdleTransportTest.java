@@ -40,6 +40,7 @@ class IdleTransportTest {
             Thread.sleep(100);
             MemorySegment datagram = Arena.ofAuto().allocate(64);
             assertTrue(a.send(datagram, 0, 64, b.localPeer()));
+            a.flush();
             assertTrue(waited.get(10, TimeUnit.SECONDS) < TimeUnit.SECONDS.toNanos(10), "arrival did not end the wait");
             int[] got = {0};
             assertEquals(1, b.poll((segment, offset, length) -> got[0] = length, 8));

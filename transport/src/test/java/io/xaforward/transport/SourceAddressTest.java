@@ -69,6 +69,7 @@ class SourceAddressTest {
                 assertEquals(WireSeal.OPENED, new WireSeal(WireSecurity.MAC, SECRET, 2048)
                         .open(copy(forged), 0, (int) forged.byteSize() - XafHeader.LENGTH));
                 intruder.send(forged, 0, (int) forged.byteSize(), p0.localPeer());
+                intruder.flush();
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
                 while (t0.stats().sourceAddressDrops() < 1 && System.nanoTime() < deadline) Thread.sleep(5);
                 assertEquals(1, t0.stats().sourceAddressDrops(), t0.stats()::toString);

@@ -38,10 +38,11 @@ class UdpClaimTest {
                 for (int k = 0; k < batches; k++) {
                     for (int i = 0; i < batch; i++) {
                         long at = a.claim(length, b.localPeer());
-                        assertEquals(0, at);
+                        assertTrue(at >= 0, "room for a batch of " + batch);
                         buffer.set(ValueLayout.JAVA_INT_UNALIGNED, at + XafHeader.LENGTH, seq++);
                         assertTrue(a.commitClaim(), "datagram " + (seq - 1) + " refused");
                     }
+                    a.flush();
                     long deadline = System.nanoTime() + 2_000_000_000L;
                     while (expected[0] < seq && System.nanoTime() < deadline) b.poll(check, 64);
                     assertEquals(seq, expected[0], "batch " + k + ": datagrams missing");

@@ -232,6 +232,7 @@ class XskTransportTest {
 
             net.exec("ethtool", "-K", "xd", "tx", "on");
             for (int i = 0; i < n; i++) assertTrue(k.send(d, 0, length, to));
+            k.flush();
             long deadline = System.nanoTime() + 5_000_000_000L;
             while (x.checksumFailures() < n && System.nanoTime() < deadline) x.poll(h, 64);
             assertEquals(n, x.checksumFailures(), "partial checksums counted");
@@ -239,6 +240,7 @@ class XskTransportTest {
 
             net.exec("ethtool", "-K", "xd", "tx", "off");
             for (int i = 0; i < n; i++) assertTrue(k.send(d, 0, length, to));
+            k.flush();
             deadline = System.nanoTime() + 5_000_000_000L;
             while (delivered[0] < n && System.nanoTime() < deadline) x.poll(h, 64);
             assertEquals(n, delivered[0], "complete checksums pass");

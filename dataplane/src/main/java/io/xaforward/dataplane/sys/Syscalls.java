@@ -34,6 +34,15 @@ public final class Syscalls {
     public static final int O_CLOEXEC = 0x80000;
     public static final int CLONE_NEWNET = 0x40000000;
     public static final short POLLIN = 0x1;
+    public static final short POLLOUT = 0x4;
+    public static final int AF_INET = 2;
+    public static final int AF_INET6 = 10;
+    public static final int SOCK_DGRAM = 2;
+    public static final int SOL_UDP = 17;
+    /** UDP generic segmentation offload: one send carries equal-sized datagrams (cmsg or socket option). */
+    public static final int UDP_SEGMENT = 103;
+    /** UDP generic receive offload: one receive returns a train of datagrams and their size (cmsg). */
+    public static final int UDP_GRO = 104;
     public static final int EAGAIN = 11;
     public static final int EINTR = 4;
     public static final int PROT_READ = 0x1;
@@ -66,6 +75,12 @@ public final class Syscalls {
     private static final MethodHandle MMAP = errnoCall("mmap",
             FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
     private static final MethodHandle MUNMAP = errnoCall("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle SENDMMSG = errnoCall("sendmmsg",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle RECVMMSG = errnoCall("recvmmsg",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle GETSOCKNAME = errnoCall("getsockname",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle SETNS = errnoCall("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle OPEN = LINKER.downcallHandle(LIBC.find("open").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
@@ -191,6 +206,27 @@ public final class Syscalls {
     public static int poll(MemorySegment fds, long nfds, int timeoutMs) {
         try {
             return (int) POLL.invokeExact(STATE.get(), fds, nfds, timeoutMs);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** sendmmsg(2): sends up to {@code vlen} messages of an mmsghdr array; returns how many were sent, or -1. */
+    public static int sendmmsg(int fd, MemorySegment msgvec, int vlen, int flags) {
+        try {
+            return (int) SENDMMSG.invokeExact(STATE.get(), fd, msgvec, vlen, flags);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** recvmmsg(2) without a timeout: receives up to {@code vlen} messages; returns how many, or -1. */
+    public static int recvmmsg(int fd, MemorySegment msgvec, int vlen, int flags) {
+        try {
+            return (int) RECVMMSG.invokeExact(STATE.get(), fd, msgvec, vlen, flags, MemorySegment.NULL);
+        } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** getsockname(2); {@code len} holds a socklen_t in/out. */
+    public static int getsockname(int fd, MemorySegment addr, MemorySegment len) {
+        try {
+            return (int) GETSOCKNAME.invokeExact(STATE.get(), fd, addr, len);
         } catch (Throwable t) { throw rethrow(t); }
     }
 
