@@ -34,6 +34,12 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(names = "--modes", defaultValue = "xdp", description = "gateway modes, comma separated (default: ${DEFAULT-VALUE})")
     String modes;
 
+    @Option(names = "--peers", defaultValue = "xaf", paramLabel = "LIST",
+            description = "what all-reduces, comma separated: xaf (the modes above) and gloo (PyTorch's Gloo over TCP "
+                    + "through kernel forwarding, or the kernel tunnel across IP families; installs python3-torch "
+                    + "if missing) (default: ${DEFAULT-VALUE})")
+    String peers;
+
     @Option(names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "default: ${DEFAULT-VALUE}")
     String algorithms;
 
@@ -71,7 +77,12 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
-        List<String> modeList = Arrays.stream(modes.split(",")).map(String::trim).toList();
+        List<String> peerList = Arrays.stream(peers.split(",")).map(String::trim).toList();
+        for (String p : peerList) {
+            if (!p.equals("xaf") && !p.equals("gloo")) throw new IllegalArgumentException("unknown peer '" + p + "': use xaf, gloo");
+        }
+        List<String> modeList = peerList.contains("xaf")
+                ? Arrays.stream(modes.split(",")).map(String::trim).toList() : List.of();
         for (String m : modeList) Endpoint.resolve(endpoint, GatewayMode.fromName(m).configName()); // fail before any setup
         Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
@@ -79,7 +90,8 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
                 AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
-                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint);
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"));
+        if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         String command = "xaf " + (!args.isEmpty() && args.get(0).equals("bench") ? "" : "bench allreduce ") + String.join(" ", args);

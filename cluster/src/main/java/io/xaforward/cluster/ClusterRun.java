@@ -2,6 +2,7 @@ package io.xaforward.cluster;
 
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.testbed.GatewaySpec;
+import io.xaforward.testbed.Layout;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.testbed.mode.GatewayRunner;
@@ -105,7 +106,7 @@ public final class ClusterRun implements AutoCloseable {
                 t.datacenters().size(), t.datacenters().stream().mapToInt(d -> d.hosts().size()).sum(), spec.prefix());
         topology = t;
         TestbedState state = testbed.up(t);
-        testbed.attachXdpPass(state);
+        if (mode.needsXdpOnPortPeers()) testbed.attachXdpPass(state); // only where a mode needs it: fair baselines
         if (placed) placement.placeNetwork(t);
         plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
         Files.createDirectories(spec.workDir());
@@ -169,16 +170,29 @@ public final class ClusterRun implements AutoCloseable {
     }
 
     /** Starts the worker of {@code rank} in its host namespace; its stderr goes to {@link #workerLog}. */
-    public synchronized void startWorker(int rank, List<String> jvmArgs, String mainClass, List<String> args) throws IOException {
-        Node host = plan().host(rank);
-        ProcessBuilder pb = Netns.javaProcessBuilder(host.namespace(), jvmArgs, mainClass, args);
-        List<String> command = new ArrayList<>(placed ? placement.workerCommandPrefix() : List.of());
-        command.addAll(pb.command());
-        pb.command(command); // the affinity is inherited through exec by the JVM and all its threads
+    public void startWorker(int rank, List<String> jvmArgs, String mainClass, List<String> args) throws IOException {
+        startProcess(rank, Netns.javaProcessBuilder(plan().host(rank).namespace(), jvmArgs, mainClass, args).command());
+    }
+
+    /**
+     * Starts {@code command} (already wrapped to run in the host namespace of {@code rank}, e.g. by
+     * {@link Netns#processBuilder}) as that rank's worker, under the placement when the job is placed: its stdout
+     * lines become {@link Event}s, its stderr goes to {@link #workerLog}.
+     */
+    public synchronized void startProcess(int rank, List<String> command) throws IOException {
+        List<String> full = new ArrayList<>(placed ? placement.workerCommandPrefix() : List.of());
+        full.addAll(command);
+        ProcessBuilder pb = new ProcessBuilder(full); // the affinity is inherited through exec by the process and its threads
         pb.redirectError(workerLog(rank).toFile());
         Process p = pb.start();
         workers.add(p);
         Thread.ofPlatform().daemon(true).name("worker-" + rank + "-out").start(() -> pump(rank, p));
+    }
+
+    /** The namespaces of the gateways (where the edge firewall runs). */
+    public List<String> gatewayNamespaces() {
+        Layout layout = Layout.of(topology());
+        return topology().gateways().stream().map(g -> layout.gatewayNamespace(g.name())).toList();
     }
 
     /** The next event, or null after {@code timeout}. */

@@ -43,6 +43,17 @@ public final class GatewayFirewall {
         }
     }
 
+    /**
+     * Lets new TCP connections of any port through the edge (both families), for a job that opens its own ports
+     * between data centers (PyTorch's Gloo does); the rest of the rule set stays. Removed with the namespace.
+     */
+    public static void allowNewTcp(String namespace) {
+        for (String tool : List.of("iptables", "ip6tables")) {
+            Netns.exec(namespace, TIMEOUT, null, List.of(tool, "-I", "FORWARD", "-p", "tcp", "-m", "conntrack",
+                    "--ctstate", "NEW", "-j", "ACCEPT"));
+        }
+    }
+
     /** "address/length" of each port of the family. */
     public static List<String> subnets(List<Node> ports, NetworkForm family) {
         List<String> out = new ArrayList<>();

@@ -32,11 +32,19 @@ public final class AllReduceBenchmark {
 
     /**
      * What to measure. {@code goodputTopology} null skips the goodput part; {@code endpoint} null gives every mode
-     * its default endpoint (afxdp with the xdp gateway, udp otherwise).
+     * its default endpoint (afxdp with the xdp gateway, udp otherwise); {@code gloo} adds PyTorch's Gloo
+     * (torch.distributed over TCP) as a row, through kernel forwarding (same-form topology) or the kernel tunnel.
      */
     public record Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                           long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
-                          int goodputRepeats, double pacingFraction, Path workDir, String endpoint) {
+                          int goodputRepeats, double pacingFraction, Path workDir, String endpoint, boolean gloo) {
+        public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+                       long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
+                       int goodputRepeats, double pacingFraction, Path workDir, String endpoint) {
+            this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
+                    goodputBytes, goodputRepeats, pacingFraction, workDir, endpoint, false);
+        }
+
         public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                        long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
                        int goodputRepeats, double pacingFraction, Path workDir) {
@@ -46,7 +54,7 @@ public final class AllReduceBenchmark {
     }
 
     /** One cell of the table: times over the runs, and the bandwidths derived from them. */
-    public record Cell(String mode, Algorithm algorithm, long bytes, int ranks, double[] seconds) {
+    public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds) {
         public double medianSeconds() { return median(seconds); }
         public double minSeconds() { return Arrays.stream(seconds).min().orElse(Double.NaN); }
         public double maxSeconds() { return Arrays.stream(seconds).max().orElse(Double.NaN); }
@@ -87,24 +95,34 @@ public final class AllReduceBenchmark {
         Map<String, Long> counters = new LinkedHashMap<>();
         int[] ranks = {0};
         int jobNo = 0;
+        // Rows of the table: the gateway modes, then PyTorch's Gloo when asked for (through the kernel path that
+        // fits the topology), interleaved like modes.
+        String glooMode = GlooPeer.kernelModeFor(options.topology());
+        List<String> rows = new ArrayList<>(options.modes());
+        if (options.gloo()) rows.add(GlooPeer.LABEL + " (" + glooMode + ")");
         for (List<Long> group : List.of(small, big)) {
             if (group.isEmpty()) continue;
             int runs = group == big ? options.bigRuns() : options.runs();
-            boolean interleaveModes = options.modes().size() > 1;
+            boolean interleaveModes = rows.size() > 1;
             int jobsPerMode = interleaveModes ? runs : 1;
             for (int j = 0; j < jobsPerMode; j++) {
-                for (String mode : options.modes()) {
+                for (String label : rows) {
                     jobNo++;
                     int runsInJob = interleaveModes ? 1 : runs;
-                    out.printf("== job %d: mode %s, sizes %s, %d run(s) ==%n", jobNo, mode, mb(group), runsInJob);
+                    boolean gloo = label.startsWith(GlooPeer.LABEL);
+                    String mode = gloo ? glooMode : label;
+                    out.printf("== job %d: %s, sizes %s, %d run(s) ==%n", jobNo, gloo ? label : "mode " + mode, mb(group),
+                            runsInJob);
                     AllReduceSpec spec = spec(options.topology(), mode, group, runsInJob, 0, jobNo);
-                    AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(20)).onSample(s -> {
-                        out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", mode, AllReduceSpec.name(s.algorithm()),
+                    AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).onSample(s -> {
+                        out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", label, s.algorithm(),
                                 mb(List.of(s.bytes())), s.run() + 1, s.seconds() * 1e3, s.verified() ? "  verified" : "");
-                    }).run();
+                    });
+                    if (gloo) job.startingRanksWith(new GlooPeer(spec, options.iterations()));
+                    AllReduceJob.Outcome o = job.run();
                     ranks[0] = o.worldSize();
                     for (AllReduceJob.Sample s : o.samples()) {
-                        times.computeIfAbsent(key(mode, s.algorithm(), s.bytes()), k -> new ArrayList<>()).add(s.seconds());
+                        times.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>()).add(s.seconds());
                     }
                     o.gatewayCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
                 }
@@ -112,11 +130,13 @@ public final class AllReduceBenchmark {
         }
         List<Cell> cells = new ArrayList<>();
         for (long size : options.sizesBytes()) {
-            for (String mode : options.modes()) {
-                for (Algorithm a : options.algorithms()) {
-                    List<Double> t = times.get(key(mode, a, size / 4 * 4));
+            for (String label : rows) {
+                List<String> algorithms = label.startsWith(GlooPeer.LABEL) ? List.of(GlooPeer.ALGORITHM)
+                        : options.algorithms().stream().map(AllReduceSpec::name).toList();
+                for (String a : algorithms) {
+                    List<Double> t = times.get(key(label, a, size / 4 * 4));
                     if (t == null) continue;
-                    cells.add(new Cell(mode, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray()));
+                    cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray()));
                 }
             }
         }
@@ -151,7 +171,7 @@ public final class AllReduceBenchmark {
                 sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of());
     }
 
-    private static String key(String mode, Algorithm a, long bytes) {
+    private static String key(String mode, String a, long bytes) {
         return mode + "/" + a + "/" + bytes;
     }
 

@@ -28,8 +28,17 @@ import java.util.function.Consumer;
  */
 public final class AllReduceJob {
 
-    /** One size x algorithm x run: the slowest rank's mean time per all-reduce. */
-    public record Sample(int run, long bytes, Algorithm algorithm, double seconds, boolean verified, double maxError) {}
+    /**
+     * One size x algorithm x run: the slowest rank's mean time per all-reduce. {@code algorithm} is the name the
+     * workers report: "hierarchical", "ring", "ps" ({@link AllReduceSpec#name}) or "gloo" ({@link GlooPeer}).
+     */
+    public record Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError) {}
+
+    /** Starts the worker process of one rank once the cluster is up. */
+    @FunctionalInterface
+    public interface RankStarter {
+        void start(ClusterRun cluster, int rank) throws Exception;
+    }
 
     /** One goodput exchange: bytes each way, seconds until both directions were done. */
     public record Goodput(int repeat, long bytes, double seconds, long retransmits) {
@@ -64,12 +73,19 @@ public final class AllReduceJob {
     private final PrintStream out;
     private final Duration jobTimeout;
     private Consumer<Sample> onSample = s -> { };
+    private RankStarter starter;
 
     /** @param jobTimeout the whole job, start-up included, must finish within this */
     public AllReduceJob(AllReduceSpec spec, PrintStream out, Duration jobTimeout) {
         this.spec = Objects.requireNonNull(spec, "spec");
         this.out = Objects.requireNonNull(out, "out");
         this.jobTimeout = Objects.requireNonNull(jobTimeout, "jobTimeout");
+    }
+
+    /** Starts other workers than XAForward's (a baseline that prints the same result lines, e.g. {@link GlooPeer}). */
+    public AllReduceJob startingRanksWith(RankStarter starter) {
+        this.starter = Objects.requireNonNull(starter, "starter");
+        return this;
     }
 
     /** Called for every sample as soon as all ranks reported it (progress output). */
@@ -93,8 +109,12 @@ public final class AllReduceJob {
                     out.printf("xaf: rank %d is not started (as asked)%n", r);
                     continue;
                 }
-                cluster.startWorker(r, List.of(xmx, "-XX:+UseSerialGC"), AllReduceWorkerMain.class.getName(),
-                        List.of(specFile.toString(), Integer.toString(r)));
+                if (starter != null) {
+                    starter.start(cluster, r);
+                } else {
+                    cluster.startWorker(r, List.of(xmx, "-XX:+UseSerialGC"), AllReduceWorkerMain.class.getName(),
+                            List.of(specFile.toString(), Integer.toString(r)));
+                }
                 started++;
             }
             out.printf("xaf: %d all-reduce workers started%n", started);
@@ -204,7 +224,6 @@ public final class AllReduceJob {
             verified &= Boolean.parseBoolean(l.get("verified"));
             if (l.values().containsKey("max_error")) maxError = Math.max(maxError, l.number("max_error"));
         }
-        return new Sample((int) any.integer("run"), any.integer("bytes"), AllReduceSpec.algorithm(any.get("algorithm")),
-                seconds, verified, maxError);
+        return new Sample((int) any.integer("run"), any.integer("bytes"), any.get("algorithm"), seconds, verified, maxError);
     }
 }

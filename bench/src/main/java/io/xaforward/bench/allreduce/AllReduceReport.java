@@ -60,7 +60,7 @@ public final class AllReduceReport {
         b.append("|---:|---|---|---:|---:|---:|---|---:|\n");
         for (AllReduceBenchmark.Cell c : r.cells()) {
             b.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f | %.4f | %.4f | %.4f–%.4f | %d |%n",
-                    AllReduceBenchmark.mb(List.of(c.bytes())), c.mode(), AllReduceSpec.name(c.algorithm()),
+                    AllReduceBenchmark.mb(List.of(c.bytes())), c.mode(), c.algorithm(),
                     c.medianSeconds() * 1e3, c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), c.seconds().length));
         }
         AllReduceBenchmark.GoodputResult g = r.goodput();
@@ -93,7 +93,7 @@ public final class AllReduceReport {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("bytes", c.bytes());
             m.put("mode", c.mode());
-            m.put("algorithm", AllReduceSpec.name(c.algorithm()));
+            m.put("algorithm", c.algorithm());
             m.put("seconds", c.seconds());
             m.put("median_seconds", c.medianSeconds());
             m.put("algbw_gbps", c.algbw());
@@ -123,7 +123,7 @@ public final class AllReduceReport {
         System.setProperty("java.awt.headless", "true");
         Map<String, XYSeries> series = new LinkedHashMap<>();
         for (AllReduceBenchmark.Cell c : r.cells()) {
-            String name = c.mode() + " / " + AllReduceSpec.name(c.algorithm());
+            String name = c.mode() + " / " + c.algorithm();
             series.computeIfAbsent(name, XYSeries::new).add(c.bytes() / (double) (1 << 20), c.busbw());
         }
         XYSeriesCollection data = new XYSeriesCollection();

@@ -74,6 +74,16 @@ public enum GatewayMode {
         return this == KERNEL || this == KERNEL_TUNNEL || this == DIRECT;
     }
 
+    /**
+     * Whether the mode redirects frames inside the kernel with XDP (devmap), so that the veth peers of the gateway
+     * ports need an XDP program (XDP_PASS) to accept them. Only then does the testbed attach one: on a veth it costs
+     * the receiving side a copy per frame and turns off GSO on its peer, which the other modes would not pay on
+     * real machines.
+     */
+    public boolean needsXdpOnPortPeers() {
+        return this == XDP;
+    }
+
     /** Whether this mode can carry XAF traffic from a host of form {@code src} to one of form {@code dst}. */
     public boolean supports(NetworkForm src, NetworkForm dst) {
         return unsupportedReason(src, dst) == null;
