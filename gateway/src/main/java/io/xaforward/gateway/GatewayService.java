@@ -34,7 +34,7 @@ import java.util.List;
  * <p>Start-up checks everything that can be checked before touching the kernel (config, interfaces, privileges),
  * so a bad config leaves nothing attached. {@link #close()} detaches from every interface it attached to.
  */
-public final class GatewayService implements AutoCloseable {
+public final class GatewayService implements AutoCloseable, io.xaforward.gateway.registry.RouteRegistryWatch.Routes {
     private static final long RELOAD_POLL_MS = 500;
     /** A changed config file is read again after this long and applied only when both reads agree. */
     private static final long SETTLE_MS = 200;
@@ -188,6 +188,7 @@ public final class GatewayService implements AutoCloseable {
     /** Where this gateway is pinned, or null when it is not. */
     public GatewayPins pins() { return pins; }
 
+    @Override
     public GatewayConfig config() { return config; }
 
     public int reloadCount() {
@@ -324,6 +325,7 @@ public final class GatewayService implements AutoCloseable {
      * Replaces the routes by {@code routes} (from a route registry) through {@link #apply}: the same all-or-nothing,
      * add-first/remove-last rule as a file reload. The ports stay as they are.
      */
+    @Override
     public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
         GatewayConfig c = config;
         apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
@@ -335,6 +337,7 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    @Override
     public void addMetrics(Supplier<String> lines) {
         extraMetrics.add(lines);
     }
