@@ -38,8 +38,11 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     private static final long RELOAD_POLL_MS = 500;
     /** A changed config file is read again after this long and applied only when both reads agree. */
     private static final long SETTLE_MS = 200;
+    /** As SETTLE_MS, for a file rewritten in place (same inode), where a writer's pause shows a shorter file. */
+    private static final long IN_PLACE_SETTLE_MS = 2000;
 
     private final Path configFile;
+    private final StableFileReader configReader;
     private static final Logger LOG = LoggerFactory.getLogger(GatewayService.class);
     private final XafDataplane dataplane;
     private final Map<String, Integer> ifindexes = new HashMap<>();
@@ -59,6 +62,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
 
     private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
         this.configFile = configFile;
+        this.configReader = new StableFileReader(configFile, SETTLE_MS, IN_PLACE_SETTLE_MS);
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
@@ -274,13 +278,13 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     }
 
     /**
-     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader}) and applies it with
-     * {@link #apply}. Called by the file watcher and on SIGHUP.
+     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader} for the settle rule)
+     * and applies it with {@link #apply}. Called by the file watcher and on SIGHUP.
      */
     public void reload() {
         GatewayConfig next;
         try {
-            next = GatewayConfigParser.parse(StableFileReader.read(configFile, SETTLE_MS), configFile.toString(),
+            next = GatewayConfigParser.parse(configReader.read(), configFile.toString(),
                     dataplane.routesMap().maxEntries());
         } catch (RuntimeException e) {
             recordReload(false);
