@@ -1,0 +1,37 @@
+package io.xaforward.training;
+
+/**
+ * One validation-loss estimate: the mean next-token loss over {@code windows} windows of the validation split, and
+ * its standard error, the sample standard deviation of the per-window losses divided by sqrt(windows). The standard
+ * error treats the windows as a sample of text like the split's, so it says how far the figure may be from the
+ * model's loss on such text, also when the whole split was evaluated.
+ *
+ * @param loss          mean cross-entropy (nats per token) over the evaluated windows
+ * @param standardError standard error of {@code loss}; NaN for a single window
+ * @param windows       windows evaluated (over all ranks)
+ * @param splitWindows  non-overlapping windows the validation split holds; equal to {@code windows} when the whole
+ *                      split was evaluated
+ */
+public record Evaluation(double loss, double standardError, long windows, long splitWindows) {
+
+    /**
+     * From the sum and sum of squares of {@code count} per-window losses. The sums of a few thousand losses of a few
+     * nats carry ~16 digits in a double, so the usual one-pass variance loses nothing that matters here.
+     */
+    public static Evaluation of(double sum, double sumOfSquares, long count, long splitWindows) {
+        if (count <= 0) {
+            throw new IllegalArgumentException("an evaluation needs at least one window, got " + count);
+        }
+        double mean = sum / count;
+        double standardError = Double.NaN;
+        if (count > 1) {
+            double variance = Math.max(0, (sumOfSquares - sum * mean) / (count - 1));
+            standardError = Math.sqrt(variance / count);
+        }
+        return new Evaluation(mean, standardError, count, splitWindows);
+    }
+
+    public boolean wholeSplit() {
+        return windows == splitWindows;
+    }
+}
