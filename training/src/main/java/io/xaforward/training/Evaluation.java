@@ -1,5 +1,7 @@
 package io.xaforward.training;
 
+import java.util.Locale;
+
 /**
  * One validation-loss estimate: the mean next-token loss over {@code windows} windows of the validation split, and
  * its standard error, the sample standard deviation of the per-window losses divided by sqrt(windows). The standard
@@ -33,5 +35,22 @@ public record Evaluation(double loss, double standardError, long windows, long s
 
     public boolean wholeSplit() {
         return windows == splitWindows;
+    }
+
+    /** "6.5081 ± 0.0223" (loss ± standard error, nats). */
+    public String figure() {
+        return String.format(Locale.ROOT, "%.4f ± %.4f", loss, standardError);
+    }
+
+    /**
+     * What was averaged, for people: "the whole validation split (389 windows of 64 tokens)" or "1,024 of the
+     * validation split's 3,891 windows of 64 tokens".
+     */
+    public String coverage(int contextLength) {
+        return wholeSplit()
+                ? String.format(Locale.ROOT, "the whole validation split (%,d windows of %d tokens)", windows,
+                        contextLength)
+                : String.format(Locale.ROOT, "%,d of the validation split's %,d windows of %d tokens", windows,
+                        splitWindows, contextLength);
     }
 }
