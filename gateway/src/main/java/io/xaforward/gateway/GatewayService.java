@@ -34,12 +34,15 @@ import java.util.List;
  * <p>Start-up checks everything that can be checked before touching the kernel (config, interfaces, privileges),
  * so a bad config leaves nothing attached. {@link #close()} detaches from every interface it attached to.
  */
-public final class GatewayService implements AutoCloseable {
+public final class GatewayService implements AutoCloseable, io.xaforward.gateway.registry.RouteRegistryWatch.Routes {
     private static final long RELOAD_POLL_MS = 500;
     /** A changed config file is read again after this long and applied only when both reads agree. */
     private static final long SETTLE_MS = 200;
+    /** As SETTLE_MS, for a file rewritten in place (same inode), where a writer's pause shows a shorter file. */
+    private static final long IN_PLACE_SETTLE_MS = 2000;
 
     private final Path configFile;
+    private final StableFileReader configReader;
     private static final Logger LOG = LoggerFactory.getLogger(GatewayService.class);
     private final XafDataplane dataplane;
     private final Map<String, Integer> ifindexes = new HashMap<>();
@@ -59,6 +62,7 @@ public final class GatewayService implements AutoCloseable {
 
     private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
         this.configFile = configFile;
+        this.configReader = new StableFileReader(configFile, SETTLE_MS, IN_PLACE_SETTLE_MS);
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
@@ -188,6 +192,7 @@ public final class GatewayService implements AutoCloseable {
     /** Where this gateway is pinned, or null when it is not. */
     public GatewayPins pins() { return pins; }
 
+    @Override
     public GatewayConfig config() { return config; }
 
     public int reloadCount() {
@@ -273,13 +278,13 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /**
-     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader}) and applies it with
-     * {@link #apply}. Called by the file watcher and on SIGHUP.
+     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader} for the settle rule)
+     * and applies it with {@link #apply}. Called by the file watcher and on SIGHUP.
      */
     public void reload() {
         GatewayConfig next;
         try {
-            next = GatewayConfigParser.parse(StableFileReader.read(configFile, SETTLE_MS), configFile.toString(),
+            next = GatewayConfigParser.parse(configReader.read(), configFile.toString(),
                     dataplane.routesMap().maxEntries());
         } catch (RuntimeException e) {
             recordReload(false);
@@ -324,6 +329,7 @@ public final class GatewayService implements AutoCloseable {
      * Replaces the routes by {@code routes} (from a route registry) through {@link #apply}: the same all-or-nothing,
      * add-first/remove-last rule as a file reload. The ports stay as they are.
      */
+    @Override
     public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
         GatewayConfig c = config;
         apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
@@ -335,6 +341,7 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    @Override
     public void addMetrics(Supplier<String> lines) {
         extraMetrics.add(lines);
     }
