@@ -45,8 +45,12 @@ final class GenerateCommand implements Callable<Integer> {
     static String generate(Path checkpoint, String prompt, String tokenizerName, TextGenerator.Settings settings) throws Exception {
         UserPaths.requireFile(checkpoint, "checkpoint");
         try (CheckpointModel model = CheckpointModel.load(checkpoint)) {
-            Tokenizer t = tokenizerName != null ? Tokenizer.byName(tokenizerName) : TextGenerator.tokenizerFor(model.config());
-            return new TextGenerator(model, t).generate(prompt, settings);
+            return new TextGenerator(model, tokenizerFor(model, tokenizerName)).generate(prompt, settings);
         }
+    }
+
+    /** The tokenizer named on the command line, else the one the checkpoint's model was trained with. */
+    static Tokenizer tokenizerFor(CheckpointModel model, String tokenizerName) {
+        return tokenizerName != null ? Tokenizer.byName(tokenizerName) : TextGenerator.tokenizerFor(model.config());
     }
 }

@@ -172,7 +172,7 @@ class EtcdDeployTest {
         inGateway(c -> { c.put(ROUTES + "extra", flow(extra), 0); return null; });
         assertTrue(awaitRouteKeys(k -> k.contains(extraId)).contains(extraId), "added route reached the map");
 
-        // An invalid entry rejects the update as a whole: the running routes stay.
+        // An invalid entry is skipped and counted; the other routes stay.
         inGateway(c -> { c.put(ROUTES + "bad", "{id: 0x00090078, job: 9, token: 1, egress: no-such-port}", 0); return null; });
         long deadline = System.currentTimeMillis() + 10_000;
         while (metrics().getOrDefault("xaf_registry_rejected_total", 0L) == 0 && System.currentTimeMillis() < deadline) Thread.sleep(100);
@@ -206,9 +206,25 @@ class EtcdDeployTest {
     @Test
     @Order(2)
     void twoDatacentersTimesTwoWorkersMeetAtTheEtcdRendezvous() throws Exception {
-        long forwardedBefore = metrics().getOrDefault("xaf_packets_total{forwarded}", 0L);
+        Map<String, Long> before = metrics();
+        long forwardedBefore = before.getOrDefault("xaf_packets_total{forwarded}", 0L);
         Path checkpoints = machines.dir.resolve("ckpt-etcd");
         List<DeployFixture.XafProcess> workers = new ArrayList<>();
+        // systemctl reload (kill -HUP) while the gradients cross the gateway: a full re-read of the registry each
+        // time, and the gateway neither stops nor drops a frame.
+        java.util.concurrent.atomic.AtomicInteger hups = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean training = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread reloader = Thread.ofPlatform().daemon(true).name("hup").start(() -> {
+            try {
+                while (training.get() && gateway.isAlive()) {
+                    Thread.sleep(300);
+                    gateway.signal("HUP");
+                    hups.incrementAndGet();
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
         try {
             for (int r = 0; r < 4; r++) {
                 workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), etcdWorkerArgs(r, 4, 4, checkpoints),
@@ -226,8 +242,24 @@ class EtcdDeployTest {
                 assertEquals(checksum, done.get(0).get("checksum"), "rank " + r + " ends with other weights");
             }
         } finally {
+            training.set(false);
+            reloader.join(5000);
             for (DeployFixture.XafProcess w : workers) w.close();
         }
+        assertTrue(gateway.isAlive(), "SIGHUP must not stop a registry gateway: " + gateway.output());
+        assertTrue(hups.get() >= 3, "reloads sent during the training: " + hups.get());
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (metrics().get("xaf_registry_resyncs_total") < before.get("xaf_registry_resyncs_total") + hups.get()
+                && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        Map<String, Long> after = metrics();
+        assertEquals(before.get("xaf_registry_resyncs_total") + hups.get(), after.get("xaf_registry_resyncs_total"),
+                "every SIGHUP re-reads the registry: " + gateway.output());
+        for (var e : after.entrySet()) {
+            if (e.getKey().startsWith("xaf_packets_total{drop_")) {
+                assertEquals(before.getOrDefault(e.getKey(), 0L), e.getValue(), e.getKey() + " during the reloads");
+            }
+        }
+        assertEquals(1L, after.get("xaf_registry_up"));
         assertTrue(metrics().getOrDefault("xaf_packets_total{forwarded}", 0L) > forwardedBefore + 100, "gradients crossed the gateway");
         assertEquals(List.of(), inGateway(c -> c.range(EtcdRendezvous.jobPrefix(DeployFixture.JOB)).kvs()),
                 "finished workers revoke their registrations");

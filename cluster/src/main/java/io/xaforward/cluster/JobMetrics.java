@@ -1,6 +1,7 @@
 package io.xaforward.cluster;
 
 import io.xaforward.training.MetricsLog;
+import io.xaforward.training.ModelConfig;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -16,10 +17,13 @@ final class JobMetrics implements AutoCloseable {
 
     private final MetricsLog log;
     private final ClusterRun cluster;
+    /** Tokens one step consumes on all ranks together: the global batch of full-context sequences. */
+    private final long tokensPerStep;
 
     JobMetrics(TrainJobSpec spec, ClusterRun cluster) throws IOException {
         this.log = new MetricsLog(file(spec), false);
         this.cluster = cluster;
+        this.tokensPerStep = (long) spec.globalBatch() * ModelConfig.preset(spec.preset()).contextLength();
     }
 
     static Path file(TrainJobSpec spec) {
@@ -28,8 +32,10 @@ final class JobMetrics implements AutoCloseable {
 
     void write(TrainResult.Step step, Map<Integer, WorkerLine> ranks) throws IOException {
         WorkerLine any = ranks.values().iterator().next();
-        Map<String, Object> r = MetricsLog.record(step.step(), step.loss(), step.validationLoss(),
+        Map<String, Object> r = MetricsLog.record(step.step(), step.step() * tokensPerStep, step.loss(), step.validationLoss(),
                 number(any, "lr"), step.tokensPerSecond(), step.computeMs(), step.commMs());
+        r.put("val_loss_se", step.validation() == null ? null : step.validation().standardError());
+        r.put("val_windows", step.validation() == null ? null : step.validation().windows());
         r.put("step_ms", step.stepMs());
         r.put("wire_bytes", ranks.values().stream().mapToLong(l -> (long) number(l, "sent_bytes")).sum());
         r.put("retransmits", ranks.values().stream().mapToLong(l -> (long) number(l, "retransmits")).sum());

@@ -58,6 +58,15 @@ public final class GatewayConfigParser {
         return new GatewayConfigParser(source, maxRoutes).parseText(yaml);
     }
 
+    /**
+     * One route entry on its own (a route registry's value: YAML or JSON), read as strictly as a route of the file and
+     * checked against {@code ports}; errors name {@code source}.
+     */
+    public static GatewayConfig.RouteConfig parseRoute(String text, String source, List<GatewayConfig.PortConfig> ports) {
+        GatewayConfigParser p = new GatewayConfigParser(source, MAX_ROUTES);
+        return p.parseRoute(p.map(YamlTree.read(text, p::fail), "route"), "route", ports);
+    }
+
     private GatewayConfig parseText(String yaml) {
         Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");

@@ -10,7 +10,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the config. Prints
+ * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the routes (the file,
+ * or with a registry a full re-read of the registry) and never stops the gateway. Prints
  * {@code xaf gateway: ready} on stdout once every interface is attached, so launchers can wait for that line;
  * everything else is logged through SLF4J (timestamped and levelled, on stderr). {@code xaf gateway} calls
  * {@link #run}.
@@ -30,23 +31,24 @@ public final class GatewayMain {
     }
 
     /**
-     * SIGHUP re-reads the config, as daemons do (the JVM's default would run the shutdown hooks and stop the
-     * gateway). The reload runs on its own thread: the signal thread must not block on the reload lock.
+     * SIGHUP re-reads the routes, as daemons do (the JVM's default would run the shutdown hooks and stop the
+     * gateway): {@code reload} is the file reload or the registry's full re-sync. The reload runs on its own thread:
+     * the signal thread must not block on the reload lock.
      */
     @SuppressWarnings("removal")
-    static void reloadOnSighup(GatewayService service) {
+    static void reloadOnSighup(Runnable reload, String what) {
         var previous = sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
-            LOG.info("SIGHUP, reloading the config");
+            LOG.info("SIGHUP, reloading {}", what);
             try {
-                service.reload();
+                reload.run();
             } catch (RuntimeException e) {
                 LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }));
         if (previous == sun.misc.SignalHandler.SIG_IGN) {
             // The JVM leaves a signal that the parent ignored (nohup) ignored, without a word: say so.
-            LOG.warn("SIGHUP is ignored in this process (started under nohup?), so it will not reload the config;"
-                    + " changing the file still does");
+            LOG.warn("SIGHUP is ignored in this process (started under nohup?), so it will not reload {};"
+                    + " changes still reach the gateway without it", what);
         }
     }
 
@@ -75,10 +77,11 @@ public final class GatewayMain {
             LOG.error("cannot start: {}", e.getMessage());
             return 1;
         }
+        RouteRegistryWatch watch = null;
         if (registry != null) {
             try {
                 service.stopWatchingFile();
-                new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix).start();
+                watch = new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix).start();
                 LOG.info("routes from the registry {}{}", registry, prefix);
             } catch (RuntimeException e) {
                 service.close(); // detach: a gateway that cannot read its routes leaves nothing attached
@@ -89,7 +92,9 @@ public final class GatewayMain {
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
         Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        if (registry == null) reloadOnSighup(service); // with a registry the file gives only the ports
+        // Every mode installs the handler: without one, the JVM's default for SIGHUP stops the gateway.
+        if (watch == null) reloadOnSighup(service::reload, "the config file");
+        else reloadOnSighup(watch::resyncNow, "the routes from the registry");
         System.out.println(READY);
         System.out.flush();
         try {

@@ -34,12 +34,15 @@ import java.util.List;
  * <p>Start-up checks everything that can be checked before touching the kernel (config, interfaces, privileges),
  * so a bad config leaves nothing attached. {@link #close()} detaches from every interface it attached to.
  */
-public final class GatewayService implements AutoCloseable {
+public final class GatewayService implements AutoCloseable, io.xaforward.gateway.registry.RouteRegistryWatch.Routes {
     private static final long RELOAD_POLL_MS = 500;
     /** A changed config file is read again after this long and applied only when both reads agree. */
     private static final long SETTLE_MS = 200;
+    /** As SETTLE_MS, for a file rewritten in place (same inode), where a writer's pause shows a shorter file. */
+    private static final long IN_PLACE_SETTLE_MS = 2000;
 
     private final Path configFile;
+    private final StableFileReader configReader;
     private static final Logger LOG = LoggerFactory.getLogger(GatewayService.class);
     private final XafDataplane dataplane;
     private final Map<String, Integer> ifindexes = new HashMap<>();
@@ -59,6 +62,7 @@ public final class GatewayService implements AutoCloseable {
 
     private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
         this.configFile = configFile;
+        this.configReader = new StableFileReader(configFile, SETTLE_MS, IN_PLACE_SETTLE_MS);
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
@@ -168,7 +172,10 @@ public final class GatewayService implements AutoCloseable {
         }
     }
 
-    /** Makes the ports and tx_ports maps hold exactly the configured ports (writing only what differs). */
+    /**
+     * Makes the ports, tx_ports and port_mtus maps hold exactly the configured ports with the MTUs their interfaces
+     * have now (writing only what differs).
+     */
     private static void programPorts(XafDataplane dp, GatewayConfig config) {
         Map<Integer, XafDataplane.PortEntry> current = dp.ports();
         Set<Integer> slots = new HashSet<>();
@@ -176,7 +183,9 @@ public final class GatewayService implements AutoCloseable {
             int ifindex = Syscalls.ifNameToIndex(p.iface());
             XafDataplane.PortEntry want = new XafDataplane.PortEntry(p.slot(), p.form().code());
             if (!want.equals(current.remove(ifindex))) dp.setPort(ifindex, p.slot(), p.form().code());
-            if (dp.txPort(p.slot()) != ifindex) dp.setTxPort(p.slot(), ifindex);
+            int mtu = Syscalls.mtu(p.iface());
+            if (dp.txPort(p.slot()) != ifindex) dp.setTxPort(p.slot(), ifindex, mtu);
+            else if (dp.portMtu(p.slot()) != mtu) dp.setPortMtu(p.slot(), mtu);
             slots.add(p.slot());
         }
         for (int stale : current.keySet()) dp.deletePort(stale);
@@ -188,6 +197,7 @@ public final class GatewayService implements AutoCloseable {
     /** Where this gateway is pinned, or null when it is not. */
     public GatewayPins pins() { return pins; }
 
+    @Override
     public GatewayConfig config() { return config; }
 
     public int reloadCount() {
@@ -201,6 +211,26 @@ public final class GatewayService implements AutoCloseable {
     /** Per-port packets and bytes by port slot (see {@link io.xaforward.dataplane.PortCounterSnapshot}). */
     public synchronized io.xaforward.dataplane.PortCounterSnapshot portCounters() {
         return dataplane.portCounters();
+    }
+
+    /**
+     * Reads every port's MTU again and gives the data plane the ones that changed (on reload: an operator who raises
+     * or lowers a link's MTU reloads the gateway, no restart needed).
+     */
+    private void refreshMtus(GatewayConfig c) {
+        for (GatewayConfig.PortConfig p : c.ports()) {
+            int mtu = Syscalls.mtu(p.iface());
+            int was = dataplane.portMtu(p.slot());
+            if (was != mtu) {
+                dataplane.setPortMtu(p.slot(), mtu);
+                LOG.info("{}: MTU {} (was {})", p.iface(), mtu, was);
+            }
+        }
+    }
+
+    /** The egress limit the data plane applies to frames leaving by {@code iface} (its MTU at start or last reload). */
+    public synchronized int portMtu(String iface) {
+        return dataplane.portMtu(config.port(iface).orElseThrow(() -> new IllegalArgumentException("no port " + iface)).slot());
     }
 
     /** The ifindex of a port, as resolved at start-up. */
@@ -273,13 +303,13 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /**
-     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader}) and applies it with
-     * {@link #apply}. Called by the file watcher and on SIGHUP.
+     * Re-reads the config file (waiting until it stops changing, see {@link StableFileReader} for the settle rule)
+     * and applies it with {@link #apply}. Called by the file watcher and on SIGHUP.
      */
     public void reload() {
         GatewayConfig next;
         try {
-            next = GatewayConfigParser.parse(StableFileReader.read(configFile, SETTLE_MS), configFile.toString(),
+            next = GatewayConfigParser.parse(configReader.read(), configFile.toString(),
                     dataplane.routesMap().maxEntries());
         } catch (RuntimeException e) {
             recordReload(false);
@@ -302,6 +332,7 @@ public final class GatewayService implements AutoCloseable {
             }
             Map<Integer, Route> wanted = new LinkedHashMap<>();
             for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
+            refreshMtus(next);
             result = RouteReconciler.apply(routeTable, wanted);
         } catch (RuntimeException e) {
             recordReload(false);
@@ -324,6 +355,7 @@ public final class GatewayService implements AutoCloseable {
      * Replaces the routes by {@code routes} (from a route registry) through {@link #apply}: the same all-or-nothing,
      * add-first/remove-last rule as a file reload. The ports stay as they are.
      */
+    @Override
     public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
         GatewayConfig c = config;
         apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
@@ -335,6 +367,7 @@ public final class GatewayService implements AutoCloseable {
     }
 
     /** Adds lines (Prometheus text) to every metrics answer, e.g. the route registry's state. */
+    @Override
     public void addMetrics(Supplier<String> lines) {
         extraMetrics.add(lines);
     }
@@ -382,14 +415,15 @@ public final class GatewayService implements AutoCloseable {
 
     /**
      * Per-port families, one sample per configured port labelled with its interface: XAF frames received on it
-     * (ingress lengths) and frames forwarded out of it (egress lengths).
+     * (ingress lengths), frames forwarded out of it (egress lengths) and frames too big for its MTU.
      */
     static void appendPortCounters(StringBuilder b, io.xaforward.dataplane.PortCounterSnapshot p, List<GatewayConfig.PortConfig> ports) {
         String[][] families = {
                 {"xaf_port_rx_packets_total", "XAF frames received on the port."},
                 {"xaf_port_rx_bytes_total", "Bytes of the XAF frames received on the port (ingress frame lengths)."},
                 {"xaf_port_tx_packets_total", "Frames forwarded out of the port."},
-                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."}};
+                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."},
+                {"xaf_port_tx_too_big_packets_total", "Frames routed out of the port but dropped: larger than its MTU (outcome drop_too_big)."}};
         for (int f = 0; f < families.length; f++) {
             b.append("# HELP ").append(families[f][0]).append(' ').append(families[f][1]).append('\n')
                     .append("# TYPE ").append(families[f][0]).append(" counter\n");
@@ -399,7 +433,8 @@ public final class GatewayService implements AutoCloseable {
                     case 0 -> p.rxPackets(slot);
                     case 1 -> p.rxBytes(slot);
                     case 2 -> p.txPackets(slot);
-                    default -> p.txBytes(slot);
+                    case 3 -> p.txBytes(slot);
+                    default -> p.txTooBig(slot);
                 };
                 b.append(families[f][0]).append("{port=\"").append(port.iface()).append("\"} ").append(v).append('\n');
             }

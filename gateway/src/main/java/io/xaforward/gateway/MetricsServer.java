@@ -21,11 +21,12 @@ import java.util.function.Supplier;
  *
  * <p>A scraper cannot hold the endpoint: each connection is served on its own virtual thread, at most
  * {@value #MAX_CONNECTIONS} at once (a connection beyond that is closed at once), and each has
- * {@value #READ_TIMEOUT_MS} ms to send its request headers. A client that connects and stalls delays nobody else,
- * and holds one of the slots for at most that long.
+ * {@value #REQUEST_DEADLINE_MS} ms in all to send its request headers: a deadline for the whole request, not per
+ * read, so a client that trickles a byte at a time is dropped as surely as one that stalls. A slow client delays
+ * nobody else, and holds one of the slots for at most that long.
  */
 public final class MetricsServer implements AutoCloseable {
-    static final int READ_TIMEOUT_MS = 2000;
+    static final int REQUEST_DEADLINE_MS = 2000;
     static final int MAX_CONNECTIONS = 64;
     private static final int MAX_REQUEST_BYTES = 8192;
 
@@ -78,8 +79,7 @@ public final class MetricsServer implements AutoCloseable {
 
     private void serve(Socket s) {
         try (s) {
-            s.setSoTimeout(READ_TIMEOUT_MS);
-            String requestLine = readRequestHead(s.getInputStream());
+            String requestLine = readRequestHead(s, System.nanoTime() + REQUEST_DEADLINE_MS * 1_000_000L);
             OutputStream out = s.getOutputStream();
             if (requestLine == null) {
                 respond(out, 400, "Bad Request", "malformed request\n");
@@ -104,17 +104,27 @@ public final class MetricsServer implements AutoCloseable {
         }
     }
 
-    /** Reads up to the blank line that ends the headers; returns the request line, or null if malformed. */
-    private static String readRequestHead(InputStream in) throws IOException {
+    /**
+     * Reads up to the blank line that ends the headers, all of it before {@code deadlineNanos} (each read waits only
+     * for what is left of it); returns the request line, or null if malformed. Throws SocketTimeoutException late.
+     */
+    private static String readRequestHead(Socket s, long deadlineNanos) throws IOException {
+        InputStream in = s.getInputStream();
         byte[] buf = new byte[MAX_REQUEST_BYTES];
         int n = 0;
         while (n < buf.length) {
-            int b = in.read();
-            if (b < 0) return null;
-            buf[n++] = (byte) b;
-            if (n >= 4 && buf[n - 4] == '\r' && buf[n - 3] == '\n' && buf[n - 2] == '\r' && buf[n - 1] == '\n') {
-                String head = new String(buf, 0, n, StandardCharsets.US_ASCII);
-                return head.substring(0, head.indexOf("\r\n"));
+            long leftMs = (deadlineNanos - System.nanoTime()) / 1_000_000L;
+            if (leftMs <= 0) throw new SocketTimeoutException("request not complete within " + REQUEST_DEADLINE_MS + " ms");
+            s.setSoTimeout((int) leftMs);
+            int got = in.read(buf, n, buf.length - n);
+            if (got < 0) return null;
+            int from = Math.max(0, n - 3);
+            n += got;
+            for (int i = from; i + 3 < n; i++) {
+                if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n') {
+                    String head = new String(buf, 0, i + 4, StandardCharsets.US_ASCII);
+                    return head.substring(0, head.indexOf("\r\n"));
+                }
             }
         }
         return null;

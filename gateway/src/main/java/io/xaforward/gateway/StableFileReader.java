@@ -8,14 +8,45 @@ import java.nio.file.attribute.FileTime;
 import java.util.Arrays;
 
 /**
- * Reads a file that another program may be rewriting in place: the content is returned only once two reads
- * {@code settleMillis} apart give the same bytes and modification time. An editor that truncates and writes in
- * steps is seen whole; writing a temporary file and renaming it over the config (atomic) is still the safe way.
+ * Reads a file that another program may be rewriting in place: the content is returned only once two reads a
+ * settle time apart give the same bytes and modification time.
+ *
+ * <p>The settle rule: a file replaced by a rename (a new inode: the atomic way, as editors that save safely and
+ * configuration tools do) settles after {@code settleMillis}; a file rewritten in place (the same inode as at the
+ * last read) must stay unchanged for {@code inPlaceSettleMillis}, a longer time, because a writer may pause anywhere,
+ * even inside {@code routes:}, and the part written so far can be a valid but shorter config. A writer that pauses
+ * longer than that is still seen half-way: write a temporary file and rename it over the config.
  */
 final class StableFileReader {
     private static final int MAX_TRIES = 20;
+    private final Path file;
+    private final long settleMillis;
+    private final long inPlaceSettleMillis;
+    /** The file's identity (device and inode) at the last read: the same one means it was rewritten in place. */
+    private Object lastKey;
 
-    private StableFileReader() {}
+    StableFileReader(Path file, long settleMillis, long inPlaceSettleMillis) {
+        this.file = file;
+        this.settleMillis = settleMillis;
+        this.inPlaceSettleMillis = inPlaceSettleMillis;
+        this.lastKey = fileKey(file);
+    }
+
+    /** The whole file, once it has settled by the rule above. */
+    synchronized String read() {
+        Object key = fileKey(file);
+        String text = read(file, key != null && key.equals(lastKey) ? inPlaceSettleMillis : settleMillis);
+        lastKey = fileKey(file);
+        return text;
+    }
+
+    private static Object fileKey(Path file) {
+        try {
+            return Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
 
     static String read(Path file, long settleMillis) {
         try {

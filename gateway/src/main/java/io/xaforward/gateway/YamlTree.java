@@ -22,11 +22,11 @@ import java.util.function.Function;
  * {@code 1.9} into a float that a cast makes 1; here the config parser decides what each key's text means, and
  * rejects what it cannot read exactly. A key given twice in one mapping is an error naming where.
  */
-final class YamlTree {
+public final class YamlTree {
     private YamlTree() {}
 
     /** The document as Map/List/String, or null for an empty document. */
-    static Object read(String yaml, Function<String, RuntimeException> fail) {
+    public static Object read(String yaml, Function<String, RuntimeException> fail) {
         Node root;
         try {
             LoaderOptions options = new LoaderOptions();

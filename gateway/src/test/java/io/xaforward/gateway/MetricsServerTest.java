@@ -59,10 +59,53 @@ class MetricsServerTest {
                     refused = "";
                 }
                 assertEquals("", refused, "every slot is taken: closed at once, no answer");
-                Thread.sleep(MetricsServer.READ_TIMEOUT_MS + 500);
+                Thread.sleep(MetricsServer.REQUEST_DEADLINE_MS + 500);
                 assertTrue(get(m.port(), "/metrics").startsWith("HTTP/1.1 200 OK"), "stalled clients were timed out");
             } finally {
                 for (Socket s : stalled) s.close();
+            }
+        }
+    }
+
+    @Test
+    void clientsTricklingTheirRequestAreDroppedAtTheWholeRequestDeadline() throws Exception {
+        try (MetricsServer m = new MetricsServer("127.0.0.1", 0, () -> "xaf_up 1\n")) {
+            List<Socket> tricklers = new ArrayList<>();
+            java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
+            Thread trickle = null;
+            try {
+                for (int i = 0; i < MetricsServer.MAX_CONNECTIONS; i++) tricklers.add(new Socket("127.0.0.1", m.port()));
+                // One byte of a never-ending header every 300 ms: each read returns well inside any per-read
+                // timeout, so only a deadline on the whole request frees the slots.
+                trickle = Thread.ofPlatform().daemon(true).start(() -> {
+                    boolean[] gone = new boolean[tricklers.size()];
+                    while (!Thread.currentThread().isInterrupted()) {
+                        for (int i = 0; i < tricklers.size(); i++) {
+                            if (gone[i]) continue;
+                            try {
+                                tricklers.get(i).getOutputStream().write('X');
+                                tricklers.get(i).getOutputStream().flush();
+                            } catch (java.io.IOException e) {
+                                gone[i] = true;
+                                dropped.incrementAndGet();
+                            }
+                        }
+                        try {
+                            Thread.sleep(300);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                });
+                Thread.sleep(MetricsServer.REQUEST_DEADLINE_MS + 1000);
+                String reply = get(m.port(), "/metrics");
+                assertTrue(reply.startsWith("HTTP/1.1 200 OK"), "a scrape is served while clients trickle: " + reply);
+                long deadline = System.currentTimeMillis() + 5000;
+                while (dropped.get() < tricklers.size() && System.currentTimeMillis() < deadline) Thread.sleep(100);
+                assertEquals(tricklers.size(), dropped.get(), "every trickling client is closed by the server");
+            } finally {
+                if (trickle != null) trickle.interrupt();
+                for (Socket s : tricklers) s.close();
             }
         }
     }

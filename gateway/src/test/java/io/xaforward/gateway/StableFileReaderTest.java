@@ -18,6 +18,7 @@ class StableFileReaderTest {
             routes:
               - {id: 1, job: 1, token: 1, egress: a, dst-mac: 02:00:00:00:00:01}
             """;
+    static final String TWO_ROUTES = FULL + "  - {id: 2, job: 1, token: 1, egress: a, dst-mac: 02:00:00:00:00:02}\n";
 
     @Test
     void aFileBeingWrittenIsReadWhenItStopsChanging() throws Exception {
@@ -54,5 +55,56 @@ class StableFileReaderTest {
         String prefix = FULL.substring(0, FULL.indexOf("routes:"));
         var e = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse(prefix, "gw.yaml"));
         assertEquals("gw.yaml: top level: 'routes' is required", e.getMessage());
+    }
+
+    /**
+     * The settle rule for a rewrite in place: a writer that pauses inside {@code routes:} for longer than the rename
+     * settle time leaves a valid, shorter config; the in-place settle time waits it out.
+     */
+    @Test
+    void aRewriteInPlaceThatPausesInsideRoutesIsReadWhole() throws Exception {
+        Path file = Files.createTempFile("xaf-gw-pause", ".yaml");
+        try {
+            Files.writeString(file, TWO_ROUTES);
+            StableFileReader reader = new StableFileReader(file, 100, 1500);
+            assertEquals(TWO_ROUTES, reader.read());
+            AtomicReference<Throwable> writerFailure = new AtomicReference<>();
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.TRUNCATE_EXISTING)) {
+                    out.write(FULL.getBytes(StandardCharsets.UTF_8)); // the first route, a valid config by itself
+                    out.flush();
+                    Thread.sleep(700); // much longer than the 100 ms rename settle time
+                    out.write(TWO_ROUTES.substring(FULL.length()).getBytes(StandardCharsets.UTF_8));
+                } catch (Exception e) {
+                    writerFailure.set(e);
+                }
+            });
+            Thread.sleep(50);
+            String read = reader.read();
+            writer.join();
+            assertNull(writerFailure.get());
+            assertEquals(TWO_ROUTES, read, "the shorter route set written before the pause was taken for the file");
+            assertEquals(2, GatewayConfigParser.parse(read, file.toString()).routes().size());
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
+    void aFileRenamedOverTheConfigSettlesOnTheShortTime() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-gw-rename");
+        Path file = dir.resolve("gw.yaml");
+        try {
+            Files.writeString(file, FULL);
+            StableFileReader reader = new StableFileReader(file, 100, 60_000);
+            Path tmp = dir.resolve("gw.yaml.tmp");
+            Files.writeString(tmp, TWO_ROUTES);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            // A new inode: the rename settle time applies (an in-place wait of 60 s would time the test out).
+            assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> assertEquals(TWO_ROUTES, reader.read()));
+        } finally {
+            Files.deleteIfExists(file);
+            Files.deleteIfExists(dir);
+        }
     }
 }

@@ -74,6 +74,15 @@ public final class SafetensorsExport {
 
     /** Writes {@code model}'s weights to {@code file}; metadata records the preset and training step. */
     public static void write(CheckpointModel model, Path file) throws IOException {
+        write(model, file, "");
+    }
+
+    /**
+     * As {@link #write(CheckpointModel, Path)}, with {@code prefix} before every name but the output head's:
+     * {@code "transformer."} gives the state dict of GPT2LMHeadModel (whose untied {@code lm_head.weight} sits beside
+     * the {@code transformer} module), {@code ""} that of GPT2Model.
+     */
+    public static void write(CheckpointModel model, Path file, String prefix) throws IOException {
         List<String> names = model.parameterNames();
         List<NDArray> arrays = model.parameters();
         List<String> exportNames = new ArrayList<>();
@@ -89,7 +98,7 @@ public final class SafetensorsExport {
                 values = transpose(values, (int) shape[0], (int) shape[1]);
                 shape = new long[] {shape[1], shape[0]};
             }
-            exportNames.add(gpt2);
+            exportNames.add(gpt2.equals("lm_head.weight") ? gpt2 : prefix + gpt2);
             shapes.add(shape);
             data.add(values);
         }

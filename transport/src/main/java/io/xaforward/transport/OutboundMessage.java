@@ -25,6 +25,8 @@ final class OutboundMessage {
     /** Time of the first transmission or of the last acknowledgement progress; 0 before the first transmission. */
     long progressNanos;
     boolean done;
+    /** A NACK for this message was acted on: the receiver sends one per message, so a second is refused. */
+    boolean nackAnswered;
 
     OutboundMessage(PeerState peer, MessageId id, MemorySegment data, int elemType) {
         this.peer = peer;

@@ -711,6 +711,10 @@ public final class ReliableTransport implements AutoCloseable {
      * A NACK names chunks the receiver dropped because it did not expect the message yet: {@code cumulative} is the
      * first index of its bitmap, and each set bit a dropped chunk. They were not lost to congestion, so they are
      * resent at once without reducing the window; the NACK also shows the peer alive, which restarts the timer.
+     *
+     * <p>Bounded, because in crc32c mode anyone who can reach the port can forge one: a receiver sends at most one
+     * NACK per message, so only the first is acted on (later ones count as invalid), and it resends at most a
+     * window of chunks (the receiver cannot have dropped more before the expect that triggers the NACK).
      */
     private void onNack(PeerState peer, XafHeader h, MemorySegment segment, long at, int length) {
         stats.increment(Counter.NACKS_RECEIVED);
@@ -720,15 +724,17 @@ public final class ReliableTransport implements AutoCloseable {
         if (message == null) {
             return;
         }
-        if (AckPayload.chunkCount(segment, at) != message.chunkCount
+        if (message.nackAnswered || AckPayload.chunkCount(segment, at) != message.chunkCount
                 || !coversOnlySentChunks(message, segment, at, sackWords)) {
             stats.increment(Counter.INVALID_ACK_DROPS);
             return;
         }
+        message.nackAnswered = true;
         int base = AckPayload.cumulative(segment, at);
-        for (int w = 0; w < sackWords; w++) {
+        int resends = config.windowChunks();
+        for (int w = 0; w < sackWords && resends > 0; w++) {
             long bits = AckPayload.sackWord(segment, at, w);
-            while (bits != 0) {
+            while (bits != 0 && resends > 0) {
                 int c = base + 64 * w + Long.numberOfTrailingZeros(bits);
                 bits &= bits - 1;
                 if (c >= message.chunkCount) {
@@ -737,6 +743,7 @@ public final class ReliableTransport implements AutoCloseable {
                 if (message.inFlight(c) && !message.acked(c)) {
                     declareLost(message, c);
                     stats.increment(Counter.NACK_LOSSES);
+                    resends--;
                 }
             }
         }

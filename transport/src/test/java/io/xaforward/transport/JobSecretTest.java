@@ -39,18 +39,43 @@ class JobSecretTest {
     void aShortOrGarbledFileIsAnErrorNamingTheFile() throws IOException {
         Path shortFile = dir.resolve("short.secret");
         Files.writeString(shortFile, "00112233445566778899aabbccddeeff\n"); // 16 bytes
+        Files.setPosixFilePermissions(shortFile, PosixFilePermissions.fromString("rw-------"));
         IOException tooShort = assertThrows(IOException.class, () -> JobSecret.readFrom(shortFile));
         assertTrue(tooShort.getMessage().contains(shortFile.toString()), tooShort.getMessage());
         assertTrue(tooShort.getMessage().contains("16 bytes"), tooShort.getMessage());
 
         Path garbled = dir.resolve("garbled.secret");
         Files.writeString(garbled, "this is not a key at all, just words in a file....................\n");
+        Files.setPosixFilePermissions(garbled, PosixFilePermissions.fromString("rw-------"));
         IOException notHex = assertThrows(IOException.class, () -> JobSecret.readFrom(garbled));
         assertTrue(notHex.getMessage().contains(garbled.toString()) && notHex.getMessage().contains("hexadecimal"),
                 notHex.getMessage());
 
         Path empty = dir.resolve("empty.secret");
         Files.writeString(empty, "");
+        Files.setPosixFilePermissions(empty, PosixFilePermissions.fromString("rw-------"));
         assertThrows(IOException.class, () -> JobSecret.readFrom(empty));
+    }
+
+    @Test
+    void aSecretFileOthersCanReadOrALinkIsRefusedAsSshRefusesSuchKeys() throws IOException {
+        JobSecret secret = JobSecret.generate();
+        Path file = dir.resolve("job.secret");
+        secret.writeTo(file);
+        for (String mode : new String[]{"rw-r-----", "rw----r--", "rw-------"}) {
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+            if (mode.equals("rw-------")) {
+                assertEquals(secret, JobSecret.readFrom(file));
+                continue;
+            }
+            IOException e = assertThrows(IOException.class, () -> JobSecret.readFrom(file), mode);
+            assertEquals("job secret file " + file + " is accessible by group or others (permissions " + mode
+                    + "); it must be private to its owner: chmod 600 " + file, e.getMessage());
+        }
+        Path link = dir.resolve("link.secret");
+        Files.createSymbolicLink(link, file);
+        IOException e = assertThrows(IOException.class, () -> JobSecret.readFrom(link));
+        assertEquals("job secret file " + link + " is a symbolic link; give the file itself, private to its owner (chmod 600)",
+                e.getMessage());
     }
 }

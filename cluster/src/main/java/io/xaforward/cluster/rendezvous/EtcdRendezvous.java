@@ -16,6 +16,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import io.xaforward.gateway.YamlTree;
 
 /**
  * The etcd rendezvous of a job: each rank registers its address under {@code /xaf/jobs/JOB/ranks/RANK}, attached
@@ -69,16 +74,12 @@ public final class EtcdRendezvous implements WorldSource {
             }
             Thread.sleep(POLL_MS);
         }
+        Set<String> reported = new HashSet<>();
         while (true) {
-            Map<Integer, String> ranks = new TreeMap<>();
-            for (EtcdClient.KeyValue kv : etcd.range(prefix).kvs()) {
-                String tail = kv.key().substring(prefix.length());
-                if (tail.matches("\\d+")) ranks.put(Integer.parseInt(tail), kv.value());
-            }
-            if (ranks.keySet().stream().anyMatch(r -> r >= o.worldSize())) {
-                throw new IllegalStateException("rendezvous of job " + o.jobId() + ": ranks " + ranks.keySet()
-                        + " registered, but the world size is " + o.worldSize());
-            }
+            Map<Integer, Map<String, Object>> ranks = registrations(etcd.range(prefix).kvs(), prefix, o.worldSize(),
+                    "etcd " + etcd.endpoint(), why -> {
+                        if (reported.add(why)) log.println("xaf worker: rendezvous: ignored " + why);
+                    });
             if (ranks.size() == o.worldSize()) {
                 World w = ClusterFile.parse(clusterYaml(o.jobId(), ranks), "etcd " + etcd.endpoint() + prefix);
                 WorldSource.checkAgainst(w, o, "the rendezvous");
@@ -109,15 +110,93 @@ public final class EtcdRendezvous implements WorldSource {
         return y.append('}').toString();
     }
 
+    /**
+     * The registrations under {@code prefix}, each read strictly ({@link #registration(String, String)}). A key that
+     * is not a rank number, a rank outside the world, or a value that does not read is named through {@code ignored}
+     * and left out, as if that rank had not registered: one bad or foreign entry cannot break every join.
+     */
+    static Map<Integer, Map<String, Object>> registrations(List<EtcdClient.KeyValue> kvs, String prefix, int worldSize,
+                                                           String source, Consumer<String> ignored) {
+        Map<Integer, Map<String, Object>> ranks = new TreeMap<>();
+        for (EtcdClient.KeyValue kv : kvs) {
+            String tail = kv.key().substring(prefix.length());
+            if (!tail.matches("0|[1-9][0-9]{0,8}")) {
+                ignored.accept(kv.key() + ": not a rank number");
+                continue;
+            }
+            int rank = Integer.parseInt(tail);
+            if (rank >= worldSize) {
+                ignored.accept(kv.key() + ": rank " + rank + " is outside the world of " + worldSize);
+                continue;
+            }
+            try {
+                ranks.put(rank, registration(kv.value(), source + kv.key()));
+            } catch (IllegalArgumentException e) {
+                ignored.accept(e.getMessage());
+            }
+        }
+        return ranks;
+    }
+
+    /**
+     * One registration, read with no YAML 1.1 coercions and duplicate keys refused ({@link YamlTree}), every key
+     * known and every value checked: the values of the cluster file it becomes, typed.
+     */
+    static Map<String, Object> registration(String text, String source) {
+        Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
+        if (!(YamlTree.read(text, fail) instanceof Map<?, ?> reg)) throw fail.apply("not a mapping: " + text);
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (var e : reg.entrySet()) {
+            String key = String.valueOf(e.getKey());
+            Object v = e.getValue();
+            if (key.equals("gateway")) {
+                if (!(v instanceof Map<?, ?> g) || g.size() != 1 || !(g.get("ip") instanceof String || g.get("mac") instanceof String)) {
+                    throw fail.apply("gateway must be {ip: ADDRESS} or {mac: ADDRESS}");
+                }
+                out.put(key, new LinkedHashMap<>(g));
+                continue;
+            }
+            if (!(v instanceof String s)) throw fail.apply(key + " must be a single value");
+            switch (key) {
+                case "datacenter", "interface", "ip", "mac" -> out.put(key, s);
+                case "form" -> {
+                    try {
+                        out.put(key, NetworkForm.fromName(s).configName());
+                    } catch (IllegalArgumentException ex) {
+                        throw fail.apply("form: " + ex.getMessage());
+                    }
+                }
+                case "mtu" -> out.put(key, (int) number(s, 68, 65535, key, fail));
+                case "identity" -> out.put(key, number(s, 0, 0xFFFF_FFFFL, key, fail));
+                default -> throw fail.apply("unknown key '" + key + "'");
+            }
+        }
+        for (String k : List.of("datacenter", "form", "mtu")) if (!out.containsKey(k)) throw fail.apply("'" + k + "' is required");
+        return out;
+    }
+
+    /** Decimal without a leading zero, or 0x hexadecimal, within [min, max]. */
+    private static long number(String s, long min, long max, String key, Function<String, RuntimeException> fail) {
+        long n;
+        try {
+            if (s.matches("0|[1-9][0-9]{0,18}")) n = Long.parseLong(s);
+            else if (s.matches("0[xX][0-9a-fA-F]{1,15}")) n = Long.parseLong(s.substring(2), 16);
+            else throw fail.apply(key + ": '" + s + "' is not a decimal or 0x number");
+        } catch (NumberFormatException e) {
+            throw fail.apply(key + ": '" + s + "' is out of range");
+        }
+        if (n < min || n > max) throw fail.apply(key + " must be " + min + ".." + max + ", got " + s);
+        return n;
+    }
+
     /** The registrations as a cluster file, so that the rendezvous and the file share one parser and its checks. */
-    static String clusterYaml(int job, Map<Integer, String> registrations) {
+    static String clusterYaml(int job, Map<Integer, Map<String, Object>> registrations) {
         org.yaml.snakeyaml.Yaml yaml = new org.yaml.snakeyaml.Yaml(new org.yaml.snakeyaml.constructor.SafeConstructor(
                 new org.yaml.snakeyaml.LoaderOptions()));
         Map<String, Map<String, Object>> dcs = new LinkedHashMap<>();
         List<Map<String, Object>> ranks = new ArrayList<>();
         for (var e : registrations.entrySet()) {
-            Object parsed = yaml.load(e.getValue());
-            if (!(parsed instanceof Map<?, ?> reg)) throw new IllegalStateException("rank " + e.getKey() + " registered garbage: " + e.getValue());
+            Map<String, Object> reg = e.getValue();
             String dc = String.valueOf(reg.get("datacenter"));
             Map<String, Object> d = new LinkedHashMap<>();
             d.put("name", dc);
@@ -128,7 +207,7 @@ public final class EtcdRendezvous implements WorldSource {
             if (known != null && !known.get("form").equals(d.get("form"))) {
                 throw new IllegalStateException("ranks of data center " + dc + " registered different forms");
             }
-            if (known != null && ((Number) d.get("mtu")).intValue() < ((Number) known.get("mtu")).intValue()) {
+            if (known != null && (int) d.get("mtu") < (int) known.get("mtu")) {
                 known.put("mtu", d.get("mtu"));
             }
             Map<String, Object> r = new LinkedHashMap<>();

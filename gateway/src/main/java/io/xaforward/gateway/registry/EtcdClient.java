@@ -42,8 +42,8 @@ public final class EtcdClient implements AutoCloseable {
     /** The keys under a prefix, and the store revision they were read at (watch from {@code revision + 1}). */
     public record Range(List<KeyValue> kvs, long revision) {}
 
-    /** One change: a put (value set) or a delete (value null). */
-    public record Event(String key, String value) {
+    /** One change: a put (value set) or a delete (value null), at store revision {@code modRevision}. */
+    public record Event(String key, String value, long modRevision) {
         public boolean deleted() { return value == null; }
     }
 
@@ -67,10 +67,14 @@ public final class EtcdClient implements AutoCloseable {
     public Range range(String prefix) {
         Map<?, ?> r = call("/v3/kv/range", json("key", b64(prefix), "range_end", b64(prefixEnd(prefix))));
         List<KeyValue> kvs = new ArrayList<>();
-        if (r.get("kvs") instanceof List<?> list) {
-            for (Object o : list) kvs.add(keyValue((Map<?, ?>) o));
+        try {
+            if (r.get("kvs") instanceof List<?> list) {
+                for (Object o : list) kvs.add(keyValue((Map<?, ?>) o));
+            }
+            return new Range(kvs, revision(r));
+        } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
+            throw new EtcdException("etcd at " + endpoint + " sent a malformed range answer: " + r);
         }
-        return new Range(kvs, revision(r));
     }
 
     /** Sets {@code key} (attached to {@code lease} unless 0). */
@@ -133,26 +137,36 @@ public final class EtcdClient implements AutoCloseable {
             while (it.hasNext()) {
                 String line = it.next();
                 if (line.isBlank()) continue;
-                Map<?, ?> msg = parse(line);
-                if (msg.get("error") != null) throw new EtcdException("etcd at " + endpoint + " ended the watch: " + msg.get("error"));
-                Map<?, ?> result = msg.get("result") instanceof Map<?, ?> m ? m : Map.of();
-                if (Boolean.TRUE.equals(result.get("canceled"))) {
-                    throw new EtcdException("etcd at " + endpoint + " cancelled the watch: " + result.get("cancel_reason"));
-                }
-                if (result.get("events") instanceof List<?> events && !events.isEmpty()) {
-                    List<Event> batch = new ArrayList<>();
-                    for (Object o : events) {
-                        Map<?, ?> e = (Map<?, ?>) o;
-                        KeyValue kv = keyValue((Map<?, ?>) e.get("kv"));
-                        batch.add(new Event(kv.key(), "DELETE".equals(e.get("type")) ? null : kv.value()));
-                    }
-                    onEvents.accept(batch);
-                }
+                List<Event> batch = watchEvents(line);
+                if (!batch.isEmpty()) onEvents.accept(batch);
             }
         } catch (UncheckedIOException e) {
             throw unreachable(e.getCause());
         }
         throw new EtcdException("etcd at " + endpoint + " closed the watch stream");
+    }
+
+    /** The changes of one line of a watch stream; an answer of the wrong shape is an {@link EtcdException}. */
+    private List<Event> watchEvents(String line) {
+        Map<?, ?> msg = parse(line);
+        if (msg.get("error") != null) throw new EtcdException("etcd at " + endpoint + " ended the watch: " + msg.get("error"));
+        Map<?, ?> result = msg.get("result") instanceof Map<?, ?> m ? m : Map.of();
+        if (Boolean.TRUE.equals(result.get("canceled"))) {
+            throw new EtcdException("etcd at " + endpoint + " cancelled the watch: " + result.get("cancel_reason"));
+        }
+        List<Event> batch = new ArrayList<>();
+        try {
+            if (result.get("events") instanceof List<?> events) {
+                for (Object o : events) {
+                    Map<?, ?> e = (Map<?, ?>) o;
+                    KeyValue kv = keyValue((Map<?, ?>) e.get("kv"));
+                    batch.add(new Event(kv.key(), "DELETE".equals(e.get("type")) ? null : kv.value(), kv.modRevision()));
+                }
+            }
+        } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
+            throw new EtcdException("etcd at " + endpoint + " sent a malformed watch answer: " + line);
+        }
+        return batch;
     }
 
     private Map<?, ?> call(String path, String json) {

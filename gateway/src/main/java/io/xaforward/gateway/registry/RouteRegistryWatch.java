@@ -2,48 +2,71 @@ package io.xaforward.gateway.registry;
 
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
-import io.xaforward.gateway.GatewayService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * Keeps a gateway's routes equal to the entries under an etcd prefix ({@code xaf gateway --registry URL}). Each
- * key holds one route, written as a route entry of the gateway config file (YAML or JSON). Every change is applied
- * through {@link GatewayService#applyRoutes}, the file reload's path: the whole set is validated first (one bad
- * entry rejects the update and keeps the running routes), then new routes are added before old ones are removed.
+ * key holds one route, written as a route entry of the gateway config file (YAML or JSON), and is read by the
+ * file's strict parser ({@link GatewayConfigParser#parseRoute}: no YAML 1.1 coercions, duplicate keys rejected,
+ * every value bounds-checked). Every change is applied through the file reload's path (new routes added before old
+ * ones are removed).
  *
- * <p>When etcd cannot be reached the gateway keeps forwarding on the last routes it had, reports
- * {@code xaf_registry_up 0} and counts the failure, and resynchronises (a full read, then a new watch) once etcd
- * answers again.
+ * <p>A bad entry is named in the log, counted in {@code xaf_registry_rejected_total} and skipped: a key that held a
+ * good route keeps that route, a new key adds nothing, and the other entries still apply. Two keys with the same
+ * identifier: the key that sorts first wins, the other is skipped. An empty set (every key deleted, e.g. by
+ * {@code etcdctl del --prefix}) is applied only while the key {@code PREFIX_empty} holds {@code true}
+ * ({@link #EMPTY_MARKER}); otherwise it is refused and the running routes stay.
+ *
+ * <p>When etcd cannot be reached, or answers something malformed, the gateway keeps forwarding on the last routes
+ * it had, reports {@code xaf_registry_up 0} and counts the failure, and its watch thread resynchronises (a full
+ * read, then a new watch) once etcd answers again. SIGHUP forces a full re-read ({@link #resyncNow}).
  */
 public final class RouteRegistryWatch implements AutoCloseable {
+    /** The key, under the prefix, that allows an empty route set when it holds {@code true}. */
+    public static final String EMPTY_MARKER = "_empty";
     private static final long RETRY_MS = 1000;
     private static final Logger LOG = LoggerFactory.getLogger(RouteRegistryWatch.class);
 
-    private final GatewayService service;
+    /** Where the routes go: the running gateway ({@link io.xaforward.gateway.GatewayService}). */
+    public interface Routes {
+        GatewayConfig config();
+
+        void applyRoutes(List<GatewayConfig.RouteConfig> routes);
+
+        void addMetrics(Supplier<String> lines);
+    }
+
+    private final Routes target;
     private final EtcdClient etcd;
     private final String prefix;
+    /** The registry's values by key, and the last good route of each key (kept while its value is bad). */
     private final Map<String, String> entries = new TreeMap<>();
+    private final Map<String, GatewayConfig.RouteConfig> good = new HashMap<>();
+    /** Values already reported as bad, so one bad value is logged and counted once. */
+    private final Map<String, String> reported = new HashMap<>();
     private final AtomicLong updates = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
+    private final AtomicLong emptyRefused = new AtomicLong();
+    private final AtomicLong resyncs = new AtomicLong();
+    /** The store revision of the last full read: watch events at or before it are already in {@link #entries}. */
+    private long readRevision;
     private volatile boolean up;
     private volatile boolean closing;
     private Thread thread;
 
-    public RouteRegistryWatch(GatewayService service, EtcdClient etcd, String prefix) {
+    public RouteRegistryWatch(Routes target, EtcdClient etcd, String prefix) {
         if (!prefix.startsWith("/")) throw new IllegalArgumentException("registry prefix must start with '/', was " + prefix);
-        this.service = service;
+        this.target = target;
         this.etcd = etcd;
         this.prefix = prefix.endsWith("/") ? prefix : prefix + "/";
     }
@@ -54,20 +77,40 @@ public final class RouteRegistryWatch implements AutoCloseable {
      */
     public RouteRegistryWatch start() {
         long revision = resync();
-        service.addMetrics(this::prometheusText);
+        target.addMetrics(this::prometheusText);
         thread = Thread.ofPlatform().daemon(true).name("xaf-gateway-registry").start(() -> follow(revision));
         return this;
     }
 
-    public boolean up() { return up; }
+    /** Whether the registry answered the last read and the watch thread is running. */
+    public boolean up() {
+        Thread t = thread;
+        return up && t != null && t.isAlive();
+    }
+
+    /**
+     * A full re-read of the registry, applied at once (SIGHUP). A failure is counted, shown as
+     * {@code xaf_registry_up 0} and thrown; the watch thread keeps trying on its own.
+     */
+    public void resyncNow() {
+        try {
+            resync();
+        } catch (RuntimeException e) {
+            errors.incrementAndGet();
+            up = false;
+            throw e;
+        }
+    }
 
     private long resync() {
         EtcdClient.Range r = etcd.range(prefix);
         synchronized (entries) {
             entries.clear();
             for (EtcdClient.KeyValue kv : r.kvs()) entries.put(kv.key(), kv.value());
+            readRevision = Math.max(readRevision, r.revision());
             applyEntries();
         }
+        resyncs.incrementAndGet();
         up = true;
         return r.revision();
     }
@@ -76,15 +119,8 @@ public final class RouteRegistryWatch implements AutoCloseable {
         long from = revision + 1;
         while (!closing) {
             try {
-                etcd.watch(prefix, from, events -> {
-                    synchronized (entries) {
-                        for (EtcdClient.Event e : events) {
-                            if (e.deleted()) entries.remove(e.key()); else entries.put(e.key(), e.value());
-                        }
-                        applyEntries();
-                    }
-                });
-            } catch (EtcdException e) {
+                etcd.watch(prefix, from, this::onEvents);
+            } catch (RuntimeException e) { // unreachable, or a malformed answer: never let the thread die
                 if (closing) return;
                 errors.incrementAndGet();
                 if (up) LOG.warn("route registry lost, keeping the last routes: {}", e.getMessage());
@@ -99,18 +135,61 @@ public final class RouteRegistryWatch implements AutoCloseable {
                     break;
                 } catch (InterruptedException e) {
                     return;
-                } catch (EtcdException e) {
+                } catch (RuntimeException e) {
                     errors.incrementAndGet();
+                    up = false;
                 }
             }
         }
     }
 
-    /** Validates the whole set as a config file would be, then applies it; a bad entry keeps the running routes. */
+    private void onEvents(List<EtcdClient.Event> events) {
+        synchronized (entries) {
+            boolean changed = false;
+            for (EtcdClient.Event e : events) {
+                if (e.modRevision() != 0 && e.modRevision() <= readRevision) continue; // already read (SIGHUP re-sync)
+                if (e.deleted()) entries.remove(e.key()); else entries.put(e.key(), e.value());
+                changed = true;
+            }
+            if (changed) applyEntries();
+        }
+    }
+
+    /** Parses every entry (skipping bad ones, see the class comment) and applies the set. */
     private void applyEntries() {
-        String source = "registry " + etcd.endpoint() + prefix;
+        GatewayConfig current = target.config();
+        List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
+        Map<Integer, String> owner = new HashMap<>();
+        good.keySet().retainAll(entries.keySet());
+        reported.keySet().retainAll(entries.keySet());
+        for (var e : entries.entrySet()) {
+            String key = e.getKey();
+            if (key.equals(prefix + EMPTY_MARKER)) continue;
+            GatewayConfig.RouteConfig route;
+            try {
+                route = GatewayConfigParser.parseRoute(e.getValue(), "registry " + etcd.endpoint() + key, current.ports());
+                String other = owner.get(route.networkId());
+                if (other != null) {
+                    throw new GatewayConfigParser.ConfigException("registry " + etcd.endpoint() + key + ": identifier "
+                            + String.format("0x%08x", route.networkId()) + " already has a route, from " + other);
+                }
+                good.put(key, route);
+            } catch (RuntimeException ex) {
+                report(key, e.getValue(), ex.getMessage());
+                route = good.get(key);
+                if (route == null || owner.containsKey(route.networkId())) continue;
+            }
+            owner.put(route.networkId(), key);
+            routes.add(route);
+        }
+        if (routes.isEmpty() && !current.routes().isEmpty() && !"true".equals(entries.get(prefix + EMPTY_MARKER))) {
+            emptyRefused.incrementAndGet();
+            LOG.warn("registry {}{} holds no routes: refused, keeping the {} running routes (put '{}' = true under the"
+                    + " prefix to allow an empty route set)", etcd.endpoint(), prefix, current.routes().size(), EMPTY_MARKER);
+            return;
+        }
         try {
-            service.applyRoutes(parse(entries, service.config(), source));
+            target.applyRoutes(routes);
             updates.incrementAndGet();
         } catch (RuntimeException e) {
             rejected.incrementAndGet();
@@ -118,45 +197,25 @@ public final class RouteRegistryWatch implements AutoCloseable {
         }
     }
 
-    /** The routes of the registry entries, checked by the config file's parser against the gateway's ports. */
-    static List<GatewayConfig.RouteConfig> parse(Map<String, String> entries, GatewayConfig current, String source) {
-        Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()));
-        List<Object> routes = new ArrayList<>();
-        for (var e : entries.entrySet()) {
-            Object route;
-            try {
-                route = yaml.load(e.getValue());
-            } catch (RuntimeException ex) {
-                throw new IllegalArgumentException(source + ": " + e.getKey() + " is not YAML or JSON: " + ex.getMessage());
-            }
-            if (!(route instanceof Map<?, ?>)) throw new IllegalArgumentException(source + ": " + e.getKey() + " is not a route mapping");
-            routes.add(route);
-        }
-        List<Object> ports = new ArrayList<>();
-        for (GatewayConfig.PortConfig p : current.ports()) {
-            Map<String, Object> port = new LinkedHashMap<>();
-            port.put("interface", p.iface());
-            port.put("form", p.form().configName());
-            port.put("slot", p.slot());
-            ports.add(port);
-        }
-        Map<String, Object> config = new LinkedHashMap<>();
-        config.put("metrics", false);
-        config.put("reload", false);
-        config.put("ports", ports);
-        config.put("routes", routes);
-        return GatewayConfigParser.parse(yaml.dump(config), source).routes();
+    private void report(String key, String value, String why) {
+        if (value.equals(reported.put(key, value))) return;
+        rejected.incrementAndGet();
+        LOG.warn("registry entry skipped ({}): {}", good.containsKey(key) ? "its last good route stays" : "no route", why);
     }
 
     String prometheusText() {
-        return "# HELP xaf_registry_up Whether the route registry (etcd) answered the last time it was asked.\n"
-                + "# TYPE xaf_registry_up gauge\nxaf_registry_up " + (up ? 1 : 0) + "\n"
+        return "# HELP xaf_registry_up Whether the route registry (etcd) answered the last read and is being watched.\n"
+                + "# TYPE xaf_registry_up gauge\nxaf_registry_up " + (up() ? 1 : 0) + "\n"
                 + "# HELP xaf_registry_updates_total Route sets applied from the registry.\n"
                 + "# TYPE xaf_registry_updates_total counter\nxaf_registry_updates_total " + updates.get() + "\n"
-                + "# HELP xaf_registry_errors_total Failed reads or watches of the registry (outages).\n"
+                + "# HELP xaf_registry_resyncs_total Full reads of the registry (start, after an outage, SIGHUP).\n"
+                + "# TYPE xaf_registry_resyncs_total counter\nxaf_registry_resyncs_total " + resyncs.get() + "\n"
+                + "# HELP xaf_registry_errors_total Failed or malformed reads or watches of the registry.\n"
                 + "# TYPE xaf_registry_errors_total counter\nxaf_registry_errors_total " + errors.get() + "\n"
-                + "# HELP xaf_registry_rejected_total Registry updates rejected as invalid (running routes kept).\n"
-                + "# TYPE xaf_registry_rejected_total counter\nxaf_registry_rejected_total " + rejected.get() + "\n";
+                + "# HELP xaf_registry_rejected_total Registry entries skipped or updates rejected as invalid.\n"
+                + "# TYPE xaf_registry_rejected_total counter\nxaf_registry_rejected_total " + rejected.get() + "\n"
+                + "# HELP xaf_registry_empty_refused_total Empty route sets refused (no " + EMPTY_MARKER + " marker).\n"
+                + "# TYPE xaf_registry_empty_refused_total counter\nxaf_registry_empty_refused_total " + emptyRefused.get() + "\n";
     }
 
     @Override
