@@ -9,6 +9,7 @@ import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -25,9 +26,10 @@ import java.util.zip.CRC32C;
  *   <li>{@code encrypt}: as mac, but data is AES-256-GCM ciphertext and the tag is GCM's, the header bytes being the
  *       associated data and the nonce {@code src_rank(2) || dst_rank(2) || sequence(8)}.</li>
  * </ul>
- * Keys for HMAC and AES are derived from the job secret with HMAC-SHA256 and distinct labels. The datagram is copied
- * once into a reusable array, which both checks read: the mac and crc32c modes allocate nothing per datagram; the
- * JDK's GCM allocates a few small objects per datagram in encrypt mode. One instance per thread. {@code
+ * Keys for HMAC and AES are derived from the job secret with HMAC-SHA256 and distinct labels. crc32c and mac read and
+ * write the datagram in place, in the port's own memory (only the 42 covered header bytes are copied) and allocate
+ * nothing per datagram; encrypt copies the datagram once into a reusable array for the JDK's GCM, which allocates a
+ * few small objects per datagram. One instance per thread. {@code
  * maxDatagramLength} bounds header + payload of what it seals and opens.
  */
 public final class WireSeal {
@@ -62,6 +64,11 @@ public final class WireSeal {
     private final MemorySegment plainSegment;
     private final byte[] tag = new byte[32];
     private final byte[] nonce = new byte[12];
+    /** The covered header bytes (hop_limit read as 0): the only bytes crc32c and mac copy. */
+    private final byte[] coveredHeader = new byte[XafHeader.CHECKED_HEADER_LENGTH];
+    /** ByteBuffer views of the last segments sealed in and opened from (the port's stable buffers). */
+    private final BufferView sealView = new BufferView();
+    private final BufferView openView = new BufferView();
 
     // Result of the last successful open().
     private MemorySegment dataSegment;
@@ -135,14 +142,9 @@ public final class WireSeal {
     public void seal(MemorySegment segment, long base, int dataLength, long sequenceNumber) {
         int header = XafHeader.LENGTH;
         int payloadLength = dataLength + trailerLength();
-        MemorySegment.copy(segment, base, copySegment, 0, header + dataLength);
-        copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
-        if (mode == WireSecurity.MAC) {
-            copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
-            computeMac(dataLength);
-            System.arraycopy(tag, 0, copy, header + dataLength, TAG_BYTES);
-            MemorySegment.copy(copySegment, header + dataLength, segment, base + header + dataLength, TRAILER_BYTES);
-        } else if (mode == WireSecurity.ENCRYPT) {
+        if (mode == WireSecurity.ENCRYPT) {
+            MemorySegment.copy(segment, base, copySegment, 0, header + dataLength);
+            copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
             try {
                 cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(sequenceNumber)));
                 cipher.updateAAD(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
@@ -153,10 +155,20 @@ public final class WireSeal {
             }
             copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
             MemorySegment.copy(copySegment, header, segment, base + header, payloadLength);
+        } else {
+            // crc32c and mac work in place on the datagram: only the 42 covered header bytes are copied.
+            copyCoveredHeader(segment, base);
+            if (mode == WireSecurity.MAC) {
+                long trailer = base + header + dataLength;
+                segment.set(BE_LONG, trailer + TAG_BYTES, sequenceNumber);
+                computeMac(sealView.of(segment), base + header, dataLength, trailer + TAG_BYTES);
+                MemorySegment.copy(tag, 0, segment, ValueLayout.JAVA_BYTE, trailer, TAG_BYTES);
+            }
         }
         segment.set(XafHeaderFields.SUM, base + XafHeader.PAYLOAD_SUM_OFFSET,
                 (short) PayloadChecksums.onesComplementSum(segment, base + header, payloadLength));
-        segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET, crcOfCopy(payloadLength));
+        segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET, mode == WireSecurity.ENCRYPT
+                ? crcOfCopy(payloadLength) : crcInPlace(sealView.of(segment), base + header, payloadLength));
     }
 
     /**
@@ -173,24 +185,33 @@ public final class WireSeal {
             return TOO_LONG;
         }
         int header = XafHeader.LENGTH;
+        int length = payloadLength - trailerLength();
+        if (mode != WireSecurity.ENCRYPT) {
+            // crc32c and mac check in place: the payload is read where the port received it, never copied.
+            copyCoveredHeader(segment, offset);
+            ByteBuffer view = openView.of(segment);
+            if (crcInPlace(view, offset + header, payloadLength)
+                    != segment.get(BE_INT, offset + XafHeader.PAYLOAD_CRC32C_OFFSET)) {
+                return CRC_MISMATCH;
+            }
+            if (mode == WireSecurity.CRC32C) {
+                return opened(segment, offset + header, length, 0);
+            }
+            long trailer = offset + header + length;
+            long seq = segment.get(BE_LONG, trailer + TAG_BYTES);
+            computeMac(view, offset + header, length, trailer + TAG_BYTES);
+            int diff = 0;
+            for (int i = 0; i < TAG_BYTES; i++) {
+                diff |= tag[i] ^ segment.get(ValueLayout.JAVA_BYTE, trailer + i); // constant time
+            }
+            return diff == 0 ? opened(segment, offset + header, length, seq) : AUTH_FAILED;
+        }
         MemorySegment.copy(segment, offset, copySegment, 0, header + payloadLength);
         copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
         if (crcOfCopy(payloadLength) != copySegment.get(BE_INT, XafHeader.PAYLOAD_CRC32C_OFFSET)) {
             return CRC_MISMATCH;
         }
-        int length = payloadLength - trailerLength();
-        if (mode == WireSecurity.CRC32C) {
-            return opened(segment, offset + header, length, 0);
-        }
         long seq = copySegment.get(BE_LONG, header + length + TAG_BYTES);
-        if (mode == WireSecurity.MAC) {
-            computeMac(length);
-            int diff = 0;
-            for (int i = 0; i < TAG_BYTES; i++) {
-                diff |= tag[i] ^ copy[header + length + i]; // constant time
-            }
-            return diff == 0 ? opened(segment, offset + header, length, seq) : AUTH_FAILED;
-        }
         try {
             cipher.init(Cipher.DECRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(seq)));
             cipher.updateAAD(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
@@ -216,19 +237,56 @@ public final class WireSeal {
     public int dataLength() { return dataLength; }
     public long sequence() { return sequence; }
 
-    /** HMAC over checked header bytes, data and sequence number of the copy, into {@link #tag}. */
-    private void computeMac(int dataLength) {
+    /**
+     * HMAC over the covered header bytes, the data and the sequence number, read in place through {@code view} (a
+     * ByteBuffer over the datagram's segment: a direct buffer for the ports' memory), into {@link #tag}.
+     */
+    private void computeMac(ByteBuffer view, long dataAt, int dataLength, long sequenceAt) {
         try {
             inner.update(innerPad);
-            inner.update(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
-            inner.update(copy, XafHeader.LENGTH, dataLength);
-            inner.update(copy, XafHeader.LENGTH + dataLength + TAG_BYTES, SEQUENCE_BYTES);
+            inner.update(coveredHeader, 0, XafHeader.CHECKED_HEADER_LENGTH);
+            inner.update(view.limit((int) (dataAt + dataLength)).position((int) dataAt));
+            inner.update(view.limit((int) (sequenceAt + SEQUENCE_BYTES)).position((int) sequenceAt));
             inner.digest(innerHash, 0, innerHash.length);
             outer.update(outerPad);
             outer.update(innerHash);
             outer.digest(tag, 0, tag.length);
         } catch (java.security.DigestException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** The covered header bytes of the datagram at {@code base}, hop_limit read as 0 (gateways decrement it). */
+    private void copyCoveredHeader(MemorySegment segment, long base) {
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, base, coveredHeader, 0, XafHeader.CHECKED_HEADER_LENGTH);
+        coveredHeader[XafHeader.HOP_LIMIT_OFFSET] = 0;
+    }
+
+    /** CRC32C of the covered header bytes and the payload at {@code payloadAt}, the payload read in place. */
+    private int crcInPlace(ByteBuffer view, long payloadAt, int payloadLength) {
+        crc.reset();
+        crc.update(coveredHeader, 0, XafHeader.CHECKED_HEADER_LENGTH);
+        crc.update(view.limit((int) (payloadAt + payloadLength)).position((int) payloadAt));
+        return (int) crc.getValue();
+    }
+
+    /**
+     * A ByteBuffer over a segment, made once per segment: the ports hand over the same send and receive buffers
+     * every time, so after the first datagram nothing is allocated.
+     */
+    private static final class BufferView {
+        private MemorySegment segment;
+        private ByteBuffer buffer;
+
+        ByteBuffer of(MemorySegment s) {
+            if (s != segment) {
+                if (s.byteSize() > Integer.MAX_VALUE) {
+                    throw new IllegalArgumentException("a datagram buffer of " + s.byteSize() + " bytes is too large");
+                }
+                buffer = s.asByteBuffer();
+                segment = s;
+            }
+            return buffer.clear();
         }
     }
 
