@@ -46,6 +46,7 @@ public final class ReliableTransport implements AutoCloseable {
     private static final long IDLE_SLEEP_NANOS = 50_000_000;
 
     private final TransportConfig config;
+    private final NanoClock clock;
     private final AddressBook addressBook;
     private final DatagramPort port;
     private final TransportStats stats = new TransportStats();
@@ -101,6 +102,7 @@ public final class ReliableTransport implements AutoCloseable {
         this.config = Objects.requireNonNull(config, "config");
         this.addressBook = Objects.requireNonNull(addressBook, "addressBook");
         this.port = Objects.requireNonNull(port, "port");
+        this.clock = config.clock();
         int datagram = XafHeader.LENGTH + config.maxPayload();
         if (datagram > port.maxDatagramLength()) {
             throw new IllegalArgumentException("chunk payload of " + config.maxPayload() + " bytes plus the "
@@ -140,7 +142,7 @@ public final class ReliableTransport implements AutoCloseable {
         ackEveryChunks = config.ackDelay().isZero() ? 1 : config.ackEveryChunks();
         ackDelayNanos = ackEveryChunks == 1 ? 0 : config.ackDelay().toNanos();
         tokens = burst;
-        lastRefillNanos = System.nanoTime();
+        lastRefillNanos = clock.nanoTime();
     }
 
     public TransportConfig config() { return config; }
@@ -320,7 +322,7 @@ public final class ReliableTransport implements AutoCloseable {
 
     /** One pass of the event loop; returns the amount of work done (0 = idle). Call from one thread only. */
     public int doWork() {
-        nowNanos = System.nanoTime();
+        nowNanos = clock.nanoTime();
         int work = drainSubmissions();
         work += port.poll(receiveHandler, POLL_BATCH);
         work += flushAcks();
@@ -604,12 +606,16 @@ public final class ReliableTransport implements AutoCloseable {
                          long[] bitmap, int words) {
         int remaining = count - cumulative;
         int sackWords = bitmap == null ? 0 : Math.min(AckPayload.MAX_SACK_WORDS, Bitmaps.wordsFor(remaining));
-        int payloadLength = AckPayload.length(sackWords);
         long at = XafHeader.LENGTH;
-        AckPayload.writeFixed(txSegment, at, cumulative, count, received, sackWords);
+        int used = 0; // trailing empty words are left out: nothing above the highest received chunk to report
         for (int w = 0; w < sackWords; w++) {
-            AckPayload.writeSackWord(txSegment, at, w, Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w));
+            long bits = Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w);
+            AckPayload.writeSackWord(txSegment, at, w, bits);
+            if (bits != 0) used = w + 1;
         }
+        sackWords = used;
+        int payloadLength = AckPayload.length(sackWords);
+        AckPayload.writeFixed(txSegment, at, cumulative, count, received, sackWords);
         if (transmit(peer, writeHeader(peer, 2, 0, 0, step, bucket, cumulative, count, payloadLength))) {
             stats.increment(Counter.ACKS_SENT);
         }
@@ -1011,7 +1017,8 @@ public final class ReliableTransport implements AutoCloseable {
         }
         for (int i = 0, size = peer.outbound.size(); i < size; i++) {
             OutboundMessage m = peer.outbound.get(i);
-            if (m.nextNew < m.chunkCount) {
+            // New chunks only within the reach of an ACK's SACK bitmap, so that every arrival can be reported.
+            if (m.nextNew < m.chunkCount && m.nextNew - m.lowestUnacked < AckPayload.SACK_SPAN_CHUNKS) {
                 if (m.progressNanos == 0) {
                     m.progressNanos = nowNanos; // the ack timeout runs from the first attempt, even a refused one
                 }

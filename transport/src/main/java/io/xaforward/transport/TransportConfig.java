@@ -29,6 +29,7 @@ public final class TransportConfig {
     private final JobSecret secret;
     private final int ackEveryChunks;
     private final Duration ackDelay;
+    private final NanoClock clock;
 
     private TransportConfig(Builder b) {
         this.localRank = b.localRank;
@@ -48,6 +49,7 @@ public final class TransportConfig {
         this.secret = b.secret;
         this.ackEveryChunks = b.ackEveryChunks;
         this.ackDelay = b.ackDelay;
+        this.clock = b.clock;
     }
 
     public static Builder builder(int localRank, int jobId, int jobToken) {
@@ -102,6 +104,8 @@ public final class TransportConfig {
     public int ackEveryChunks() { return ackEveryChunks; }
     /** Longest time a received chunk waits for its acknowledgement (delayed ACK timer). */
     public Duration ackDelay() { return ackDelay; }
+    /** Where the transport reads the time (the system's monotonic clock unless a test injects another). */
+    public NanoClock clock() { return clock; }
 
     public static final class Builder {
         private final int localRank;
@@ -121,6 +125,7 @@ public final class TransportConfig {
         private JobSecret secret;
         private int ackEveryChunks = 32;
         private Duration ackDelay = Duration.ofMillis(1);
+        private NanoClock clock = NanoClock.SYSTEM;
 
         private Builder(int localRank, int jobId, int jobToken) {
             if (localRank < 0 || localRank > 0xFFFF) {
@@ -223,6 +228,12 @@ public final class TransportConfig {
             }
             this.ackEveryChunks = everyChunks;
             this.ackDelay = delay;
+            return this;
+        }
+
+        /** The time source of every timer, RTT sample and pacing decision (tests inject simulated time). */
+        public Builder clock(NanoClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
