@@ -6,6 +6,7 @@ import io.xaforward.cluster.TrainResult;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -37,6 +38,11 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
+
+    @Option(names = "--eval-windows", defaultValue = "" + TrainerConfig.DEFAULT_EVAL_WINDOWS, description = {"validation windows (of one context length) per evaluation; a "
+            + "validation split with at most this many is evaluated whole (default: ${DEFAULT-VALUE}, a standard "
+            + "error of ~0.015 nats)"})
+    int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
 
     @Option(names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps (default: ${DEFAULT-VALUE})")
     long checksumEvery;
@@ -105,6 +111,7 @@ final class TrainCommand implements Callable<Integer> {
         if (topology == null) topology = shippedTopology("two-dc.yaml");
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
+        if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
         Algorithm.fromName(loop.algorithm);
         WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
@@ -121,7 +128,7 @@ final class TrainCommand implements Callable<Integer> {
                 loop.warmup,
                 evalEvery, checksumEvery, dataPath, 1, new SecureRandom().nextInt(), threads,
                 loop.bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
-                wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity, endpoint);
+                wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity, endpoint, evalWindows);
     }
 
     static boolean parseOnOff(String option, String value) {

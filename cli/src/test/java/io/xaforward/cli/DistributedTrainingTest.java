@@ -6,6 +6,7 @@ import io.xaforward.cluster.TrainingJob;
 import io.xaforward.testbed.Netns;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
+import io.xaforward.training.Evaluation;
 import io.xaforward.training.GradientReducer;
 import io.xaforward.training.StepStats;
 import io.xaforward.training.SyntheticCorpus;
@@ -27,7 +28,8 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * Data-parallel training across two emulated data centers (IPv4 and IPv6, two workers each, one XDP gateway)
  * computes what one process computes on the same global batch, whether the workers use AF_XDP sockets or kernel
- * UDP sockets.
+ * UDP sockets; its validation loss, evaluated by the four ranks each on its share of the windows, is what one
+ * process finds for the final weights over the same windows.
  */
 class DistributedTrainingTest {
     static final int STEPS = 6;
@@ -47,7 +49,8 @@ class DistributedTrainingTest {
         cmd.loop.seed = 77;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = 0;
+        cmd.evalEvery = STEPS;
+        cmd.evalWindows = 300;
         cmd.checksumEvery = 1;
         cmd.threads = 1;
         cmd.loop.bucketMb = 1; // several buckets, so the pipelining path is exercised
@@ -66,7 +69,7 @@ class DistributedTrainingTest {
         DjlRuntime.load(dir.resolve("djl"), 1);
         TokenDataset.Split split = TextDataset.open(spec.data()).split(0.05);
         TrainerConfig config = TrainerConfig.builder("tiny").steps(STEPS).globalBatch(8).seed(77).learningRate(3e-3)
-                .warmupSteps(2).evalEvery(0).threads(1).build();
+                .warmupSteps(2).evalEvery(0).evalWindows(300).threads(1).build();
         try (DataParallelTrainer single = new DataParallelTrainer(config, split.train(), split.validation(), 0, 1, GradientReducer.single());
              DataParallelTrainer loaded = new DataParallelTrainer(config, split.train(), split.validation(), 0, 1, GradientReducer.single())) {
             List<StepStats> reference = single.train(null);
@@ -83,6 +86,13 @@ class DistributedTrainingTest {
                 norm += a[i] * (double) a[i];
             }
             assertTrue(Math.sqrt(diff / norm) < 1e-4, "relative L2 distance of final weights " + Math.sqrt(diff / norm));
+
+            Evaluation sharded = distributed.lastValidation();
+            Evaluation oneProcess = loaded.evaluate(); // the job's own final weights, all windows in this process
+            assertEquals(300, sharded.windows(), console.toString());
+            assertEquals(oneProcess.splitWindows(), sharded.splitWindows());
+            assertEquals(oneProcess.loss(), sharded.loss(), 1e-5 * oneProcess.loss(), "validation loss");
+            assertEquals(oneProcess.standardError(), sharded.standardError(), 1e-3 * oneProcess.standardError());
         }
     }
 

@@ -70,6 +70,8 @@ class TrainResumeTest {
             assertEquals(i + 1, l.get("step").getAsLong());
             assertTrue(l.get("loss").getAsDouble() > 0 && l.get("wire_bytes").getAsLong() > 0, l.toString());
             assertEquals((i + 1) % 3 == 0, !l.get("val_loss").isJsonNull(), l.toString());
+            assertEquals((i + 1) % 3 == 0, !l.get("val_loss_se").isJsonNull(), l.toString());
+            assertEquals((i + 1) % 3 == 0, !l.get("val_windows").isJsonNull(), l.toString());
             assertTrue(l.has("lr") && l.has("retransmits") && l.has("gateway_drops") && l.has("comm_ms"), l.toString());
         }
         assertTrue(Files.size(whole.resolve("loss.png")) > 1000);
@@ -84,6 +86,9 @@ class TrainResumeTest {
             assertEquals(lines.get(3 + i).get("loss").getAsDouble(), after.get(i).get("loss").getAsDouble(), 0.0,
                     "loss of step " + (4 + i));
         }
+        // The same windows at every evaluation: the resumed job's last validation figures are the whole job's.
+        assertEquals(lines.get(5).get("val_loss"), after.get(2).get("val_loss"));
+        assertEquals(lines.get(5).get("val_loss_se"), after.get(2).get("val_loss_se"));
         // Same weights, AdamW moments, update count and step: the files are identical byte for byte.
         assertEquals(-1L, Files.mismatch(whole.resolve("model.ckpt"), resumed.resolve("model.ckpt")));
     }

@@ -34,6 +34,8 @@ final class JobMetrics implements AutoCloseable {
         WorkerLine any = ranks.values().iterator().next();
         Map<String, Object> r = MetricsLog.record(step.step(), step.step() * tokensPerStep, step.loss(), step.validationLoss(),
                 number(any, "lr"), step.tokensPerSecond(), step.computeMs(), step.commMs());
+        r.put("val_loss_se", step.validation() == null ? null : step.validation().standardError());
+        r.put("val_windows", step.validation() == null ? null : step.validation().windows());
         r.put("step_ms", step.stepMs());
         r.put("wire_bytes", ranks.values().stream().mapToLong(l -> (long) number(l, "sent_bytes")).sum());
         r.put("retransmits", ranks.values().stream().mapToLong(l -> (long) number(l, "retransmits")).sum());

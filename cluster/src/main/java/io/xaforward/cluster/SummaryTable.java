@@ -1,5 +1,8 @@
 package io.xaforward.cluster;
 
+import io.xaforward.training.Evaluation;
+import io.xaforward.training.ModelConfig;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -18,7 +21,11 @@ public final class SummaryTable {
         rows.add(row("steps x global batch", s.steps() + " x " + s.globalBatch()));
         rows.add(row("all-reduce", s.algorithm()));
         rows.add(row("final loss (train)", String.format(Locale.ROOT, "%.4f", r.finalLoss())));
-        if (!Double.isNaN(r.lastValidationLoss())) rows.add(row("validation loss", String.format(Locale.ROOT, "%.4f", r.lastValidationLoss())));
+        Evaluation validation = r.lastValidation();
+        if (validation != null) {
+            rows.add(row("validation loss", validation.figure() + " (standard error)"));
+            rows.add(row("  evaluated on", validation.coverage(ModelConfig.preset(s.preset()).contextLength())));
+        }
         rows.add(row("time per step (median)", String.format(Locale.ROOT, "%.1f ms", r.medianStepMs())));
         double c = r.meanComputeMs(), m = r.meanCommMs();
         rows.add(row("compute / communication", String.format(Locale.ROOT, "%.1f ms / %.1f ms (%.0f%% communication)", c, m, 100 * m / (c + m))));

@@ -1,5 +1,7 @@
 package io.xaforward.cluster;
 
+import io.xaforward.training.TrainerConfig;
+
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
@@ -25,20 +27,37 @@ import java.util.Properties;
  * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
  * @param wireDtype    number format of gradients on the wire: fp32 | bf16
  * @param endpoint     the workers' {@link Endpoint}: afxdp | udp (null or blank: the gateway mode's default)
+ * @param evalWindows  validation windows per evaluation when the split holds more (the whole split otherwise)
  */
 public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                            String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                           String wireDtype, String wireSecurity, String endpoint) {
+                           String wireDtype, String wireSecurity, String endpoint, int evalWindows) {
 
     public TrainJobSpec {
         endpoint = Endpoint.resolve(endpoint, gatewayMode).configName();
+        if (evalWindows <= 0) {
+            throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
+        }
     }
 
     /** The default protection of a job's datagrams: authenticated with a per-job secret. */
     public static final String DEFAULT_WIRE_SECURITY = "mac";
+
+    /** The default number of validation windows. */
+    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
+                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
+                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
+                        String rateLimit, long checkpointEvery, Path resume, boolean overlap,
+                        String wireDtype, String wireSecurity, String endpoint) {
+        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
+                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
+                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, wireSecurity, endpoint,
+                TrainerConfig.DEFAULT_EVAL_WINDOWS);
+    }
 
     /** The gateway mode's default endpoint. */
     public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
@@ -122,6 +141,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("wireDtype", wireDtype);
         p.setProperty("wireSecurity", wireSecurity);
         p.setProperty("endpoint", endpoint);
+        p.setProperty("evalWindows", Integer.toString(evalWindows));
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward training job");
         }
@@ -144,6 +164,7 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Long.parseLong(p.getProperty("checkpointEvery", "0")),
                 p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
                 Boolean.parseBoolean(p.getProperty("overlap", "true")), p.getProperty("wireDtype", "fp32"),
-                p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY), p.getProperty("endpoint"));
+                p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY), p.getProperty("endpoint"),
+                Integer.parseInt(p.getProperty("evalWindows", Integer.toString(TrainerConfig.DEFAULT_EVAL_WINDOWS))));
     }
 }

@@ -1,5 +1,7 @@
 package io.xaforward.cluster;
 
+import io.xaforward.training.Evaluation;
+
 import java.util.List;
 import java.util.Map;
 
@@ -10,18 +12,30 @@ import java.util.Map;
 public record TrainResult(TrainJobSpec spec, int worldSize, List<Step> steps, double wallSeconds,
                           Map<String, Long> gatewayCounters, long finalChecksum, long parameterCount) {
 
-    public record Step(long step, double loss, double validationLoss, double stepMs, double computeMs,
-                       double commMs, double tokensPerSecond) {}
+    /** @param validation the validation loss evaluated after this step, or null */
+    public record Step(long step, double loss, Evaluation validation, double stepMs, double computeMs,
+                       double commMs, double tokensPerSecond) {
+
+        public double validationLoss() {
+            return validation == null ? Double.NaN : validation.loss();
+        }
+    }
 
     public double finalLoss() {
         return steps.isEmpty() ? Double.NaN : steps.getLast().loss();
     }
 
-    public double lastValidationLoss() {
+    /** The last evaluation of the run, or null when it evaluated none. */
+    public Evaluation lastValidation() {
         for (int i = steps.size() - 1; i >= 0; i--) {
-            if (!Double.isNaN(steps.get(i).validationLoss())) return steps.get(i).validationLoss();
+            if (steps.get(i).validation() != null) return steps.get(i).validation();
         }
-        return Double.NaN;
+        return null;
+    }
+
+    public double lastValidationLoss() {
+        Evaluation last = lastValidation();
+        return last == null ? Double.NaN : last.loss();
     }
 
     /** Median step time, skipping the first step (warm-up: JIT, first allocation of buckets). */

@@ -2,6 +2,8 @@ package io.xaforward.cluster;
 
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.testbed.plan.IdentifierPlan;
+import io.xaforward.training.Evaluation;
+import io.xaforward.training.ModelConfig;
 import io.xaforward.training.SyntheticCorpus;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.WireSecurity;
@@ -88,6 +90,7 @@ public final class TrainingJob {
 
     private TrainResult follow(ClusterRun cluster, int world, long start, JobMetrics metrics) throws Exception {
         ProgressView view = new ProgressView(out, spec.steps());
+        int contextLength = ModelConfig.preset(spec.preset()).contextLength();
         Map<Long, Map<Integer, WorkerLine>> byStep = new TreeMap<>();
         List<TrainResult.Step> steps = new ArrayList<>();
         Map<Integer, WorkerLine> done = new HashMap<>();
@@ -120,6 +123,8 @@ public final class TrainingJob {
                         steps.add(st);
                         metrics.write(st, at);
                         view.update(s, st.loss(), st.tokensPerSecond(), st.computeMs(), st.commMs(), st.stepMs());
+                        if (st.validation() != null) view.message("step " + s + ": validation loss " + st.validation().figure()
+                                + " (standard error) over " + st.validation().coverage(contextLength));
                         byStep.remove(s);
                     }
                 }
@@ -143,7 +148,7 @@ public final class TrainingJob {
     }
 
     /** Combines the ranks' reports of one step; weights must agree whenever ranks report a checksum. */
-    private static TrainResult.Step combine(long step, Map<Integer, WorkerLine> at) {
+    static TrainResult.Step combine(long step, Map<Integer, WorkerLine> at) {
         String checksum = null;
         double stepMs = 0, compute = 0, comm = 0, tps = 0;
         for (var e : at.entrySet()) {
@@ -162,7 +167,8 @@ public final class TrainingJob {
             tps += l.number("tok_s");
         }
         WorkerLine any = at.values().iterator().next();
-        double val = any.values().containsKey("val") ? any.number("val") : Double.NaN;
+        Evaluation val = any.values().containsKey("val") ? new Evaluation(any.number("val"), any.number("val_se"),
+                any.integer("val_windows"), any.integer("val_split_windows")) : null;
         // tokens/s is already global on every rank (global batch / step time): average, do not add up.
         return new TrainResult.Step(step, any.number("loss"), val, stepMs, compute / at.size(), comm / at.size(), tps / at.size());
     }

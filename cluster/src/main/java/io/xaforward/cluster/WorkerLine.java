@@ -11,9 +11,15 @@ public record WorkerLine(String kind, Map<String, String> values) {
     public static final String TAG = "@xaf";
 
     public static String format(String kind, Object... keyValues) {
-        StringBuilder b = new StringBuilder(TAG).append(' ').append(kind);
+        return keyValues.length < 2 ? TAG + ' ' + kind : TAG + ' ' + kind + ' ' + values(keyValues);
+    }
+
+    /** {@code key=value} pairs separated by spaces, to append to a line begun by {@link #format}. */
+    public static String values(Object... keyValues) {
+        StringBuilder b = new StringBuilder();
         for (int i = 0; i + 1 < keyValues.length; i += 2) {
-            b.append(' ').append(keyValues[i]).append('=').append(String.valueOf(keyValues[i + 1]).replace(' ', '_'));
+            if (i > 0) b.append(' ');
+            b.append(keyValues[i]).append('=').append(String.valueOf(keyValues[i + 1]).replace(' ', '_'));
         }
         return b.toString();
     }

@@ -8,6 +8,7 @@ import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.Node;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
+import io.xaforward.training.Evaluation;
 import io.xaforward.training.StepStats;
 import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainerConfig;
@@ -66,7 +67,7 @@ public final class WorkerMain {
         TrainerConfig config = TrainerConfig.builder(spec.preset())
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
-                .evalEvery(spec.evalEvery()).threads(spec.threadsPerWorker())
+                .evalEvery(spec.evalEvery()).evalWindows(spec.evalWindows()).threads(spec.threadsPerWorker())
                 .overlap(spec.overlap())
                 .build();
 
@@ -76,7 +77,7 @@ public final class WorkerMain {
                              .withOperationTimeout(Duration.ofSeconds(120))
                              .withWireDtype(WireDtype.parse(spec.wireDtype())));
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
-                     collectives::allReduceMean)) {
+                     collectives::allReduceMean, new BroadcastSums(collectives))) {
             if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());
             System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName()));
@@ -94,6 +95,13 @@ public final class WorkerMain {
         }
     }
 
+    /** The validation figures of a step line (what {@link TrainingJob} reads back into an {@link Evaluation}). */
+    static String validationValues(Evaluation v) {
+        return WorkerLine.values("val", String.format(Locale.ROOT, "%.6f", v.loss()),
+                "val_se", String.format(Locale.ROOT, "%.6f", v.standardError()), "val_windows", v.windows(),
+                "val_split_windows", v.splitWindows());
+    }
+
     private static void report(StepStats s, DataParallelTrainer trainer, TrainJobSpec spec, ReliableTransport transport) {
         long step = s.step() + 1;
         boolean checksum = spec.checksumEvery() > 0 && (step % spec.checksumEvery() == 0 || step == spec.steps());
@@ -105,7 +113,7 @@ public final class WorkerMain {
                 "tok_s", String.format(Locale.ROOT, "%.1f", s.tokensPerSecond()),
                 "lr", String.format(Locale.ROOT, "%.6g", s.learningRate()),
                 "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits()));
-        if (s.hasValidationLoss()) line.append(" val=").append(String.format(Locale.ROOT, "%.6f", s.validationLoss()));
+        if (s.validation() != null) line.append(' ').append(validationValues(s.validation()));
         if (checksum) line.append(" checksum=").append(Long.toHexString(trainer.weightChecksum()));
         System.out.println(line);
         System.out.flush();

@@ -72,16 +72,6 @@ public final class BatchSampler {
 
     /** Inputs and shifted targets of this rank's micro-batch for {@code step}. */
     public Batch batch(long step) {
-        long[] offsets = localOffsets(step);
-        int b = offsets.length;
-        long[] inputs = new long[b * contextLength];
-        long[] targets = new long[b * contextLength];
-        for (int row = 0; row < b; row++) {
-            for (int j = 0; j < contextLength; j++) {
-                inputs[row * contextLength + j] = data.tokenAt(offsets[row] + j);
-                targets[row * contextLength + j] = data.tokenAt(offsets[row] + j + 1);
-            }
-        }
-        return new Batch(b, contextLength, offsets, inputs, targets);
+        return Batch.windows(data, contextLength, localOffsets(step));
     }
 }

@@ -52,7 +52,7 @@ public final class DataParallelTrainer implements AutoCloseable {
     private final int worldSize;
     private final GradientReducer reducer;
     private final BatchSampler sampler;
-    private final BatchSampler validationSampler;
+    private final Evaluator evaluator;
     private final LearningRateSchedule schedule;
 
     private final NDManager manager;
@@ -81,11 +81,21 @@ public final class DataParallelTrainer implements AutoCloseable {
     private int issuedFrom;
 
     /**
-     * @param train      training tokens (every rank passes the same dataset)
-     * @param validation validation tokens, or null for no validation
+     * A trainer that evaluates only when it is alone (world of one); across ranks, evaluation needs the
+     * {@link SumReducer} of the other constructor.
      */
     public DataParallelTrainer(TrainerConfig config, TokenDataset train, TokenDataset validation, int rank,
                                int worldSize, GradientReducer reducer) {
+        this(config, train, validation, rank, worldSize, reducer, worldSize == 1 ? SumReducer.single() : null);
+    }
+
+    /**
+     * @param train           training tokens (every rank passes the same dataset)
+     * @param validation      validation tokens, or null for no validation
+     * @param evaluationSums  adds the ranks' evaluation statistics; null when this trainer never evaluates
+     */
+    public DataParallelTrainer(TrainerConfig config, TokenDataset train, TokenDataset validation, int rank,
+                               int worldSize, GradientReducer reducer, SumReducer evaluationSums) {
         this.config = Objects.requireNonNull(config);
         this.model = config.model();
         this.rank = rank;
@@ -97,8 +107,13 @@ public final class DataParallelTrainer implements AutoCloseable {
         }
         this.sampler = new BatchSampler(train, model.contextLength(), config.globalBatch(), worldSize, rank,
                 config.seed());
-        this.validationSampler = validation == null ? null
-                : new BatchSampler(validation, model.contextLength(), sampler.localBatch(), 1, 0, config.seed() + 1);
+        if (validation != null && config.evalEvery() > 0 && evaluationSums == null) {
+            throw new IllegalArgumentException("evaluating every " + config.evalEvery() + " steps across " + worldSize
+                    + " ranks needs a SumReducer for the evaluation statistics");
+        }
+        this.evaluator = validation == null || evaluationSums == null ? null
+                : new Evaluator(validation, model.contextLength(), config.evalWindows(), sampler.localBatch(), rank,
+                        worldSize, evaluationSums);
         this.schedule = config.schedule();
 
         DjlRuntime.load(Path.of(".cache", "djl"), config.threads());
@@ -237,11 +252,11 @@ public final class DataParallelTrainer implements AutoCloseable {
         optimizer.step(parameterMemory, flat, scale, decay, lr, config.weightDecay());
         completedSteps++;
         long end = System.nanoTime();
-        double validationLoss = config.evalEvery() > 0 && completedSteps % config.evalEvery() == 0
-                && validationSampler != null ? validationLoss() : Double.NaN;
+        Evaluation validation = config.evalEvery() > 0 && completedSteps % config.evalEvery() == 0
+                && evaluator != null ? evaluate() : null;
         double tokens = (double) config.globalBatch() * model.contextLength();
         return new StepStats(step, meanLoss, localLoss, lr, norm, millis(computed - start),
-                millis(reduced - computed), millis(end - reduced), tokens / ((end - start) / 1e9), validationLoss);
+                millis(reduced - computed), millis(end - reduced), tokens / ((end - start) / 1e9), validation);
     }
 
     /** One backward call over the whole graph, then every gradient gathered into the flat buffer. */
@@ -400,29 +415,31 @@ public final class DataParallelTrainer implements AutoCloseable {
         return sum;
     }
 
-    /** Mean loss over the configured number of fixed validation batches (same batches every time). */
-    public double validationLoss() {
-        if (validationSampler == null) {
-            throw new IllegalStateException("trainer has no validation dataset");
+    /**
+     * The validation loss of the current weights and its standard error ({@link Evaluator}); every rank must call
+     * it at the same point, as it all-reduces the ranks' shares.
+     */
+    public Evaluation evaluate() {
+        if (evaluator == null) {
+            throw new IllegalStateException("trainer has no validation dataset (or, across ranks, no SumReducer)");
         }
-        double sum = 0;
         boolean previousGradMode = JniUtils.isGradMode();
         JniUtils.setGradMode(false); // torch enables autograd per thread by default: no graph for evaluation
         try {
-            for (int i = 0; i < config.evalBatches(); i++) {
-                Batch batch = validationSampler.batch(i);
-                try (NDManager evalManager = manager.newSubManager()) {
-                    Shape shape = new Shape(batch.batchSize(), batch.contextLength());
-                    NDArray inputs = evalManager.create(batch.inputs(), shape);
-                    NDArray targets = evalManager.create(batch.targets(), shape);
-                    NDArray logits = network.forward(store, new NDList(inputs), false).singletonOrThrow();
-                    sum += GptModel.crossEntropy(logits, targets).getFloat();
-                }
-            }
+            return evaluator.evaluate(this::windowLosses);
         } finally {
             JniUtils.setGradMode(previousGradMode);
         }
-        return sum / config.evalBatches();
+    }
+
+    private float[] windowLosses(Batch batch) {
+        try (NDManager evalManager = manager.newSubManager()) {
+            Shape shape = new Shape(batch.batchSize(), batch.contextLength());
+            NDArray inputs = evalManager.create(batch.inputs(), shape);
+            NDArray targets = evalManager.create(batch.targets(), shape);
+            NDArray logits = network.forward(store, new NDList(inputs), false).singletonOrThrow();
+            return GptModel.crossEntropyPerSequence(logits, targets).toFloatArray();
+        }
     }
 
     /** CRC32C over all parameter bytes in the fixed order: equal on every rank iff the weights are bitwise equal. */

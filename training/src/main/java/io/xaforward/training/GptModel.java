@@ -140,6 +140,12 @@ public final class GptModel extends AbstractBlock {
         return logProbs.gather(targets.expandDims(-1), -1).mean().neg();
     }
 
+    /** Mean next-token cross-entropy of each sequence: [B] from logits [B, T, V] and int64 targets [B, T]. */
+    public static NDArray crossEntropyPerSequence(NDArray logits, NDArray targets) {
+        NDArray logProbs = logits.logSoftmax(-1);
+        return logProbs.gather(targets.expandDims(-1), -1).squeeze(-1).mean(new int[] {1}).neg();
+    }
+
     @Override
     public Shape[] getOutputShapes(Shape[] inputShapes) {
         Shape in = inputShapes[0];

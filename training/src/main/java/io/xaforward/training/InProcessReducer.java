@@ -19,6 +19,7 @@ public final class InProcessReducer {
     private final CyclicBarrier barrier;
     private final long timeoutMillis;
     private final float[][] published;
+    private final double[][] publishedSums;
 
     public InProcessReducer(int worldSize, long timeoutMillis) {
         if (worldSize <= 0) {
@@ -28,6 +29,7 @@ public final class InProcessReducer {
         this.barrier = new CyclicBarrier(worldSize);
         this.timeoutMillis = timeoutMillis;
         this.published = new float[worldSize][];
+        this.publishedSums = new double[worldSize][];
     }
 
     public int worldSize() {
@@ -40,6 +42,31 @@ public final class InProcessReducer {
             throw new IllegalArgumentException("rank " + rank + " outside world of size " + worldSize);
         }
         return (segment, count) -> reduce(rank, segment, count);
+    }
+
+    /** The evaluation-statistics reducer of rank {@code rank} (shares this group's barrier: one call at a time). */
+    public SumReducer sumsForRank(int rank) {
+        if (rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("rank " + rank + " outside world of size " + worldSize);
+        }
+        return values -> sum(rank, values);
+    }
+
+    private void sum(int rank, double[] values) {
+        publishedSums[rank] = values.clone();
+        await();
+        double[] total = new double[values.length];
+        for (int r = 0; r < worldSize; r++) {
+            if (publishedSums[r].length != values.length) {
+                throw new IllegalStateException("rank " + r + " summed " + publishedSums[r].length + " values, rank "
+                        + rank + " " + values.length);
+            }
+            for (int i = 0; i < values.length; i++) {
+                total[i] += publishedSums[r][i];
+            }
+        }
+        System.arraycopy(total, 0, values, 0, values.length);
+        await();
     }
 
     private void reduce(int rank, MemorySegment segment, int count) {

@@ -14,13 +14,18 @@ package io.xaforward.training;
  *                            waited for it after backward ended (the communication not hidden by backward)
  * @param optimizerMillis     clipping and the AdamW update over the flat buffer
  * @param tokensPerSecond     global-batch tokens divided by the step's wall time
- * @param validationLoss      validation loss after this step, or NaN when not evaluated
+ * @param validation          validation loss after this step with its standard error, or null when not evaluated
  */
 public record StepStats(long step, float loss, float localLoss, double learningRate, double gradNorm,
                         double computeMillis, double communicationMillis, double optimizerMillis,
-                        double tokensPerSecond, double validationLoss) {
+                        double tokensPerSecond, Evaluation validation) {
 
     public boolean hasValidationLoss() {
-        return !Double.isNaN(validationLoss);
+        return validation != null;
+    }
+
+    /** The validation loss after this step, or NaN when not evaluated. */
+    public double validationLoss() {
+        return validation == null ? Double.NaN : validation.loss();
     }
 }

@@ -15,7 +15,8 @@ import java.nio.file.Path;
  * @param gradClipNorm    global L2 clip norm on the averaged gradient; 0 disables clipping
  * @param seed            seeds weight init and batch sampling
  * @param evalEvery       validation loss every N steps (0 = never)
- * @param evalBatches     validation micro-batches per evaluation
+ * @param evalWindows     validation windows per evaluation when the split holds more (the whole split otherwise;
+ *                        see {@link Evaluator})
  * @param checkpointEvery write a checkpoint every N steps (0 = never)
  * @param checkpointDir   where checkpoints go (required when checkpointEvery > 0)
  * @param threads         intra-op threads of the engine (only effective before the engine loads)
@@ -24,14 +25,20 @@ import java.nio.file.Path;
  */
 public record TrainerConfig(String preset, long steps, int globalBatch, double learningRate, double minLearningRate,
                             long warmupSteps, double weightDecay, double gradClipNorm, long seed, long evalEvery,
-                            int evalBatches, long checkpointEvery, Path checkpointDir, int threads,
+                            int evalWindows, long checkpointEvery, Path checkpointDir, int threads,
                             boolean overlap) {
+
+    /**
+     * Windows per evaluation of a large validation split: with the per-window standard deviation of ~0.45 nats seen
+     * on Europarl, the standard error of their mean is ~0.014 nats (under 0.02 up to a deviation of 0.64).
+     */
+    public static final int DEFAULT_EVAL_WINDOWS = 1024;
 
     public TrainerConfig {
         ModelConfig.preset(preset);
-        if (steps < 0 || globalBatch <= 0 || evalBatches <= 0 || threads <= 0 || evalEvery < 0 || checkpointEvery < 0) {
+        if (steps < 0 || globalBatch <= 0 || evalWindows <= 0 || threads <= 0 || evalEvery < 0 || checkpointEvery < 0) {
             throw new IllegalArgumentException("bad trainer config: steps " + steps + ", global batch " + globalBatch
-                    + ", eval batches " + evalBatches + ", threads " + threads);
+                    + ", eval windows " + evalWindows + ", threads " + threads);
         }
         if (checkpointEvery > 0 && checkpointDir == null) {
             throw new IllegalArgumentException("checkpointEvery " + checkpointEvery + " needs a checkpointDir");
@@ -65,7 +72,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         b.gradClipNorm = gradClipNorm;
         b.seed = seed;
         b.evalEvery = evalEvery;
-        b.evalBatches = evalBatches;
+        b.evalWindows = evalWindows;
         b.checkpointEvery = checkpointEvery;
         b.checkpointDir = checkpointDir;
         b.threads = threads;
@@ -85,7 +92,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         private double gradClipNorm = 1.0;
         private long seed = 1337;
         private long evalEvery = 0;
-        private int evalBatches = 4;
+        private int evalWindows = DEFAULT_EVAL_WINDOWS;
         private long checkpointEvery = 0;
         private Path checkpointDir;
         private int threads = 1;
@@ -104,7 +111,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         public Builder gradClipNorm(double v) { gradClipNorm = v; return this; }
         public Builder seed(long v) { seed = v; return this; }
         public Builder evalEvery(long v) { evalEvery = v; return this; }
-        public Builder evalBatches(int v) { evalBatches = v; return this; }
+        public Builder evalWindows(int v) { evalWindows = v; return this; }
         public Builder checkpointEvery(long v) { checkpointEvery = v; return this; }
         public Builder checkpointDir(Path v) { checkpointDir = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
@@ -112,7 +119,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
 
         public TrainerConfig build() {
             return new TrainerConfig(preset, steps, globalBatch, learningRate, minLearningRate, warmupSteps,
-                    weightDecay, gradClipNorm, seed, evalEvery, evalBatches, checkpointEvery, checkpointDir, threads, overlap);
+                    weightDecay, gradClipNorm, seed, evalEvery, evalWindows, checkpointEvery, checkpointDir, threads, overlap);
         }
     }
 }

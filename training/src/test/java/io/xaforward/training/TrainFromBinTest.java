@@ -23,10 +23,10 @@ class TrainFromBinTest {
         assertEquals("gpt2", data.tokenizer().name());
 
         TrainerConfig config = TrainerConfig.builder("gpt2-tiny").steps(20).globalBatch(8).learningRate(1e-2)
-                .warmupSteps(3).seed(5).evalEvery(20).evalBatches(2).build();
+                .warmupSteps(3).seed(5).evalEvery(20).evalWindows(16).build();
         try (DataParallelTrainer t = new DataParallelTrainer(config, data.train(), data.validation(), 0, 1,
                 GradientReducer.single())) {
-            double initial = t.validationLoss();
+            double initial = t.evaluate().loss();
             List<StepStats> stats = t.train(null);
             double last = stats.getLast().validationLoss();
             // Uniform guessing over 50257 ids costs ln(50257) = 10.8; frequent words are learned within steps.

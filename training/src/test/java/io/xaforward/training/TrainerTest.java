@@ -94,6 +94,56 @@ class TrainerTest {
     }
 
     @Test
+    void validationShardedOverTwoRanksEqualsOneProcess(@TempDir Path dir) throws Exception {
+        TrainerConfig cfg = config(6).toBuilder().evalEvery(6).evalWindows(60).build();
+        Path trained = dir.resolve("trained.bin");
+        Evaluation reference;
+        try (DataParallelTrainer single = new DataParallelTrainer(cfg, data.train(), data.validation(), 0, 1,
+                GradientReducer.single())) {
+            List<StepStats> stats = single.train(null);
+            reference = stats.getLast().validation();
+            single.saveCheckpoint(trained);
+            assertEquals(reference, single.evaluate(), "evaluating the same weights again gives the same figures");
+        }
+        assertEquals(60, reference.windows());
+        assertTrue(reference.splitWindows() > 60, "the split is sampled, not whole: " + reference.splitWindows());
+        assertTrue(reference.standardError() > 0 && reference.standardError() < 0.2, reference.toString());
+
+        InProcessReducer group = new InProcessReducer(2, 30_000);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<Evaluation>> results = new ArrayList<>();
+            for (int rank = 0; rank < 2; rank++) {
+                int r = rank;
+                results.add(pool.submit(() -> {
+                    try (DataParallelTrainer t = new DataParallelTrainer(cfg, data.train(), data.validation(), r, 2,
+                            group.forRank(r), group.sumsForRank(r))) {
+                        t.loadCheckpoint(trained);
+                        return t.evaluate();
+                    }
+                }));
+            }
+            Evaluation rank0 = results.get(0).get(90, TimeUnit.SECONDS);
+            Evaluation rank1 = results.get(1).get(90, TimeUnit.SECONDS);
+            assertEquals(rank0, rank1, "both ranks report the same figures");
+            // Same windows and weights; only the forward passes' batch composition differs.
+            assertEquals(reference.loss(), rank0.loss(), 1e-5 * reference.loss());
+            assertEquals(reference.standardError(), rank0.standardError(), 1e-4 * reference.standardError());
+            assertEquals(reference.windows(), rank0.windows());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void evaluatingAcrossRanksWithoutASumReducerIsRefused() {
+        TrainerConfig cfg = config(2).toBuilder().evalEvery(1).build();
+        Exception e = assertThrows(IllegalArgumentException.class, () -> new DataParallelTrainer(cfg, data.train(),
+                data.validation(), 0, 2, new InProcessReducer(2, 1000).forRank(0)));
+        assertTrue(e.getMessage().contains("SumReducer"), e.getMessage());
+    }
+
+    @Test
     void sameSeedGivesBitwiseIdenticalLossesAndWeights() throws Exception {
         float[] first;
         long firstChecksum;
@@ -172,11 +222,11 @@ class TrainerTest {
 
     @Test
     void lossFallsAndValidationIsReported() throws Exception {
-        TrainerConfig cfg = config(40).toBuilder().evalEvery(20).evalBatches(2).build();
+        TrainerConfig cfg = config(40).toBuilder().evalEvery(20).evalWindows(32).build();
         List<StepStats> seen = new ArrayList<>();
         try (DataParallelTrainer t = new DataParallelTrainer(cfg, data.train(), data.validation(), 0, 1,
                 GradientReducer.single())) {
-            double initialValidation = t.validationLoss();
+            double initialValidation = t.evaluate().loss();
             assertEquals(Math.log(256), initialValidation, 0.3, "untrained model should be near uniform");
             t.train(seen::add);
             StepStats last = seen.get(seen.size() - 1);
