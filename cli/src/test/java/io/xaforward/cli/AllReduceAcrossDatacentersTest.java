@@ -118,6 +118,48 @@ class AllReduceAcrossDatacentersTest {
     }
 
     @Test
+    void jumboFramesCrossTheXdpGatewayExactlyUnderLoss() throws Exception {
+        List<Algorithm> h = List.of(Algorithm.HIERARCHICAL);
+        AllReduceJob.Outcome o = runOk(spec("two-dc-jumbo.yaml", h, InputPattern.Kind.INTEGER, 50, Map.of(), Set.of()));
+        assertAllVerified(o, h);
+        assertTrue(o.samples().stream().allMatch(s -> s.maxError() == 0), "integer-valued sums are exact");
+        long packets = o.gatewayCounters().get("xaf_packets_total{forwarded}");
+        long bytes = o.gatewayCounters().get("xaf_bytes_total{forwarded}");
+        assertTrue(bytes / packets > 4000, "jumbo datagrams crossed the gateway: " + bytes / packets + " bytes on average");
+        assertEquals(0L, o.gatewayCounters().getOrDefault("xaf_packets_total{drop_too_big}", 0L), "every frame fitted");
+    }
+
+    /**
+     * PyTorch's Gloo as the bench runs it: four Python ranks (Debian's python3-torch, installed when missing) across
+     * an IPv4 and an IPv6 data center through the kernel tunnel, timed and checked exactly, reporting the same result
+     * lines as XAForward's workers.
+     */
+    @Test
+    void glooPeerAllReducesAcrossTheKernelTunnel() throws Exception {
+        io.xaforward.bench.allreduce.GlooPeer.ensureTorch();
+        AllReduceSpec xafSpec = spec("two-dc.yaml", List.of(Algorithm.RING), InputPattern.Kind.RANDOM, 0, Map.of(), Set.of());
+        assertEquals("kernel-tunnel", io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(xafSpec.cluster().topology()));
+        ClusterRun.Spec c = xafSpec.cluster();
+        AllReduceSpec spec = xafSpec.withCluster(new ClusterRun.Spec(c.topology(), c.prefix(), "kernel-tunnel", c.jobId(),
+                c.jobToken(), 0, c.workDir()));
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        AllReduceJob.Outcome o;
+        try {
+            o = new AllReduceJob(spec, new PrintStream(console, true), Duration.ofMinutes(4))
+                    .startingRanksWith(new io.xaforward.bench.allreduce.GlooPeer(spec, 1)).run();
+        } catch (Exception e) {
+            throw new AssertionError(e.getMessage() + "\nconsole:\n" + console, e);
+        }
+        assertNoNamespacesLeft(spec);
+        assertEquals(4, o.worldSize());
+        assertEquals(4, o.done().size(), "every Gloo rank finished");
+        for (long size : SIZES) {
+            assertTrue(o.samples().stream().anyMatch(s -> s.algorithm().equals("gloo") && s.bytes() == size
+                    && s.verified() && s.maxError() == 0 && s.seconds() > 0), "gloo " + size + " bytes: " + o.samples());
+        }
+    }
+
+    @Test
     void aRankThatNeverStartsIsNamedByEveryOtherRankWithinTheTimeout() throws Exception {
         AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER, 0, Map.of(), Set.of(3));
         long start = System.nanoTime();

@@ -24,8 +24,8 @@ import java.util.Map;
  *       address 10.78.d.254/24, a static forwarding entry and a permanent neighbour for every host of D (no
  *       flooding, no learning, no ARP on the path);</li>
  *   <li>in every host of D a VXLAN device {@code xafvx} whose remote is the gateway port's IPv6 address, with the
- *       host's tunnel address 10.78.d.(host+1)/24 and routes to every IPv4 data center of the gateway via
- *       10.78.d.254;</li>
+ *       host's tunnel address 10.78.d.(host+1)/24 and routes to every IPv4 data center of the gateway, and to the
+ *       tunnel addresses of the other hosts of D, via 10.78.d.254;</li>
  *   <li>in every host of the IPv4 data centers of the gateway a route to 10.78.d.0/24 via the gateway port.</li>
  * </ul>
  * Hosts of IPv4 data centers keep their form entirely. Hosts of IPv6 data centers keep IPv6 on their wire (and on
@@ -90,6 +90,13 @@ public final class KernelTunnelGateway implements GatewayRunner {
                     for (Node v4 : v4Ports)
                         host.append("route replace ").append(subnetOf(state, v4)).append(" via 10.78.").append(dc.index())
                                 .append(".254 dev ").append(HOST_DEVICE).append('\n');
+                    // The other hosts' tunnel addresses through the gateway too: the tunnel is point to point, so an
+                    // application that uses one IPv4 address per host everywhere (PyTorch's Gloo) reaches them.
+                    for (Node sibling : state.hosts(dc.name()))
+                        if (sibling != h)
+                            host.append("route replace ").append(ModeAddressing.tunnelAddress(sibling).getHostAddress())
+                                    .append("/32 via 10.78.").append(dc.index()).append(".254 dev ").append(HOST_DEVICE)
+                                    .append('\n');
                     tunnelHosts.add(h.namespace());
                     batch(h.namespace(), host.toString());
                 }
