@@ -13,8 +13,9 @@
  * the program. Every frame ends at a single exit that records one outcome counter (plus RX_XAF for XAF frames).
  *
  * Cost per frame matters (a gateway CPU forwards millions of frames per second), so the forwarding path makes only
- * the helper calls it cannot avoid: two hash lookups (port, route), one per-CPU counter lookup, the redirect, and
- * bpf_xdp_adjust_head/tail only when the frame actually changes size. Checksums are summed inline (no
+ * the helper calls it cannot avoid: the frame's length (bpf_xdp_get_buff_len: fragments included), two hash lookups
+ * (port, route), one per-CPU counter lookup, the redirect, and bpf_xdp_adjust_head/tail only when the frame actually
+ * changes size. The egress MTU comes from an ARRAY map, whose lookup the verifier inlines. Checksums are summed inline (no
  * bpf_csum_diff call) and multi-byte header fields are read with single loads.
  */
 #include <linux/bpf.h>
@@ -78,6 +79,14 @@ struct {
 	__type(value, __u32);
 } xsks SEC(".maps");
 
+/* port slot -> the port's MTU (bytes after the Ethernet header); 0 = no port. An ARRAY: the lookup is inlined */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XAF_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} port_mtus SEC(".maps");
+
 /* key 0 -> packets and bytes per enum xaf_counter, per CPU */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -109,7 +118,10 @@ struct verdict {
 	__u32 counter;
 };
 
-/* Where a frame was counted per port: ingress slot (XAF frames on a port) and, once forwarded, egress slot and length. */
+/*
+ * Where a frame was counted per port: ingress slot (XAF frames on a port) and the egress slot once a route chose
+ * one: with the egress length when forwarded, or as too big for that port.
+ */
 struct port_use {
 	__u32 rx_slot;     /* XAF_MAX_PORTS: none */
 	__u32 tx_slot;     /* XAF_MAX_PORTS: none */
@@ -393,7 +405,12 @@ static __always_inline struct verdict drop(__u32 counter)
 	return v;
 }
 
-static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf, struct port_use *use)
+/*
+ * frame_len is the whole frame (bpf_xdp_get_buff_len): with fragments (xdp.frags, jumbo frames) data..data_end is
+ * only the first buffer. Every header the program reads or writes must lie in that first buffer; the payload, which
+ * the program never touches, may continue in fragments.
+ */
+static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_len, int *is_xaf, struct port_use *use)
 {
 	struct verdict pass = { .action = XDP_PASS, .counter = XAF_C_PASS_NON_XAF };
 	void *data = (void *)(long)ctx->data;
@@ -405,7 +422,8 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf, s
 	struct xaf_port *port;
 	struct xaf_route *r;
 	__u32 ifindex = ctx->ingress_ifindex;
-	__u32 frame_len, l2_len, key, out_len;
+	__u32 l2_len, key, out_len, tx_slot;
+	__u32 *mtu;
 	__be32 network_id;
 	__u16 payload_len;
 	__u8 hop;
@@ -445,7 +463,6 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf, s
 		return drop(XAF_C_DROP_MALFORMED);
 
 	/* The frame must hold everything the headers claim; bytes beyond that are padding to trim. */
-	frame_len = data_end - data;
 	l2_len = ETH_HLEN + f.l3_len;
 	if (frame_len < l2_len)
 		return drop(XAF_C_DROP_MALFORMED);
@@ -462,6 +479,10 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf, s
 	/* PROTOCOL.md §7: LOCAL hands the frame over as it arrived (padding trimmed): the hop limit is neither
 	 * checked nor decremented and fault injection does not apply, so no checksum changes either. */
 	if (r->action == XAF_ACT_LOCAL) {
+		/* an AF_XDP socket takes single-buffer frames: one that continues in fragments would be lost after
+		 * the redirect, uncounted */
+		if (l2_len > (__u32)(data_end - data))
+			return drop(XAF_C_DROP_TOO_BIG);
 		if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
 			return drop(XAF_C_DROP_MALFORMED);
 		ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
@@ -486,6 +507,18 @@ static __always_inline struct verdict process(struct xdp_md *ctx, int *is_xaf, s
 	out_len = outer_len_of(r->egress_form);
 	if (!out_len)
 		return drop(XAF_C_DROP_BAD_FORM);
+
+	/* PROTOCOL.md §7: the rebuilt frame must fit the egress port. What follows its Ethernet header (the IP packet,
+	 * or ID header + XAF header + payload) is compared with the port's MTU; the kernel would drop a larger frame
+	 * after the redirect, where this program could no longer count it. */
+	tx_slot = r->tx_slot;
+	mtu = bpf_map_lookup_elem(&port_mtus, &tx_slot);
+	if (!mtu || !*mtu)
+		return drop(XAF_C_DROP_REDIRECT); /* no port at that slot */
+	if (out_len - ETH_HLEN + f.xaf_len > *mtu) {
+		use->tx_slot = tx_slot;
+		return drop(XAF_C_DROP_TOO_BIG);
+	}
 
 	/* Trim trailing padding, then move the start of the frame so the new outer headers fit exactly. */
 	if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
@@ -521,6 +554,7 @@ static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes, const 
 {
 	__u32 zero = 0;
 	struct xaf_counters *c = bpf_map_lookup_elem(&counters, &zero);
+	__u64 tx;
 
 	if (!c)
 		return;
@@ -537,19 +571,26 @@ static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes, const 
 		c->port_rx_packets[use->rx_slot] += 1;
 		c->port_rx_bytes[use->rx_slot] += bytes;
 	}
-	if (use->tx_slot < XAF_MAX_PORTS) {
-		c->port_tx_packets[use->tx_slot] += 1;
-		c->port_tx_bytes[use->tx_slot] += use->tx_len;
+	/* 64-bit: the bound checked is the index used (a 32-bit copy would be zero-extended apart from its check) */
+	tx = use->tx_slot;
+	if (tx < XAF_MAX_PORTS) {
+		if (counter == XAF_C_FORWARDED) {
+			c->port_tx_packets[tx] += 1;
+			c->port_tx_bytes[tx] += use->tx_len;
+		} else {
+			c->port_tx_too_big[tx] += 1;
+		}
 	}
 }
 
-SEC("xdp")
+/* xdp.frags: frames larger than one buffer (jumbo frames) reach the program; see process() for what that asks of it */
+SEC("xdp.frags")
 int xaf_gateway(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data; /* ingress frame length, before any rewrite */
+	__u32 bytes = bpf_xdp_get_buff_len(ctx); /* ingress frame length, fragments included, before any rewrite */
 	int is_xaf = 0;
 	struct port_use use = { .rx_slot = XAF_MAX_PORTS, .tx_slot = XAF_MAX_PORTS, .tx_len = 0 };
-	struct verdict v = process(ctx, &is_xaf, &use);
+	struct verdict v = process(ctx, bytes, &is_xaf, &use);
 
 	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF and on their port */
 	count(is_xaf, v.counter, bytes, &use);

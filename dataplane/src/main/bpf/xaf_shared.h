@@ -130,11 +130,17 @@ enum xaf_counter {
 	XAF_C_DROP_INJECTED,      /* drop_one_in fault injection */
 	XAF_C_DROP_REDIRECT,      /* devmap/xskmap redirect failed */
 	XAF_C_DROP_BAD_FORM,      /* route egress form unknown */
+	XAF_C_DROP_TOO_BIG,       /* the rebuilt frame does not fit the egress port's MTU (or a local socket's buffer) */
 	XAF_C__MAX,
 };
 #define XAF_COUNTERS 16       /* slots per array in struct xaf_counters; >= XAF_C__MAX */
 
 /* tx_ports: DEVMAP, key slot -> egress ifindex. xsks: XSKMAP, key rx queue -> AF_XDP socket. */
+/*
+ * port_mtus: ARRAY, key slot -> __u32 MTU of the port with that slot: the most bytes a frame may carry after its
+ * Ethernet header (the IP packet, or the ID header + XAF header + payload). 0: no port at that slot. A frame is
+ * forwarded only when its rebuilt length minus the Ethernet header is at most this (docs/PROTOCOL.md §7).
+ */
 #define XAF_MAX_PORTS   64
 
 /*
@@ -149,7 +155,8 @@ struct xaf_counters {
 	__u64 port_rx_bytes[XAF_MAX_PORTS];   /* their ingress frame lengths */
 	__u64 port_tx_packets[XAF_MAX_PORTS]; /* frames forwarded out of the port (as FORWARDED) */
 	__u64 port_tx_bytes[XAF_MAX_PORTS];   /* their egress frame lengths */
-};                                        /* 256 + 4 * 512 = 2304 bytes */
+	__u64 port_tx_too_big[XAF_MAX_PORTS]; /* frames for the port dropped as too big for its MTU (as DROP_TOO_BIG) */
+};                                        /* 256 + 5 * 512 = 2816 bytes */
 #define XAF_MAX_ROUTES  65536
 #define XAF_MAX_QUEUES  64
 

@@ -153,10 +153,12 @@ class GatewayLifecycleTest {
         assertTrue(status[1].contains("not pinned"), status[1]);
         for (Node p : state.gatewayPorts("gw")) {
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + p.iface() + " +\\d+ +" + p.form().configName()
-                    + " +\\d+ +native +\\d+ +\\d+ +(\\d+) +(\\d+)$").matcher(status[1]);
+                    + " +\\d+ +(\\d+) +native +\\d+ +\\d+ +(\\d+) +(\\d+) +(\\d+)$").matcher(status[1]);
             assertTrue(m.find(), "port " + p.iface() + " native with an XDP link:\n" + status[1]);
+            assertEquals(p.mtu(), Integer.parseInt(m.group(1)), "the port's MTU, as the data plane applies it:\n" + status[1]);
+            assertEquals(0, Long.parseLong(m.group(4)), "nothing too big:\n" + status[1]);
             // one host per network: each port receives what its host sends to the two others, and sends it what they send
-            assertTrue(Long.parseLong(m.group(1)) >= 40 && Long.parseLong(m.group(2)) >= 40, "per-port rx/tx:\n" + status[1]);
+            assertTrue(Long.parseLong(m.group(2)) >= 40 && Long.parseLong(m.group(3)) >= 40, "per-port rx/tx:\n" + status[1]);
         }
         assertTrue(status[1].contains("routes: " + plan.routes("gw").size()), status[1]);
         assertTrue(counterColumn(status[1], "forwarded") >= 20L * pairs, status[1]);

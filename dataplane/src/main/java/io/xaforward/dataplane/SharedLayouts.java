@@ -61,14 +61,15 @@ public final class SharedLayouts {
             JAVA_BYTE.withName("form"),
             sequenceLayout(3, JAVA_BYTE).withName("reserved")).withName("xaf_port");
 
-    /** struct xaf_counters, 256 bytes: the one per-CPU value of the counters map, indexed by {@link Counter#code()}. */
+    /** struct xaf_counters, 2816 bytes: the one per-CPU value of the counters map, indexed by {@link Counter#code()}. */
     public static final StructLayout COUNTERS_VALUE = structLayout(
             sequenceLayout(COUNTERS, JAVA_LONG).withName("packets"),
             sequenceLayout(COUNTERS, JAVA_LONG).withName("bytes"),
             sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_rx_packets"),
             sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_rx_bytes"),
             sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_tx_packets"),
-            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_tx_bytes")).withName("xaf_counters");
+            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_tx_bytes"),
+            sequenceLayout(MAX_PORTS, JAVA_LONG).withName("port_tx_too_big")).withName("xaf_counters");
 
     /** Offset of a named field of {@code layout}. */
     public static long offset(StructLayout layout, String field) {

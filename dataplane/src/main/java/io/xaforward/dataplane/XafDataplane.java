@@ -12,7 +12,7 @@ import static io.xaforward.dataplane.SharedLayouts.PORT;
 import static io.xaforward.dataplane.SharedLayouts.ROUTE;
 
 /**
- * The XDP gateway as one object: loads xaf_gateway.bpf.o, fills its maps (ports, tx_ports, routes, xsks), reads
+ * The XDP gateway as one object: loads xaf_gateway.bpf.o, fills its maps (ports, tx_ports, port_mtus, routes, xsks), reads
  * its counters and attaches it to interfaces. {@link #close} detaches everything it attached and releases the
  * object, so a gateway leaves nothing behind. Control-plane only (not per packet); not thread-safe.
  */
@@ -22,12 +22,12 @@ public final class XafDataplane implements AutoCloseable {
     public static final String PROGRAM = "xaf_gateway";
 
     /** The maps of the program, by their names in xaf_gateway.bpf.c. */
-    public static final List<String> MAP_NAMES = List.of("routes", "ports", "tx_ports", "xsks", "counters");
+    public static final List<String> MAP_NAMES = List.of("routes", "ports", "tx_ports", "port_mtus", "xsks", "counters");
 
     private final BpfObject object; // null when opened from a program another process loaded
     private final int progFd;
     private final List<Integer> ownedFds; // fds this object closes itself (program and maps opened by id)
-    private final BpfMap routes, ports, txPorts, xsks, counters;
+    private final BpfMap routes, ports, txPorts, portMtus, xsks, counters;
     // Shared: a gateway reads counters from its metrics thread; callers serialise access (scratch buffers below).
     private final Arena arena = Arena.ofShared();
     private final MemorySegment key = arena.allocate(ValueLayout.JAVA_INT);
@@ -43,6 +43,7 @@ public final class XafDataplane implements AutoCloseable {
         this.routes = maps.get("routes");
         this.ports = maps.get("ports");
         this.txPorts = maps.get("tx_ports");
+        this.portMtus = maps.get("port_mtus");
         this.xsks = maps.get("xsks");
         this.counters = maps.get("counters");
         if (counters.valueSize() != SharedLayouts.COUNTERS_VALUE.byteSize()) {
@@ -164,6 +165,7 @@ public final class XafDataplane implements AutoCloseable {
             case "routes" -> routes;
             case "ports" -> ports;
             case "tx_ports" -> txPorts;
+            case "port_mtus" -> portMtus;
             case "xsks" -> xsks;
             case "counters" -> counters;
             default -> throw new IllegalArgumentException("no map '" + name + "'");
@@ -209,13 +211,47 @@ public final class XafDataplane implements AutoCloseable {
     /** Stops treating {@code ifindex} as a gateway port (its frames pass to the kernel). */
     public boolean deletePort(int ifindex) { return ports.deleteInt(ifindex); }
 
-    /** Routes with tx_slot {@code slot} leave through {@code egressIfindex}. */
+    /**
+     * Routes with tx_slot {@code slot} leave through {@code egressIfindex}, whose MTU is read now (in this thread's
+     * network namespace) as the slot's egress limit; {@link #setPortMtu} updates it when the MTU changes.
+     */
     public void setTxPort(int slot, int egressIfindex) {
         if (slot < 0 || slot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("slot " + slot + " not in 0..63");
         txPorts.updateInt(slot, egressIfindex, BpfMap.ANY);
+        setPortMtu(slot, io.xaforward.dataplane.sys.Syscalls.mtu(io.xaforward.dataplane.sys.Syscalls.ifIndexToName(egressIfindex)));
     }
 
-    public boolean deleteTxPort(int slot) { return txPorts.deleteInt(slot); }
+    /** As {@link #setTxPort(int, int)} with an explicit egress limit {@code mtu} (tests, ports whose MTU is known). */
+    public void setTxPort(int slot, int egressIfindex, int mtu) {
+        if (slot < 0 || slot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("slot " + slot + " not in 0..63");
+        txPorts.updateInt(slot, egressIfindex, BpfMap.ANY);
+        setPortMtu(slot, mtu);
+    }
+
+    /**
+     * The egress limit of slot {@code slot}: frames routed there are forwarded only when what follows their
+     * Ethernet header (IP packet, or ID header + XAF header + payload) is at most {@code mtu} bytes.
+     */
+    public void setPortMtu(int slot, int mtu) {
+        if (slot < 0 || slot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("slot " + slot + " not in 0..63");
+        if (mtu < 1) throw new IllegalArgumentException("MTU " + mtu + " of slot " + slot + " must be positive");
+        portMtus.updateInt(slot, mtu, BpfMap.ANY);
+    }
+
+    /** The egress limit of slot {@code slot} as the program sees it; 0 when no port has that slot. */
+    public int portMtu(int slot) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment k = a.allocateFrom(ValueLayout.JAVA_INT, slot);
+            MemorySegment v = a.allocate(ValueLayout.JAVA_INT);
+            return portMtus.lookup(k, v) ? v.get(ValueLayout.JAVA_INT, 0) : 0;
+        }
+    }
+
+    /** Empties slot {@code slot}: its devmap entry goes and its MTU becomes 0 (no port). */
+    public boolean deleteTxPort(int slot) {
+        portMtus.updateInt(slot, 0, BpfMap.ANY); // an ARRAY map entry cannot be deleted, only zeroed
+        return txPorts.deleteInt(slot);
+    }
 
     /** Registers the AF_XDP socket {@code socketFd} for frames of LOCAL routes arriving on rx queue {@code queue}. */
     public void setXsk(int queue, int socketFd) { xsks.updateInt(queue, socketFd, BpfMap.ANY); }
@@ -267,7 +303,7 @@ public final class XafDataplane implements AutoCloseable {
     /** Per-port packets and bytes (index = port slot), summed over CPUs (one map read). */
     public PortCounterSnapshot portCounters() {
         int n = SharedLayouts.MAX_PORTS;
-        long[] rxP = new long[n], rxB = new long[n], txP = new long[n], txB = new long[n];
+        long[] rxP = new long[n], rxB = new long[n], txP = new long[n], txB = new long[n], tooBig = new long[n];
         key.set(ValueLayout.JAVA_INT, 0, 0);
         if (counters.lookup(key, perCpu)) {
             long stride = (counters.valueSize() + 7L) & ~7L;
@@ -277,16 +313,18 @@ public final class XafDataplane implements AutoCloseable {
                     rxB[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_RX_BYTES + 8L * slot);
                     txP[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_TX_PACKETS + 8L * slot);
                     txB[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_TX_BYTES + 8L * slot);
+                    tooBig[slot] += perCpu.get(ValueLayout.JAVA_LONG, cpu + PORT_TX_TOO_BIG + 8L * slot);
                 }
             }
         }
-        return new PortCounterSnapshot(rxP, rxB, txP, txB);
+        return new PortCounterSnapshot(rxP, rxB, txP, txB, tooBig);
     }
 
     private static final long PORT_RX_PACKETS = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_rx_packets");
     private static final long PORT_RX_BYTES = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_rx_bytes");
     private static final long PORT_TX_PACKETS = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_tx_packets");
     private static final long PORT_TX_BYTES = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_tx_bytes");
+    private static final long PORT_TX_TOO_BIG = SharedLayouts.offset(SharedLayouts.COUNTERS_VALUE, "port_tx_too_big");
 
     /**
      * Packets per counter (index = {@link Counter#ordinal()}), summed over CPUs, written into {@code packets}: the

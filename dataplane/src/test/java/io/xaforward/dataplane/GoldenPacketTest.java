@@ -57,6 +57,25 @@ class GoldenPacketTest {
         };
     }
 
+    /** As {@link #standard} with an egress limit of {@code mtu} on TX_SLOT (lo itself takes 64 kB). */
+    static Consumer<XafDataplane> withMtu(int ingressForm, Route r, int mtu) {
+        return dp -> {
+            dp.setPort(LO, IN_SLOT, ingressForm);
+            dp.setTxPort(TX_SLOT, LO, mtu);
+            dp.putRoute(NET, r);
+        };
+    }
+
+    /** Bytes a form puts between the Ethernet header and the XAF header: what counts against the MTU besides XAF. */
+    static int afterEthernet(int form) {
+        return switch (form) { case FORM_IPV4 -> 20 + 8; case FORM_IPV6 -> 40 + 8; default -> 12; };
+    }
+
+    /** The largest payload a frame of {@code form} carries within {@code mtu} (PROTOCOL.md §7). */
+    static int largestPayload(int form, int mtu) {
+        return mtu - afterEthernet(form) - 48;
+    }
+
     /** An ingress frame of {@code form} carrying {@code xafAndPayload}. */
     static byte[] ingress(int form, byte[] xafAndPayload) {
         return switch (form) {
@@ -97,6 +116,32 @@ class GoldenPacketTest {
                 }
             }
         }
+        // ---- the egress MTU (PROTOCOL.md §7), at 1500 and with jumbo frames (9000: the frames continue in
+        //      fragments, so the program sees multi-buffer frames): for every form pair, the largest frame that fits
+        //      the egress port and the ingress port alike is forwarded; one payload byte more than the egress port
+        //      takes is dropped as drop_too_big ----
+        for (int mtu : new int[] {1500, 9000}) {
+            for (int in : forms) {
+                for (int out : forms) {
+                    int fits = Math.min(largestPayload(in, mtu), largestPayload(out, mtu));
+                    String pair = formName(in) + " -> " + formName(out) + ", egress MTU " + mtu;
+                    for (int padding : mtu > 1500 ? new int[] {0, 100} : new int[] {0}) {
+                        byte[] payload = payload(fits, ++seed);
+                        Xaf x = Xaf.of(9, NET, JOB, TOKEN, payload);
+                        f.add(new Fixture("mtu: " + pair + ", payload " + fits + " fits" + (padding > 0 ? ", padded +" + padding : ""),
+                                pad(ingress(in, x.bytes()), padding), in, withMtu(in, route(out), mtu), XDP_REDIRECT,
+                                expectedEgress(out, x.withHop(8).bytes()), Counter.FORWARDED, true, payload, out));
+                    }
+                    int over = largestPayload(out, mtu) + 1;
+                    f.add(new Fixture("mtu: " + pair + ", payload " + over + " is one byte too big", ingress(in, Xaf.of(9, NET, JOB, TOKEN,
+                            payload(over, ++seed)).bytes()), in, withMtu(in, route(out), mtu), XDP_DROP, null, Counter.DROP_TOO_BIG, true, null, out));
+                }
+            }
+        }
+        // a frame that continues in fragments cannot go to an AF_XDP socket (single-buffer only): counted, not lost
+        byte[] jumbo = ingress(FORM_IPV4, Xaf.of(9, NET, JOB, TOKEN, payload(8000, 99)).bytes());
+        f.add(new Fixture("local: a multi-buffer frame is too big for the AF_XDP socket", jumbo, FORM_IPV4,
+                standard(FORM_IPV4, Route.local(0, JOB, TOKEN)), XDP_DROP, null, Counter.DROP_TOO_BIG, true, null, 0));
         // ---- drops: each with its own counter ----
         byte[] p = payload(100, 42);
         Xaf ok = Xaf.of(9, NET, JOB, TOKEN, p);
@@ -227,6 +272,9 @@ class GoldenPacketTest {
             assertEquals(delta.packets(Counter.RX_XAF), java.util.Arrays.stream(ports.rxPackets()).sum(), "port rx packets");
             assertEquals(delta.bytes(Counter.RX_XAF), java.util.Arrays.stream(ports.rxBytes()).sum(), "port rx bytes");
             assertEquals(delta.packets(Counter.FORWARDED), java.util.Arrays.stream(ports.txPackets()).sum(), "port tx packets");
+            long tooBigForAPort = fx.counter() == Counter.DROP_TOO_BIG && fx.egressForm() != 0 ? 1 : 0;
+            assertEquals(tooBigForAPort, java.util.Arrays.stream(ports.txTooBig()).sum(), "port tx too big");
+            assertEquals(tooBigForAPort, ports.txTooBig(TX_SLOT), "too big counted on the egress port's slot");
             if (delta.packets(Counter.RX_XAF) == 1) {
                 int slot = fx.description().contains("not in the route's mask") ? 4 : IN_SLOT; // the setups' port slots
                 assertEquals(1, ports.rxPackets(slot), "rx counted on the ingress port's slot " + slot);

@@ -1,16 +1,18 @@
 package io.xaforward.gateway;
 
+import io.xaforward.protocol.EthernetHeader;
+import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
 
 /**
  * The route checks of PROTOCOL.md §7 for a valid XAF frame, in the spec's order (the order the XDP program uses):
- * route lookup, ingress port, job id and token, hop limit. Both Java engines (the UDP/AF_PACKET relay and the AF_XDP
- * gateway) call this, so the same bad frame is counted under the same reason whatever engine forwards it. Allocates
- * nothing.
+ * route lookup, ingress port, job id and token, hop limit, and whether the rebuilt frame fits the egress port's MTU.
+ * Both Java engines (the UDP/AF_PACKET relay and the AF_XDP gateway) call this, so the same bad frame is counted under
+ * the same reason whatever engine forwards it. Allocates nothing.
  */
 public final class ForwardingDecision {
     /** Why a frame is dropped, or FORWARD. Each maps to the XDP program's counter of the same name. */
-    public enum Verdict { FORWARD, DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT }
+    public enum Verdict { FORWARD, DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT, DROP_TOO_BIG }
 
     /** What the decision needs of a route; the engines' own route records implement it. */
     public interface RouteChecks {
@@ -20,6 +22,12 @@ public final class ForwardingDecision {
         int jobId();
 
         int jobToken();
+
+        /** The form the frame leaves in. */
+        NetworkForm egressForm();
+
+        /** The egress port's MTU: the most bytes a frame may carry after its Ethernet header. */
+        int egressMtu();
     }
 
     private ForwardingDecision() {}
@@ -35,6 +43,23 @@ public final class ForwardingDecision {
         if (mask != 0 && (ingressSlot >= 64 || (mask & (1L << ingressSlot)) == 0)) return Verdict.DROP_INGRESS;
         if (xaf.jobId() != route.jobId() || xaf.jobToken() != route.jobToken()) return Verdict.DROP_BAD_TOKEN;
         if (xaf.hopLimit() <= 1) return Verdict.DROP_HOP_LIMIT;
+        if (egressLength(route.egressForm(), xaf.payloadLength()) > route.egressMtu()) return Verdict.DROP_TOO_BIG;
         return Verdict.FORWARD;
+    }
+
+    /**
+     * The length PROTOCOL.md §7 compares with the egress MTU: a frame of {@code form} carrying {@code payloadLength}
+     * payload bytes, without its Ethernet header (the IPv4/IPv6 packet, or ID header + XAF header + payload).
+     */
+    public static int egressLength(NetworkForm form, int payloadLength) {
+        return form.outerHeaderLength() - EthernetHeader.LENGTH + XafHeader.LENGTH + payloadLength;
+    }
+
+    /**
+     * The largest payload a frame of {@code form} carries through a port of MTU {@code mtu} (never more than the form's
+     * own length fields allow); negative when not even an empty frame fits.
+     */
+    public static int maxPayload(NetworkForm form, int mtu) {
+        return Math.min(form.maxPayload(), mtu - egressLength(form, 0));
     }
 }

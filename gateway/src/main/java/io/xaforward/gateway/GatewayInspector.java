@@ -123,14 +123,15 @@ public final class GatewayInspector implements AutoCloseable {
         else if (pinsUnknown != null) b.append(", pins unknown (").append(pinsUnknown).append(')');
         else b.append(", not pinned (detached when its process ends)");
         b.append('\n');
-        Table t = new Table("PORT", "IFINDEX", "FORM", "SLOT", "MODE", "XDP-LINK", "PROGRAM", "RX-PACKETS", "TX-PACKETS");
+        Table t = new Table("PORT", "IFINDEX", "FORM", "SLOT", "MTU", "MODE", "XDP-LINK", "PROGRAM", "RX-PACKETS", "TX-PACKETS", "TX-TOO-BIG");
         io.xaforward.dataplane.PortCounterSnapshot traffic = dataplane.portCounters();
         for (PortState p : ports) {
-            t.row(p.iface(), Integer.toString(p.ifindex()), p.form().configName(), Integer.toString(p.slot()), p.mode(),
-                    p.programId() == 0 ? "-" : p.linkId() == 0 ? "none (no link)" : Integer.toString(p.linkId()),
+            t.row(p.iface(), Integer.toString(p.ifindex()), p.form().configName(), Integer.toString(p.slot()), mtuText(p),
+                    p.mode(), p.programId() == 0 ? "-" : p.linkId() == 0 ? "none (no link)" : Integer.toString(p.linkId()),
                     p.programId() == 0 ? "not attached" : p.programId() == prog ? Integer.toString(p.programId())
                             : p.programId() + " (another program)",
-                    Long.toString(traffic.rxPackets(p.slot())), Long.toString(traffic.txPackets(p.slot())));
+                    Long.toString(traffic.rxPackets(p.slot())), Long.toString(traffic.txPackets(p.slot())),
+                    Long.toString(traffic.txTooBig(p.slot())));
         }
         b.append(t).append('\n');
         b.append("routes: ").append(dataplane.routeIds().size()).append('\n').append('\n');
@@ -140,6 +141,26 @@ public final class GatewayInspector implements AutoCloseable {
             c.row(k == Counter.RX_XAF ? "rx" : k.name().toLowerCase(Locale.ROOT), Long.toString(s.packets(k)), Long.toString(s.bytes(k)));
         }
         return b.append(c).toString();
+    }
+
+    /**
+     * The egress limit the data plane applies to the port (its MTU when the gateway started or last reloaded), with
+     * the interface's MTU now when that differs: the gateway applies a changed MTU on its next reload.
+     */
+    private String mtuText(PortState p) {
+        int applied = dataplane.portMtu(p.slot());
+        int link;
+        try {
+            link = io.xaforward.dataplane.sys.Syscalls.mtu(p.iface());
+        } catch (RuntimeException e) {
+            return Integer.toString(applied);
+        }
+        return applied == link ? Integer.toString(applied) : applied + " (link now " + link + ": reload to apply)";
+    }
+
+    /** The egress limit the data plane applies to frames leaving by the port with {@code slot}; 0: no port there. */
+    public int portMtu(int slot) {
+        return dataplane.portMtu(slot);
     }
 
     /** The route map as aligned text, one route per line. */

@@ -172,7 +172,10 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         }
     }
 
-    /** Makes the ports and tx_ports maps hold exactly the configured ports (writing only what differs). */
+    /**
+     * Makes the ports, tx_ports and port_mtus maps hold exactly the configured ports with the MTUs their interfaces
+     * have now (writing only what differs).
+     */
     private static void programPorts(XafDataplane dp, GatewayConfig config) {
         Map<Integer, XafDataplane.PortEntry> current = dp.ports();
         Set<Integer> slots = new HashSet<>();
@@ -180,7 +183,9 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             int ifindex = Syscalls.ifNameToIndex(p.iface());
             XafDataplane.PortEntry want = new XafDataplane.PortEntry(p.slot(), p.form().code());
             if (!want.equals(current.remove(ifindex))) dp.setPort(ifindex, p.slot(), p.form().code());
-            if (dp.txPort(p.slot()) != ifindex) dp.setTxPort(p.slot(), ifindex);
+            int mtu = Syscalls.mtu(p.iface());
+            if (dp.txPort(p.slot()) != ifindex) dp.setTxPort(p.slot(), ifindex, mtu);
+            else if (dp.portMtu(p.slot()) != mtu) dp.setPortMtu(p.slot(), mtu);
             slots.add(p.slot());
         }
         for (int stale : current.keySet()) dp.deletePort(stale);
@@ -206,6 +211,26 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     /** Per-port packets and bytes by port slot (see {@link io.xaforward.dataplane.PortCounterSnapshot}). */
     public synchronized io.xaforward.dataplane.PortCounterSnapshot portCounters() {
         return dataplane.portCounters();
+    }
+
+    /**
+     * Reads every port's MTU again and gives the data plane the ones that changed (on reload: an operator who raises
+     * or lowers a link's MTU reloads the gateway, no restart needed).
+     */
+    private void refreshMtus(GatewayConfig c) {
+        for (GatewayConfig.PortConfig p : c.ports()) {
+            int mtu = Syscalls.mtu(p.iface());
+            int was = dataplane.portMtu(p.slot());
+            if (was != mtu) {
+                dataplane.setPortMtu(p.slot(), mtu);
+                LOG.info("{}: MTU {} (was {})", p.iface(), mtu, was);
+            }
+        }
+    }
+
+    /** The egress limit the data plane applies to frames leaving by {@code iface} (its MTU at start or last reload). */
+    public synchronized int portMtu(String iface) {
+        return dataplane.portMtu(config.port(iface).orElseThrow(() -> new IllegalArgumentException("no port " + iface)).slot());
     }
 
     /** The ifindex of a port, as resolved at start-up. */
@@ -307,6 +332,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             }
             Map<Integer, Route> wanted = new LinkedHashMap<>();
             for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
+            refreshMtus(next);
             result = RouteReconciler.apply(routeTable, wanted);
         } catch (RuntimeException e) {
             recordReload(false);
@@ -389,14 +415,15 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
 
     /**
      * Per-port families, one sample per configured port labelled with its interface: XAF frames received on it
-     * (ingress lengths) and frames forwarded out of it (egress lengths).
+     * (ingress lengths), frames forwarded out of it (egress lengths) and frames too big for its MTU.
      */
     static void appendPortCounters(StringBuilder b, io.xaforward.dataplane.PortCounterSnapshot p, List<GatewayConfig.PortConfig> ports) {
         String[][] families = {
                 {"xaf_port_rx_packets_total", "XAF frames received on the port."},
                 {"xaf_port_rx_bytes_total", "Bytes of the XAF frames received on the port (ingress frame lengths)."},
                 {"xaf_port_tx_packets_total", "Frames forwarded out of the port."},
-                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."}};
+                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."},
+                {"xaf_port_tx_too_big_packets_total", "Frames routed out of the port but dropped: larger than its MTU (outcome drop_too_big)."}};
         for (int f = 0; f < families.length; f++) {
             b.append("# HELP ").append(families[f][0]).append(' ').append(families[f][1]).append('\n')
                     .append("# TYPE ").append(families[f][0]).append(" counter\n");
@@ -406,7 +433,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
                     case 0 -> p.rxPackets(slot);
                     case 1 -> p.rxBytes(slot);
                     case 2 -> p.txPackets(slot);
-                    default -> p.txBytes(slot);
+                    case 3 -> p.txBytes(slot);
+                    default -> p.txTooBig(slot);
                 };
                 b.append(families[f][0]).append("{port=\"").append(port.iface()).append("\"} ").append(v).append('\n');
             }

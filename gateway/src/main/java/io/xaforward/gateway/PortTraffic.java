@@ -5,12 +5,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * One gateway port's traffic as the Java engines count it, the same figures as the XDP program's per-port counters:
  * XAF frames received on the port (malformed ones included) with their frame lengths, and frames sent out of it
- * with their egress frame lengths. Safe for several writer threads (the relay sends out of a port from the threads
+ * with their egress frame lengths, and frames routed out of it but dropped as too big for its MTU. Safe for several writer threads (the relay sends out of a port from the threads
  * of other ports); allocation-free.
  */
 public final class PortTraffic {
-    private static final int RX_PACKETS = 0, RX_BYTES = 1, TX_PACKETS = 2, TX_BYTES = 3;
-    private final AtomicLongArray values = new AtomicLongArray(4);
+    private static final int RX_PACKETS = 0, RX_BYTES = 1, TX_PACKETS = 2, TX_BYTES = 3, TX_TOO_BIG = 4;
+    private final AtomicLongArray values = new AtomicLongArray(5);
 
     public void received(long frameBytes) {
         values.incrementAndGet(RX_PACKETS);
@@ -22,16 +22,23 @@ public final class PortTraffic {
         values.addAndGet(TX_BYTES, frameBytes);
     }
 
+    /** A frame routed out of this port did not fit its MTU (dropped as drop_too_big). */
+    public void tooBig() {
+        values.incrementAndGet(TX_TOO_BIG);
+    }
+
     public long rxPackets() { return values.get(RX_PACKETS); }
     public long rxBytes() { return values.get(RX_BYTES); }
     public long txPackets() { return values.get(TX_PACKETS); }
     public long txBytes() { return values.get(TX_BYTES); }
+    public long txTooBig() { return values.get(TX_TOO_BIG); }
 
-    /** Appends " rx_packets.IFACE=N rx_bytes.IFACE=N tx_packets.IFACE=N tx_bytes.IFACE=N" to a counter line. */
+    /** Appends " rx_packets.IFACE=N rx_bytes.IFACE=N tx_packets.IFACE=N tx_bytes.IFACE=N tx_too_big.IFACE=N" to a counter line. */
     public void appendTo(StringBuilder line, String iface) {
         line.append(" rx_packets.").append(iface).append('=').append(rxPackets())
                 .append(" rx_bytes.").append(iface).append('=').append(rxBytes())
                 .append(" tx_packets.").append(iface).append('=').append(txPackets())
-                .append(" tx_bytes.").append(iface).append('=').append(txBytes());
+                .append(" tx_bytes.").append(iface).append('=').append(txBytes())
+                .append(" tx_too_big.").append(iface).append('=').append(txTooBig());
     }
 }

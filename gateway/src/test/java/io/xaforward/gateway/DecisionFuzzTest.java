@@ -29,9 +29,10 @@ class DecisionFuzzTest {
         assertEquals(r.referenceXafFrames(), r.portRxPackets(), "every XAF frame counted on the port it arrived on");
         assertEquals(r.referenceOutcomes()[Counter.FORWARDED.ordinal()], r.portTxPackets(), "every forwarded frame counted on its egress port");
         assertEquals(r.forwardedBytesCompared(), r.portTxBytes(), "egress bytes per port = the forwarded frames' lengths");
+        assertEquals(r.referenceOutcomes()[Counter.DROP_TOO_BIG.ordinal()], r.portTxTooBig(), "every too-big frame counted on its egress port");
         assertTrue(r.clean());
         for (Counter c : new Counter[] {Counter.PASS_NON_XAF, Counter.FORWARDED, Counter.DROP_MALFORMED, Counter.DROP_NO_ROUTE,
-                Counter.DROP_BAD_TOKEN, Counter.DROP_HOP_LIMIT, Counter.DROP_INGRESS}) {
+                Counter.DROP_BAD_TOKEN, Counter.DROP_HOP_LIMIT, Counter.DROP_INGRESS, Counter.DROP_TOO_BIG}) {
             assertTrue(r.referenceOutcomes()[c.ordinal()] > 100, () -> "outcome " + c + " exercised: " + Arrays.toString(r.referenceOutcomes()));
         }
         assertTrue(r.forwardedBytesCompared() > 0, "forwarded frames compared byte for byte");

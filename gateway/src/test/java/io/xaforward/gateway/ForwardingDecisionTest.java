@@ -20,13 +20,21 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * The Java engines' route checks against the XDP program (BPF_PROG_TEST_RUN, needs root as CI runs): for frames
  * that fail several checks at once, both must name the same first failure, in PROTOCOL.md §7's order (ingress port
- * before job token before hop limit). The relay and the AF_XDP gateway both call {@link ForwardingDecision}.
+ * before job token before hop limit before the egress MTU). The relay and the AF_XDP gateway both call
+ * {@link ForwardingDecision}.
  */
 class ForwardingDecisionTest {
     static final int LO = 1, PORT_SLOT = 0, OTHER_SLOT = 1, TX_SLOT = 2, NET = 0x00030001, JOB = 7, TOKEN = 0x5eed1234;
     static final byte[] MAC_A = {2, 0, 0, 0, 0, 1}, MAC_B = {2, 0, 0, 0, 0, 2};
 
-    record JavaRoute(long ingressMask, int jobId, int jobToken) implements ForwardingDecision.RouteChecks {}
+    /** The test frames carry 8 payload bytes in the ID form: 12 + 48 + 8 bytes after Ethernet. */
+    static final int FITS_EXACTLY = 68;
+
+    record JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu) implements ForwardingDecision.RouteChecks {
+        JavaRoute(long ingressMask, int jobId, int jobToken) { this(ingressMask, jobId, jobToken, 1500); }
+
+        @Override public NetworkForm egressForm() { return NetworkForm.ID; }
+    }
 
     /** An ID-form frame carrying an XAF header with the given fields and 8 bytes of payload. */
     static byte[] frame(int networkId, int jobId, int token, int hop) {
@@ -46,6 +54,7 @@ class ForwardingDecisionTest {
             case DROP_INGRESS -> Counter.DROP_INGRESS;
             case DROP_BAD_TOKEN -> Counter.DROP_BAD_TOKEN;
             case DROP_HOP_LIMIT -> Counter.DROP_HOP_LIMIT;
+            case DROP_TOO_BIG -> Counter.DROP_TOO_BIG;
         };
     }
 
@@ -82,6 +91,8 @@ class ForwardingDecisionTest {
                 int job = random.nextInt(4) == 0 ? JOB + 1 : JOB;
                 int token = random.nextInt(4) == 0 ? TOKEN ^ 1 : TOKEN;
                 int hop = random.nextInt(4) == 0 ? random.nextInt(2) : 2 + random.nextInt(60);
+                int mtu = random.nextInt(4) == 0 ? FITS_EXACTLY - 1 : random.nextBoolean() ? FITS_EXACTLY : 9000;
+                dp.setPortMtu(TX_SLOT, mtu); // no devmap entry: a frame that passes every check fails at the redirect
                 if (routed) {
                     dp.putRoute(NET, Route.forward(TX_SLOT, SharedLayouts.FORM_ID, mask, JOB, TOKEN, 0x22, MAC_A, MAC_B,
                             null, null, 9450, 9450));
@@ -90,9 +101,9 @@ class ForwardingDecisionTest {
                 }
                 byte[] f = frame(NET, job, token, hop);
                 ForwardingDecision.Verdict java = ForwardingDecision.decide(xaf.wrap(MemorySegment.ofArray(f),
-                        NetworkForm.ID.outerHeaderLength()), routed ? new JavaRoute(mask, JOB, TOKEN) : null, PORT_SLOT);
+                        NetworkForm.ID.outerHeaderLength()), routed ? new JavaRoute(mask, JOB, TOKEN, mtu) : null, PORT_SLOT);
                 seen[java.ordinal()]++;
-                String what = "mask " + mask + " routed " + routed + " job " + job + " token " + Integer.toHexString(token) + " hop " + hop;
+                String what = "mask " + mask + " routed " + routed + " job " + job + " token " + Integer.toHexString(token) + " hop " + hop + " mtu " + mtu;
                 assertEquals(xdpCounter(java), xdp(dp, f), what + ": Java said " + java);
             }
             for (ForwardingDecision.Verdict v : ForwardingDecision.Verdict.values()) {

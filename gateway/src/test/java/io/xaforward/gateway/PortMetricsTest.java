@@ -15,14 +15,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 class PortMetricsTest {
     @Test
     void eachConfiguredPortIsExposedWithItsSlotsCounters() {
-        long[] rxP = new long[SharedLayouts.MAX_PORTS], rxB = rxP.clone(), txP = rxP.clone(), txB = rxP.clone();
+        long[] rxP = new long[SharedLayouts.MAX_PORTS], rxB = rxP.clone(), txP = rxP.clone(), txB = rxP.clone(), big = rxP.clone();
+        big[5] = 2;
         rxP[0] = 10; rxB[0] = 1000; txP[0] = 3; txB[0] = 330;
         rxP[5] = 4; rxB[5] = 440; txP[5] = 9; txB[5] = 990;
         rxP[7] = 99; // a slot no configured port uses: not exposed
         List<GatewayConfig.PortConfig> ports = List.of(new GatewayConfig.PortConfig("dc-a0", NetworkForm.IPV4, 0),
                 new GatewayConfig.PortConfig("dc-b0", NetworkForm.ID, 5));
         StringBuilder b = new StringBuilder();
-        GatewayService.appendPortCounters(b, new PortCounterSnapshot(rxP, rxB, txP, txB), ports);
+        GatewayService.appendPortCounters(b, new PortCounterSnapshot(rxP, rxB, txP, txB, big), ports);
         Map<String, Long> m = GatewayMetrics.parse(b.toString());
         assertEquals(10L, m.get("xaf_port_rx_packets_total{dc-a0}"), b::toString);
         assertEquals(1000L, m.get("xaf_port_rx_bytes_total{dc-a0}"));
@@ -32,7 +33,9 @@ class PortMetricsTest {
         assertEquals(440L, m.get("xaf_port_rx_bytes_total{dc-b0}"));
         assertEquals(9L, m.get("xaf_port_tx_packets_total{dc-b0}"));
         assertEquals(990L, m.get("xaf_port_tx_bytes_total{dc-b0}"));
-        assertEquals(8, m.size(), m::toString);
+        assertEquals(0L, m.get("xaf_port_tx_too_big_packets_total{dc-a0}"));
+        assertEquals(2L, m.get("xaf_port_tx_too_big_packets_total{dc-b0}"));
+        assertEquals(10, m.size(), m::toString);
         assertFalse(b.toString().contains(" 99\n"), "unconfigured slots stay out");
     }
 }

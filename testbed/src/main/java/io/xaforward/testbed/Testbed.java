@@ -244,7 +244,7 @@ public final class Testbed {
     public void attachXdpPass(String prefix, String ns, String dev) {
         Path obj = xdpPassObject();
         try {
-            Netns.exec(null, "ip", "-force", "-n", ns, "link", "set", "dev", dev, "xdpdrv", "object", obj.toString(), "section", "xdp");
+            Netns.exec(null, "ip", "-force", "-n", ns, "link", "set", "dev", dev, "xdpdrv", "object", obj.toString(), "section", "xdp.frags");
         } finally {
             try {
                 Files.deleteIfExists(obj);

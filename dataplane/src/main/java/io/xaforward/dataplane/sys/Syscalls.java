@@ -72,6 +72,7 @@ public final class Syscalls {
     private static final MethodHandle IOCTL = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
     private static final MethodHandle IF_NAMETOINDEX = errnoCall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle IF_INDEXTONAME = errnoCall("if_indextoname", FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
             FunctionDescriptor.of(ADDRESS, JAVA_INT));
 
@@ -219,7 +220,42 @@ public final class Syscalls {
     }
 
     private static final long SIOCGIFHWADDR = 0x8927;
+    private static final long SIOCGIFMTU = 0x8921;
     private static final int IFNAMSIZ = 16;
+
+    /** The name of interface {@code ifindex} in the calling thread's network namespace; a clear error when there is none. */
+    public static String ifIndexToName(int ifindex) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment name = a.allocate(IFNAMSIZ);
+            MemorySegment rc;
+            try {
+                rc = (MemorySegment) IF_INDEXTONAME.invokeExact(STATE.get(), ifindex, name);
+            } catch (Throwable t) { throw rethrow(t); }
+            if (rc.address() == 0) throw new SyscallException("no interface with ifindex " + ifindex + " (if_indextoname)", errno());
+            return name.getString(0);
+        }
+    }
+
+    /**
+     * The MTU of {@code ifname} in this process's network namespace (ioctl SIOCGIFMTU): the most bytes a frame may
+     * carry after its link-layer header. Like {@link #hardwareAddress}, right under nsenter as under ip netns exec.
+     */
+    public static int mtu(String ifname) {
+        if (ifname.length() >= IFNAMSIZ) throw new IllegalArgumentException("interface name '" + ifname + "' is too long");
+        int fd = (int) check(socket(2 /* AF_INET */, 2 /* SOCK_DGRAM */ | SOCK_CLOEXEC, 0), "socket(AF_INET)");
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment ifr = a.allocate(40, 8); // struct ifreq: char ifr_name[16]; int ifr_mtu; ...
+            ifr.setString(0, ifname);
+            int rc;
+            try {
+                rc = (int) IOCTL.invokeExact(STATE.get(), fd, SIOCGIFMTU, ifr);
+            } catch (Throwable t) { throw rethrow(t); }
+            check(rc, "ioctl(SIOCGIFMTU, '" + ifname + "')");
+            return ifr.get(JAVA_INT, 16);
+        } finally {
+            close(fd);
+        }
+    }
 
     /**
      * The hardware (MAC) address of {@code ifname} in this process's network namespace (ioctl SIOCGIFHWADDR): unlike

@@ -54,7 +54,10 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
 
     /** One forwarding route with its egress port and preallocated outer addressing. */
     record Route(int networkId, AfXdpGatewayPort egress, NetworkForm form, long ingressMask, int jobId, int jobToken,
-                 OuterAddressing addressing) implements ForwardingDecision.RouteChecks {}
+                 OuterAddressing addressing) implements ForwardingDecision.RouteChecks {
+        @Override public NetworkForm egressForm() { return form; }
+        @Override public int egressMtu() { return egress.mtu; }
+    }
 
     private final List<AfXdpGatewayPort> ports = new ArrayList<>();
     private final RouteTable routes = new RouteTable();
@@ -173,14 +176,16 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
             case DROP_INGRESS -> { counters[DROP_INGRESS]++; return; }
             case DROP_BAD_TOKEN -> { counters[DROP_BAD_TOKEN]++; return; }
             case DROP_HOP_LIMIT -> { counters[DROP_HOP_LIMIT]++; return; }
+            case DROP_TOO_BIG -> { counters[DROP_TOO_BIG]++; r.egress().traffic.tooBig(); return; }
         }
         int hop = xaf.hopLimit();
         AfXdpGatewayPort out = r.egress();
         int xafBytes = XafHeader.LENGTH + f.payloadLength();
         int outer = r.form().outerHeaderLength();
         int frameLength = outer + xafBytes;
-        if (f.payloadLength() > r.form().maxPayload() || frameLength > out.maxFrame || frameLength > Umem.FRAME_SIZE) {
+        if (f.payloadLength() > r.form().maxPayload() || frameLength > Umem.FRAME_SIZE) { // guards: the MTU check said yes
             counters[DROP_TOO_BIG]++;
+            out.traffic.tooBig();
             return;
         }
         long tx = out.socket.claimTx(frameLength);

@@ -30,8 +30,13 @@ final class AfXdpGatewayPort implements AutoCloseable {
 
     final GatewayConfig.PortConfig config;
     final byte[] mac;
-    /** Largest frame the interface sends: MTU + Ethernet header. */
-    final int maxFrame;
+    /** The interface's MTU: the most bytes a frame may carry after its Ethernet header. */
+    final int mtu;
+    /**
+     * Largest frame this engine carries: one UMEM frame, less the headroom the kernel keeps in front of received data
+     * (AF_XDP without multi-buffer support: a frame never spans two UMEM frames).
+     */
+    static final int MAX_FRAME = Umem.FRAME_SIZE - Umem.KERNEL_HEADROOM;
     final XskSocket socket;
     private final MemorySegment umem;
     private final BpfObject program;
@@ -50,9 +55,15 @@ final class AfXdpGatewayPort implements AutoCloseable {
         if (!Files.isDirectory(sys)) throw new IllegalArgumentException("interface " + config.iface() + " does not exist in this namespace");
         try {
             mac = HexFormat.ofDelimiter(":").parseHex(Files.readString(sys.resolve("address")).strip());
-            maxFrame = Integer.parseInt(Files.readString(sys.resolve("mtu")).strip()) + 14;
+            mtu = Integer.parseInt(Files.readString(sys.resolve("mtu")).strip());
         } catch (IOException e) {
             throw new UncheckedIOException("reading " + sys, e);
+        }
+        if (mtu + 14 > MAX_FRAME) {
+            throw new IllegalArgumentException("interface " + config.iface() + " has MTU " + mtu + ", but the AF_XDP gateway"
+                    + " carries frames of at most " + MAX_FRAME + " bytes (one " + Umem.FRAME_SIZE + "-byte UMEM frame less "
+                    + Umem.KERNEL_HEADROOM + " bytes of headroom: MTU " + (MAX_FRAME - 14) + "); lower the MTU or use the"
+                    + " xdp or relay gateway, which carry jumbo frames");
         }
         XskSocket s = XskSocket.open(config.iface(), QUEUE, xsk);
         BpfObject obj = null;

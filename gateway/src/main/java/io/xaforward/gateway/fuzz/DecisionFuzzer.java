@@ -28,11 +28,16 @@ import java.util.Map;
  * plus RX_XAF for XAF frames), the XDP action, the output bytes of forwarded frames and that passed frames are
  * untouched. At the end the program's counter deltas must equal the reference's outcome totals and the drop counters
  * must add up to the frames it dropped, and its per-port counters must show every XAF frame arriving on the fuzz
- * port and every forwarded frame (with its bytes) leaving by the egress slot. Needs root (loading BPF); lo (ifindex 1) stands in for the gateway port and
+ * port, every forwarded frame (with its bytes) leaving by the egress slot and every frame too big for that slot. Needs root (loading BPF); lo (ifindex 1) stands in for the gateway port and
  * the egress device.
  */
 public final class DecisionFuzzer {
     static final int LO = 1, PORT_SLOT = 0, FENCED_SLOT = 1, TX_SLOT = 2;
+    /**
+     * The egress limit of the fuzz setup's tx slot (lo itself takes 64 kB): small enough that the fuzz frames' largest
+     * payloads do not fit every egress form, so drop_too_big is compared as well (see {@link FuzzFrames#PAYLOAD_LENGTHS}).
+     */
+    public static final int EGRESS_MTU = FuzzFrames.EGRESS_MTU;
     static final byte[] ROUTE_SRC_MAC = {2, 0, 0, 0, 0, (byte) 0xE1}, ROUTE_DST_MAC = {2, 0, 0, 0, 0, (byte) 0xE2};
     static final int ROUTE_SRC_ID = 0x11223344, ROUTE_SRC_PORT = 40001;
 
@@ -40,7 +45,7 @@ public final class DecisionFuzzer {
     public record Report(long frames, long seed, double seconds, Map<FuzzFrames.Kind, Long> framesByKind,
                          long[] referenceOutcomes, long[] xdpCounterDeltas, long droppedFrames, long dropCounterSum,
                          long forwardedBytesCompared, long disagreements, List<String> firstDisagreements,
-                         long portRxPackets, long portTxPackets, long portTxBytes) {
+                         long portRxPackets, long portTxPackets, long portTxBytes, long portTxTooBig) {
         public double framesPerSecond() { return frames / seconds; }
 
         /** XAF frames (identified, malformed included) by the reference: everything it did not pass. */
@@ -53,7 +58,7 @@ public final class DecisionFuzzer {
         public boolean clean() {
             return disagreements == 0 && droppedFrames == dropCounterSum && java.util.Arrays.equals(referenceOutcomes, xdpCounterDeltas)
                     && portRxPackets == referenceXafFrames() && portTxPackets == referenceOutcomes[Counter.FORWARDED.ordinal()]
-                    && portTxBytes == forwardedBytesCompared;
+                    && portTxBytes == forwardedBytesCompared && portTxTooBig == referenceOutcomes[Counter.DROP_TOO_BIG.ordinal()];
         }
     }
 
@@ -61,6 +66,8 @@ public final class DecisionFuzzer {
     record FuzzRoute(NetworkForm egress, long ingressMask, byte[] srcIp, byte[] dstIp, OuterAddressing addressing) implements ForwardingDecision.RouteChecks {
         @Override public int jobId() { return FuzzFrames.JOB; }
         @Override public int jobToken() { return FuzzFrames.TOKEN; }
+        @Override public NetworkForm egressForm() { return egress; }
+        @Override public int egressMtu() { return EGRESS_MTU; }
 
         /** The ID form's dst_id is the route's network id (the AF_XDP gateway sets it so too). */
         FuzzRoute withDstId(int networkId) {
@@ -105,7 +112,7 @@ public final class DecisionFuzzer {
     /** Installs the reference routes and the fuzz port (lo, slot {@value #PORT_SLOT}) in {@code dp}. */
     static void install(XafDataplane dp, DecisionFuzzer f) {
         dp.setPort(LO, PORT_SLOT, NetworkForm.IPV4.code());
-        dp.setTxPort(TX_SLOT, LO);
+        dp.setTxPort(TX_SLOT, LO, EGRESS_MTU);
         for (int net : new int[] {FuzzFrames.NET_TO_IPV4, FuzzFrames.NET_TO_IPV6, FuzzFrames.NET_TO_ID, FuzzFrames.NET_FENCED}) {
             FuzzRoute r = f.lookup(net);
             boolean ip = r.egress() != NetworkForm.ID;
@@ -130,6 +137,7 @@ public final class DecisionFuzzer {
             case DROP_INGRESS -> Counter.DROP_INGRESS;
             case DROP_BAD_TOKEN -> Counter.DROP_BAD_TOKEN;
             case DROP_HOP_LIMIT -> Counter.DROP_HOP_LIMIT;
+            case DROP_TOO_BIG -> Counter.DROP_TOO_BIG;
             case FORWARD -> {
                 // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit - 1
                 int outer = r.egress().outerHeaderLength();
@@ -241,7 +249,7 @@ public final class DecisionFuzzer {
         }
         for (FuzzFrames.Kind k : FuzzFrames.Kind.values()) byKind.put(k, kindCounts[k.ordinal()]);
         return new Report(frames, seed, seconds, byKind, reference, deltas, dropped, dropSum, forwardedBytes, disagreements,
-                List.copyOf(examples), ports.rxPackets(PORT_SLOT), ports.txPackets(TX_SLOT), ports.txBytes(TX_SLOT));
+                List.copyOf(examples), ports.rxPackets(PORT_SLOT), ports.txPackets(TX_SLOT), ports.txBytes(TX_SLOT), ports.txTooBig(TX_SLOT));
     }
 
     /** The first 160 bytes as hex: enough for every header. */

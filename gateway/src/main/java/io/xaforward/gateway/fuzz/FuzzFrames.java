@@ -27,7 +27,10 @@ public final class FuzzFrames {
             NET_UNKNOWN = 0x0A0000FF;
     public static final int JOB = 77, TOKEN = 0xC0FFEE11;
     public static final int MAX_FRAME = 1600;
-    static final int[] PAYLOAD_LENGTHS = {0, 1, 64, 333, 1400};
+    /** The egress MTU of the fuzz setup: IPv4 carries at most 1394 payload bytes through it, IPv6 1374, the ID form 1410. */
+    static final int EGRESS_MTU = 1470;
+    /** Payload sizes of the golden frames: small ones, and each egress form's largest that fits {@link #EGRESS_MTU} and one byte more. */
+    static final int[] PAYLOAD_LENGTHS = {0, 1, 64, 333, 1374, 1375, 1394, 1395, 1400, 1410, 1411};
     static final byte[] PEER_MAC = {2, 0, 0, 0, 0, 1}, PORT_MAC = {2, 0, 0, 0, 0, 2};
 
     /** How a frame was made; the report counts frames per kind. */

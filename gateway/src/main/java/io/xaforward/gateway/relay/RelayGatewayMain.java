@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * The "traditional routing device" baseline: a user-space gateway that takes every XAF packet out of the kernel
  * through a socket (UDP 9450 on IP ports, AF_PACKET with EtherType 0x0812 on identifier ports), parses and checks
- * it (magic, lengths, route by network index identifier, job token, ingress port, hop limit), copies it into a new
+ * it (magic, lengths, route by network index identifier, job token, ingress port, hop limit, the egress port's MTU),
+ * copies it into a new
  * buffer with freshly built outer headers for the egress form, and hands it back to the kernel. It reads the same
  * gateway config file as the XDP gateway and translates between all forms the same way.
  *
@@ -53,16 +54,19 @@ public final class RelayGatewayMain {
 
     /** Counter indexes. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
-            DROP_INGRESS = 5, DROP_SEND = 6, NON_XAF = 7;
+            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_SEND = 7, NON_XAF = 8;
     static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
-            "drop_bad_token", "drop_ingress", "drop_send", "non_xaf"};
+            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_send", "non_xaf"};
 
+    /** Receive and send buffers: a whole UDP datagram or Ethernet frame of any MTU up to 64 kB, jumbo frames included. */
     private static final int BUFFER = 65536;
 
     /** One gateway port: its socket and its addresses. */
     static final class Port {
         final GatewayConfig.PortConfig config;
         final byte[] mac;
+        /** The interface's MTU, read at start: the egress limit of frames routed out of this port. */
+        final int mtu;
         final InetAddress ip;
         final DatagramChannel udp;
         final PacketSocket packet;
@@ -75,6 +79,7 @@ public final class RelayGatewayMain {
             Path sys = Path.of("/sys/class/net", config.iface(), "address");
             if (!Files.exists(sys)) throw new IllegalArgumentException("interface " + config.iface() + " does not exist in this namespace");
             mac = HexFormat.ofDelimiter(":").parseHex(Files.readString(sys).strip());
+            mtu = Integer.parseInt(Files.readString(sys.resolveSibling("mtu")).strip());
             if (config.form() == NetworkForm.ID) {
                 ip = null;
                 udp = null;
@@ -111,7 +116,11 @@ public final class RelayGatewayMain {
 
     /** One route, resolved to a port and preallocated outer addressing. */
     record RelayRoute(int networkId, Port egress, long ingressMask, int jobId, int jobToken,
-                      InetSocketAddress udpDestination, OuterAddressing idAddressing) implements ForwardingDecision.RouteChecks {}
+                      InetSocketAddress udpDestination, OuterAddressing idAddressing) implements ForwardingDecision.RouteChecks {
+        /** The relay sends in the egress port's own form (a UDP socket or an AF_PACKET socket of that port). */
+        @Override public NetworkForm egressForm() { return egress.config.form(); }
+        @Override public int egressMtu() { return egress.mtu; }
+    }
 
     private final List<Port> ports = new ArrayList<>();
     private final IntRouteTable routes = new IntRouteTable();
@@ -251,6 +260,7 @@ public final class RelayGatewayMain {
             case DROP_INGRESS -> { counters.incrementAndGet(DROP_INGRESS); return; }
             case DROP_BAD_TOKEN -> { counters.incrementAndGet(DROP_BAD_TOKEN); return; }
             case DROP_HOP_LIMIT -> { counters.incrementAndGet(DROP_HOP_LIMIT); return; }
+            case DROP_TOO_BIG -> { counters.incrementAndGet(DROP_TOO_BIG); r.egress().traffic.tooBig(); return; }
         }
         int hop = w.xaf.hopLimit();
         Port egress = r.egress();

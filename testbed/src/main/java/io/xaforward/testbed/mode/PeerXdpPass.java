@@ -29,7 +29,7 @@ final class PeerXdpPass implements AutoCloseable {
                 Files.copy(in, obj, StandardCopyOption.REPLACE_EXISTING);
                 for (Node p : gatewayPorts) {
                     Netns.exec(null, "ip", "-force", "-n", p.peerNamespace(), "link", "set", "dev", p.peerIface(),
-                            "xdpdrv", "object", obj.toString(), "section", "xdp");
+                            "xdpdrv", "object", obj.toString(), "section", "xdp.frags");
                     attached.add(p);
                 }
             } finally {
