@@ -25,8 +25,11 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "gateway YAML config (required to run a gateway)")
     Path config;
 
-    @Option(names = "--registry", paramLabel = "URL", description = "etcd endpoint to take the routes from (the file then gives the ports), e.g. http://10.0.0.5:2379")
+    @Option(names = "--registry", paramLabel = "URL", description = "etcd endpoint to take the routes from (the file then gives the ports), e.g. https://10.0.0.5:2379 (TLS and credentials: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user)")
     URI registry;
+
+    @picocli.CommandLine.Mixin
+    EtcdOptions etcd = new EtcdOptions();
 
     @Option(names = "--registry-prefix", paramLabel = "PREFIX", description = "with --registry: the key prefix of this gateway's routes, e.g. /xaf/routes/gw1/")
     String registryPrefix;
@@ -42,9 +45,12 @@ final class GatewayCommand implements Callable<Integer> {
     public Integer call() {
         if (config == null) throw new IllegalArgumentException("missing --config FILE (or a subcommand: status, routes, unpin; see xaf gateway --help)");
         String pinName = pin ? nameOf(config, name) : null;
-        if (registry == null) return GatewayMain.run(config, null, null, pinName);
+        if (registry == null) {
+            if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --registry URL");
+            return GatewayMain.run(config, null, null, pinName);
+        }
         if (registryPrefix == null) throw new IllegalArgumentException("--registry needs --registry-prefix (where this gateway's routes are)");
-        return GatewayMain.run(config, registry, registryPrefix, pinName);
+        return GatewayMain.run(config, registry, etcd.security(), registryPrefix, pinName);
     }
 
     /** {@code name}, or the config file's name without its extension. */

@@ -66,12 +66,15 @@ final class WorkerCommand implements Callable<Integer> {
         @Option(names = "--cluster", paramLabel = "FILE", description = "cluster file (YAML): ranks, addresses, gateways")
         Path cluster;
 
-        @Option(names = "--etcd", paramLabel = "URL", description = "etcd endpoint of the rendezvous, e.g. http://10.0.0.5:2379")
+        @Option(names = "--etcd", paramLabel = "URL", description = "etcd endpoint of the rendezvous, e.g. https://10.0.0.5:2379 (TLS and credentials: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user)")
         URI etcd;
     }
 
     @Mixin
     TrainingLoopOptions loop = new TrainingLoopOptions();
+
+    @Mixin
+    EtcdOptions etcd = new EtcdOptions();
 
     @Option(names = "--datacenter", description = "with --etcd: this host's data center")
     String datacenter;
@@ -160,11 +163,14 @@ final class WorkerCommand implements Callable<Integer> {
     }
 
     private WorldSource worldSource(WorkerOptions o) {
-        if (peers.cluster != null) return WorldSource.clusterFile(peers.cluster);
+        if (peers.cluster != null) {
+            if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --etcd URL");
+            return WorldSource.clusterFile(peers.cluster);
+        }
         if (datacenter == null || gateway == null) {
             throw new IllegalArgumentException("--etcd needs --datacenter and --gateway (the peers learn them from this rank)");
         }
-        return new EtcdRendezvous(peers.etcd, new EtcdRendezvous.Site(datacenter, gateway, parseToken(identity)),
+        return new EtcdRendezvous(peers.etcd, etcd.security(), new EtcdRendezvous.Site(datacenter, gateway, parseToken(identity)),
                 Duration.ofSeconds(rendezvousTimeoutSeconds), System.err);
     }
 

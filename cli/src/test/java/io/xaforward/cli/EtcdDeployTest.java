@@ -5,6 +5,7 @@ import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.dataplane.sys.NetworkNamespace;
 import io.xaforward.gateway.GatewayMetrics;
 import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.gateway.registry.EtcdSecurity;
 import io.xaforward.gateway.registry.LocalEtcd;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
@@ -36,9 +37,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * Deployment through etcd, as on real machines: a real etcd server runs on the gateway host (the gateway
- * namespace, reachable from both data centers at the gateway's port addresses); {@code xaf gateway --registry}
- * takes its routes from etcd; {@code xaf worker --etcd} ranks meet at the rendezvous. Every worker and the gateway
- * are separate processes that share nothing but the etcd endpoint.
+ * namespace, reachable from both data centers at the gateway's port addresses), with TLS, client certificates and
+ * authentication on (certificates made by the test with openssl); {@code xaf gateway --registry} takes its routes
+ * from etcd as a user that may read only its route prefix; {@code xaf worker --etcd} ranks meet at the rendezvous as
+ * a user that may use only the job keys. Every worker and the gateway are separate processes that share nothing but
+ * the etcd endpoint and its credentials.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class EtcdDeployTest {
@@ -48,12 +51,43 @@ class EtcdDeployTest {
     static LocalEtcd etcd;
     static GatewayProcess gateway;
     static final Yaml YAML = new Yaml(new SafeConstructor(new LoaderOptions()));
+    static LocalEtcd.Tls tls;
+    static EtcdSecurity operator;
+
+    static Path passwordFile(String name, String password) throws IOException {
+        Path f = machines.dir.resolve(name + ".password");
+        Files.writeString(f, password + "\n");
+        Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return f;
+    }
+
+    /** The --etcd-* options of a process that logs in as {@code user}. */
+    static List<String> credentials(String user) {
+        return List.of("--etcd-ca", tls.ca().toString(), "--etcd-cert", tls.clientCert().toString(),
+                "--etcd-key", tls.clientKey().toString(), "--etcd-user", user,
+                "--etcd-password-file", machines.dir.resolve(user + ".password").toString());
+    }
 
     @BeforeAll
     static void up() throws Exception {
         machines = new DeployFixture();
+        List<String> names = new ArrayList<>(List.of("127.0.0.1"));
+        for (Node p : machines.state.gatewayPorts("gw")) if (p.ip() != null) names.add(p.ip().getHostAddress());
+        tls = LocalEtcd.Tls.generate(machines.dir.resolve("pki"), names);
         etcd = LocalEtcd.start(List.of("ip", "netns", "exec", machines.gatewayNamespace()), "[::]", "127.0.0.1",
-                CLIENT_PORT, 2380);
+                CLIENT_PORT, 2380, tls, List.of());
+        // The operator's setup: one user per role, each allowed only its own keys; root for the test's own calls.
+        EtcdSecurity certOnly = new EtcdSecurity(tls.ca(), tls.clientCert(), tls.clientKey(), null, null);
+        String gw = "gw-" + System.nanoTime(), workers = "wk-" + System.nanoTime(), root = "root-" + System.nanoTime();
+        passwordFile("xaf-gw", gw);
+        passwordFile("xaf-workers", workers);
+        operator = new EtcdSecurity(tls.ca(), tls.clientCert(), tls.clientKey(), "root", passwordFile("root", root));
+        NetworkNamespace.call(machines.gatewayNamespace(), () -> {
+            etcd.addUser(certOnly, "xaf-gw", gw, List.of(ROUTES));
+            etcd.addUser(certOnly, "xaf-workers", workers, List.of("/xaf/jobs/"));
+            etcd.enableAuth(certOnly, root);
+            return null;
+        });
         // The operator publishes the gateway's routes (here: those of the identifier plan) in the registry.
         for (Map<String, Object> route : planRoutes()) {
             String key = ROUTES + String.format("0x%08x", ((Number) route.get("id")).intValue());
@@ -65,8 +99,9 @@ class EtcdDeployTest {
             y.append("  - {interface: ").append(p.iface()).append(", form: ").append(p.form().configName()).append("}\n");
         }
         Files.writeString(config, y.append("routes: []\n").toString());
-        gateway = GatewayProcess.start(machines.gatewayNamespace(), config, List.of(), List.of(),
-                List.of("--registry", "http://127.0.0.1:" + CLIENT_PORT, "--registry-prefix", ROUTES));
+        List<String> options = new ArrayList<>(List.of("--registry", "https://127.0.0.1:" + CLIENT_PORT, "--registry-prefix", ROUTES));
+        options.addAll(credentials("xaf-gw"));
+        gateway = GatewayProcess.start(machines.gatewayNamespace(), config, List.of(), List.of(), options);
         gateway.awaitReady(60_000);
     }
 
@@ -99,7 +134,7 @@ class EtcdDeployTest {
     /** Runs etcd calls from inside the gateway namespace, where the test's etcd listens. */
     static <T> T inGateway(Function<EtcdClient, T> calls) {
         return NetworkNamespace.call(machines.gatewayNamespace(), () -> {
-            try (EtcdClient c = new EtcdClient(URI.create("http://127.0.0.1:" + CLIENT_PORT), Duration.ofSeconds(5))) {
+            try (EtcdClient c = new EtcdClient(URI.create("https://127.0.0.1:" + CLIENT_PORT), Duration.ofSeconds(5), operator)) {
                 return calls.apply(c);
             }
         });
@@ -189,7 +224,7 @@ class EtcdDeployTest {
         Node host = machines.plan.host(rank);
         Node port = machines.state.gatewayPort("gw", host.datacenter());
         String ip = port.ip().getHostAddress();
-        return "http://" + (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + CLIENT_PORT;
+        return "https://" + (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + CLIENT_PORT;
     }
 
     static List<String> etcdWorkerArgs(int rank, int world, int steps, Path checkpoints) {
@@ -200,6 +235,7 @@ class EtcdDeployTest {
         args.addAll(List.of("--etcd", etcdUrlFrom(rank), "--datacenter", host.datacenter(),
                 "--gateway", machines.state.gatewayPort("gw", host.datacenter()).ip().getHostAddress(),
                 "--rendezvous-timeout", "60"));
+        args.addAll(credentials("xaf-workers"));
         return args;
     }
 

@@ -1,6 +1,7 @@
 package io.xaforward.gateway;
 
 import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.gateway.registry.EtcdSecurity;
 import io.xaforward.gateway.registry.RouteRegistryWatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,6 +71,11 @@ public final class GatewayMain {
      * gateway of that name pinned), see {@link GatewayService#start(Path, String)}.
      */
     public static int run(Path config, URI registry, String prefix, String pinName) {
+        return run(config, registry, EtcdSecurity.NONE, prefix, pinName);
+    }
+
+    /** As {@link #run(Path, URI, String, String)}, reaching the registry with {@code security} (TLS, credentials). */
+    public static int run(Path config, URI registry, EtcdSecurity security, String prefix, String pinName) {
         GatewayService service;
         try {
             service = GatewayService.start(config, pinName, registry != null);
@@ -81,7 +87,7 @@ public final class GatewayMain {
         if (registry != null) {
             try {
                 service.stopWatchingFile();
-                watch = new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5)), prefix).start();
+                watch = new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5), security), prefix).start();
                 LOG.info("routes from the registry {}{}", registry, prefix);
             } catch (RuntimeException e) {
                 service.close(); // detach: a gateway that cannot read its routes leaves nothing attached

@@ -6,6 +6,7 @@ import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.cluster.world.World;
 import io.xaforward.gateway.registry.EtcdClient;
 import io.xaforward.gateway.registry.EtcdException;
+import io.xaforward.gateway.registry.EtcdSecurity;
 import io.xaforward.protocol.NetworkForm;
 
 import java.io.PrintStream;
@@ -46,7 +47,12 @@ public final class EtcdRendezvous implements WorldSource {
     private Thread keepAlive;
 
     public EtcdRendezvous(URI endpoint, Site site, Duration timeout, PrintStream log) {
-        this.etcd = new EtcdClient(endpoint, Duration.ofSeconds(5));
+        this(endpoint, EtcdSecurity.NONE, site, timeout, log);
+    }
+
+    /** As above, reaching etcd with {@code security} (TLS, client certificate, user and password). */
+    public EtcdRendezvous(URI endpoint, EtcdSecurity security, Site site, Duration timeout, PrintStream log) {
+        this.etcd = new EtcdClient(endpoint, Duration.ofSeconds(5), security);
         this.site = site;
         this.timeout = timeout;
         this.log = log;

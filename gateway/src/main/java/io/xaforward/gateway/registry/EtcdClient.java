@@ -28,8 +28,13 @@ import java.util.stream.Stream;
  * A small etcd v3 client over etcd's JSON gateway (HTTP POST to {@code /v3/kv/range}, {@code /v3/kv/txn},
  * {@code /v3/lease/grant}, {@code /v3/watch}, ...), with the JDK's HTTP client: the calls a rendezvous and a route
  * registry need, with Gson for the JSON and no gRPC stack (jetcd would bring grpc, netty and vert.x: dozens of jars
- * for a handful of calls). Keys and values are UTF-8 strings (base64 on the wire, as the
- * JSON gateway wants). Every failure is an {@link EtcdException} that names the endpoint.
+ * for a handful of calls). Keys and values are UTF-8 strings (base64 on the wire, as the JSON gateway wants). Every
+ * failure is an {@link EtcdException} that names the endpoint.
+ *
+ * <p>With an {@code https://} endpoint it speaks TLS, verifying etcd's certificate (and its host name) against the
+ * CA of {@link EtcdSecurity}, and presents a client certificate if one is given. With a user it authenticates
+ * ({@code /v3/auth/authenticate}) and sends the token with every call; an expired or revoked token is renewed once
+ * and the call repeated.
  */
 public final class EtcdClient implements AutoCloseable {
     /** etcd's answers: whole numbers stay longs (revisions, lease ids), text stays text. */
@@ -50,15 +55,29 @@ public final class EtcdClient implements AutoCloseable {
     private final URI endpoint;
     private final Duration timeout;
     private final HttpClient http;
+    private final EtcdSecurity security;
+    private volatile String token;
 
     /** @param endpoint e.g. http://127.0.0.1:2379 */
     public EtcdClient(URI endpoint, Duration timeout) {
-        if (endpoint.getScheme() == null || !endpoint.getScheme().equals("http") || endpoint.getHost() == null) {
-            throw new IllegalArgumentException("etcd endpoint must look like http://HOST:PORT, was " + endpoint);
+        this(endpoint, timeout, EtcdSecurity.NONE);
+    }
+
+    /** @param endpoint e.g. https://10.0.0.5:2379 (https whenever {@code security} has TLS files) */
+    public EtcdClient(URI endpoint, Duration timeout, EtcdSecurity security) {
+        String scheme = endpoint.getScheme();
+        if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || endpoint.getHost() == null) {
+            throw new IllegalArgumentException("etcd endpoint must look like http://HOST:PORT or https://HOST:PORT, was " + endpoint);
+        }
+        if (security.tls() && !scheme.equals("https")) {
+            throw new IllegalArgumentException("etcd TLS options (CA, client certificate) need an https:// endpoint, was " + endpoint);
         }
         this.endpoint = endpoint;
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+        this.security = security;
+        HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1);
+        if (scheme.equals("https")) b.sslContext(security.sslContext());
+        this.http = b.build();
     }
 
     public URI endpoint() { return endpoint; }
@@ -118,10 +137,10 @@ public final class EtcdClient implements AutoCloseable {
     public void watch(String prefix, long fromRevision, Consumer<List<Event>> onEvents) {
         String body = GSON.toJson(Map.of("create_request", Map.of("key", b64(prefix), "range_end", b64(prefixEnd(prefix)),
                 "start_revision", String.valueOf(fromRevision))));
-        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/v3/watch"))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
         HttpResponse<Stream<String>> response;
         try {
+            HttpRequest request = authorized(HttpRequest.newBuilder(endpoint.resolve("/v3/watch")))
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build();
             response = http.send(request, HttpResponse.BodyHandlers.ofLines());
         } catch (IOException e) {
             throw unreachable(e);
@@ -170,25 +189,21 @@ public final class EtcdClient implements AutoCloseable {
     }
 
     private Map<?, ?> call(String path, String json) {
-        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve(path)).timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build();
-        HttpResponse<String> response;
-        try {
-            response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw unreachable(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new EtcdException("interrupted while calling etcd at " + endpoint);
+        HttpResponse<String> response = post(path, json);
+        if (security.user() != null && authExpired(response.body())) {
+            token = null; // expired or revoked (etcd restarted, simple tokens time out): once more with a new one
+            response = post(path, json);
         }
         if (response.statusCode() != 200) {
-            throw new EtcdException("etcd at " + endpoint + " answered HTTP " + response.statusCode() + " to " + path
-                    + ": " + response.body().strip());
+            throw new EtcdException("etcd at " + endpoint + " refused " + path + " (HTTP " + response.statusCode() + "): "
+                    + errorText(response.body()));
         }
         // keepalive streams: the first line is the answer
         String first = response.body().lines().filter(l -> !l.isBlank()).findFirst().orElse("{}");
         Map<?, ?> m = parse(first);
+        if (m.get("error") != null) {
+            throw new EtcdException("etcd at " + endpoint + " refused " + path + ": " + errorText(first));
+        }
         if (m.get("result") instanceof Map<?, ?> result && path.endsWith("keepalive")) {
             if (result.get("TTL") == null || "0".equals(String.valueOf(result.get("TTL")))) {
                 throw new EtcdException("etcd at " + endpoint + ": the lease expired");
@@ -197,9 +212,66 @@ public final class EtcdClient implements AutoCloseable {
         return m;
     }
 
+    /** An administrative call (users, roles, auth enable) with a JSON body, for {@link LocalEtcd}. */
+    void admin(String path, Map<String, ?> body) {
+        call(path, GSON.toJson(body));
+    }
+
+    private HttpResponse<String> post(String path, String json) {
+        try {
+            HttpRequest request = authorized(HttpRequest.newBuilder(endpoint.resolve(path))).timeout(timeout)
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(json)).build();
+            return http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw unreachable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EtcdException("interrupted while calling etcd at " + endpoint);
+        }
+    }
+
+    /** The request with the auth token, authenticating first when there is a user and no token yet. */
+    private HttpRequest.Builder authorized(HttpRequest.Builder request) throws IOException, InterruptedException {
+        if (security.user() == null) return request;
+        String t = token;
+        if (t == null) t = token = authenticate();
+        return request.header("Authorization", t);
+    }
+
+    private String authenticate() throws IOException, InterruptedException {
+        String body = json("name", security.user(), "password", security.password());
+        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/v3/auth/authenticate")).timeout(timeout)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        Object t = response.statusCode() == 200 ? parse(response.body()).get("token") : null;
+        if (t == null) {
+            throw new EtcdException("etcd at " + endpoint + " refused user '" + security.user() + "': "
+                    + errorText(response.body()));
+        }
+        return String.valueOf(t);
+    }
+
+    private static boolean authExpired(String body) {
+        String b = body.toLowerCase(java.util.Locale.ROOT);
+        return b.contains("invalid auth token") || b.contains("auth token is expired") || b.contains("revision of auth store is old");
+    }
+
+    /** etcd's error message of an error answer, or the answer itself. */
+    private static String errorText(String body) {
+        try {
+            Object o = GSON.fromJson(body, Object.class);
+            if (o instanceof Map<?, ?> m && m.get("error") != null) return String.valueOf(m.get("error"));
+        } catch (JsonParseException ignored) {
+            // not JSON: the raw text below
+        }
+        return body.strip();
+    }
+
     private EtcdException unreachable(Throwable e) {
         String why = e instanceof ConnectException ? "connection refused"
                 : e instanceof HttpTimeoutException ? "no answer within " + timeout.toMillis() + " ms"
+                : e instanceof javax.net.ssl.SSLException ? "TLS handshake failed: " + e.getMessage()
                 : String.valueOf(e.getMessage() != null ? e.getMessage() : e);
         return new EtcdException("etcd at " + endpoint + " is unreachable (" + why + ")");
     }
@@ -244,7 +316,7 @@ public final class EtcdClient implements AutoCloseable {
         return 0;
     }
 
-    private static String b64(String s) {
+    static String b64(String s) {
         return b64(s.getBytes(StandardCharsets.UTF_8));
     }
 

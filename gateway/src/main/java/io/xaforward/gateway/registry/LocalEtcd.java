@@ -5,7 +5,12 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -39,14 +44,29 @@ public final class LocalEtcd implements AutoCloseable {
      */
     public static LocalEtcd start(List<String> commandPrefix, String listenHost, String advertiseHost, int clientPort,
                                   int peerPort) throws IOException, InterruptedException {
+        return start(commandPrefix, listenHost, advertiseHost, clientPort, peerPort, null, List.of());
+    }
+
+    /**
+     * As above; with {@code tls} clients must speak TLS (https) and present a certificate signed by its CA (etcd's
+     * {@code --client-cert-auth}); {@code extraArgs} go to etcd as they are (e.g. {@code --auth-token-ttl 2}).
+     */
+    public static LocalEtcd start(List<String> commandPrefix, String listenHost, String advertiseHost, int clientPort,
+                                  int peerPort, Tls tls, List<String> extraArgs) throws IOException, InterruptedException {
         Path data = Files.createTempDirectory("xaf-etcd-");
-        URI url = URI.create("http://" + advertiseHost + ":" + clientPort);
+        String scheme = tls == null ? "http://" : "https://";
+        URI url = URI.create(scheme + advertiseHost + ":" + clientPort);
         String peer = "http://127.0.0.1:" + peerPort;
         List<String> cmd = new java.util.ArrayList<>(commandPrefix);
         cmd.addAll(List.of("etcd", "--name", "xaf-local", "--data-dir", data.resolve("member").toString(),
-                "--listen-client-urls", "http://" + listenHost + ":" + clientPort, "--advertise-client-urls", url.toString(),
+                "--listen-client-urls", scheme + listenHost + ":" + clientPort, "--advertise-client-urls", url.toString(),
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "xaf-local=" + peer));
+        if (tls != null) {
+            cmd.addAll(List.of("--cert-file", tls.serverCert().toString(), "--key-file", tls.serverKey().toString(),
+                    "--trusted-ca-file", tls.ca().toString(), "--client-cert-auth"));
+        }
+        cmd.addAll(extraArgs);
         Path log = data.resolve("etcd.log");
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         Process p;
@@ -70,6 +90,71 @@ public final class LocalEtcd implements AutoCloseable {
     }
 
     public URI clientUrl() { return clientUrl; }
+
+    /**
+     * Adds {@code user} with {@code password}, allowed to read and write only the keys under {@code prefixes}; call it
+     * before {@link #enableAuth}. {@code access} reaches this etcd (its client certificate, when etcd runs with TLS).
+     */
+    public void addUser(EtcdSecurity access, String user, String password, List<String> prefixes) {
+        try (EtcdClient c = new EtcdClient(clientUrl, Duration.ofSeconds(5), access)) {
+            c.admin("/v3/auth/role/add", Map.of("name", user));
+            for (String prefix : prefixes) {
+                c.admin("/v3/auth/role/grant", Map.of("name", user, "perm", Map.of("permType", "READWRITE",
+                        "key", EtcdClient.b64(prefix), "range_end", Base64.getEncoder().encodeToString(EtcdClient.prefixEnd(prefix)))));
+            }
+            c.admin("/v3/auth/user/add", Map.of("name", user, "password", password));
+            c.admin("/v3/auth/user/grant", Map.of("user", user, "role", user));
+        }
+    }
+
+    /** Turns on etcd's authentication, with a {@code root} user (all rights) whose password is {@code rootPassword}. */
+    public void enableAuth(EtcdSecurity access, String rootPassword) {
+        try (EtcdClient c = new EtcdClient(clientUrl, Duration.ofSeconds(5), access)) {
+            c.admin("/v3/auth/user/add", Map.of("name", "root", "password", rootPassword));
+            c.admin("/v3/auth/user/grant", Map.of("user", "root", "role", "root"));
+            c.admin("/v3/auth/enable", Map.of());
+        }
+    }
+
+    /**
+     * Certificates for a TLS etcd, made with openssl in a directory: a CA, a server certificate for the given host
+     * names and addresses, and a client certificate without a common name (EC P-256, valid two days, keys mode 600).
+     */
+    public record Tls(Path ca, Path serverCert, Path serverKey, Path clientCert, Path clientKey) {
+        public static Tls generate(Path dir, List<String> hosts) throws IOException, InterruptedException {
+            Files.createDirectories(dir);
+            String sans = String.join(",", hosts.stream()
+                    .map(h -> (h.matches("[0-9.]+") || h.contains(":") ? "IP:" : "DNS:") + h).toList());
+            Tls t = new Tls(dir.resolve("ca.crt"), dir.resolve("server.crt"), dir.resolve("server.key"),
+                    dir.resolve("client.crt"), dir.resolve("client.key"));
+            openssl(dir, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=xaf test CA");
+            sign(dir, "server", "/CN=etcd", "subjectAltName=" + sans + "\nextendedKeyUsage=serverAuth,clientAuth\n");
+            // No common name: etcd's JSON gateway refuses a client certificate with one once auth is on (etcd would
+            // take the CN for a user name); the user is given by name and password instead.
+            sign(dir, "client", "/O=xaforward/OU=xaf-client", "extendedKeyUsage=clientAuth\n");
+            for (Path key : List.of(dir.resolve("ca.key"), t.serverKey(), t.clientKey())) {
+                Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+            }
+            return t;
+        }
+
+        private static void sign(Path dir, String name, String subject, String extensions) throws IOException, InterruptedException {
+            openssl(dir, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", name + ".key", "-out", name + ".csr", "-subj", subject);
+            Files.writeString(dir.resolve(name + ".ext"), extensions);
+            openssl(dir, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                    "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext");
+        }
+
+        private static void openssl(Path dir, String... args) throws IOException, InterruptedException {
+            List<String> cmd = new ArrayList<>(List.of("openssl"));
+            cmd.addAll(List.of(args));
+            Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (p.waitFor() != 0) throw new IOException(String.join(" ", cmd) + " failed: " + out.strip());
+        }
+    }
 
     public long pid() { return process.pid(); }
 
