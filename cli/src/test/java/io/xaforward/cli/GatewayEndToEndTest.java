@@ -89,7 +89,16 @@ class GatewayEndToEndTest {
     }
 
     static long metric(String name, String counter) throws Exception {
-        String text = NetworkNamespace.call(state.gatewayNamespace("gw"), () -> {
+        String text = metricsText();
+        String pattern = counter == null ? "(?m)^" + name + " (\\d+)$" : "(?m)^" + name + "\\{outcome=\"" + counter + "\"\\} (\\d+)$";
+        Matcher m = Pattern.compile(pattern).matcher(text);
+        assertTrue(m.find(), "metric " + name + " " + counter + " missing from:\n" + text);
+        return Long.parseLong(m.group(1));
+    }
+
+    /** The gateway's metrics endpoint's answer. */
+    static String metricsText() throws Exception {
+        return NetworkNamespace.call(state.gatewayNamespace("gw"), () -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", 9464), 5000);
                 s.setSoTimeout(5000);
@@ -99,10 +108,6 @@ class GatewayEndToEndTest {
                 return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             }
         });
-        String pattern = counter == null ? "(?m)^" + name + " (\\d+)$" : "(?m)^" + name + "\\{outcome=\"" + counter + "\"\\} (\\d+)$";
-        Matcher m = Pattern.compile(pattern).matcher(text);
-        assertTrue(m.find(), "metric " + name + " " + counter + " missing from:\n" + text);
-        return Long.parseLong(m.group(1));
     }
 
     @Test
@@ -211,8 +216,46 @@ class GatewayEndToEndTest {
         assertEquals(value, metric(name, null), name + "; " + gateway.output());
     }
 
+    /** A port's MTU as the metrics endpoint reports the gateway applying it. */
+    static long portMtu(Node port) throws Exception {
+        return metricWithLabel("xaf_port_mtu_bytes", "port", port.iface());
+    }
+
+    static long metricWithLabel(String name, String label, String value) throws Exception {
+        String text = metricsText();
+        Matcher m = Pattern.compile("(?m)^" + name + "\\{" + label + "=\"" + Pattern.quote(value) + "\"\\} (\\d+)$").matcher(text);
+        assertTrue(m.find(), name + "{" + label + "=" + value + "} missing from:\n" + text);
+        return Long.parseLong(m.group(1));
+    }
+
+    /**
+     * The gateway reads each port's MTU at start and again on every reload: a lowered MTU applies from the next
+     * SIGHUP on (frames that no longer fit are then counted drop_too_big, never forwarded), and so does its return.
+     */
     @Test
     @Order(4)
+    void aChangedPortMtuAppliesOnReload() throws Exception {
+        Node v6 = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.IPV6).findFirst().orElseThrow();
+        String ns = state.gatewayNamespace("gw");
+        assertEquals(v6.mtu(), portMtu(v6));
+        long reloads = metric("xaf_config_reloads_total", null);
+        Netns.exec(ns, "ip", "link", "set", "dev", v6.iface(), "mtu", "1400");
+        try {
+            assertEquals(v6.mtu(), portMtu(v6), "not before a reload");
+            gateway.signal("HUP");
+            awaitMetric("xaf_config_reloads_total", reloads + 1);
+            assertEquals(1400, portMtu(v6));
+            assertTrue(gateway.sawLine(v6.iface() + ": MTU 1400 (was " + v6.mtu() + ")"), gateway.output());
+        } finally {
+            Netns.exec(ns, "ip", "link", "set", "dev", v6.iface(), "mtu", Integer.toString(v6.mtu()));
+        }
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 2);
+        assertEquals(v6.mtu(), portMtu(v6));
+    }
+
+    @Test
+    @Order(5)
     void sighupReloadsAndATornFileChangesNothing() throws Exception {
         String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
         long reloads = metric("xaf_config_reloads_total", null);
@@ -248,7 +291,7 @@ class GatewayEndToEndTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void sigtermDetachesFromEveryInterface() throws Exception {
         String ns = state.gatewayNamespace("gw");
         String before = Netns.exec(ns, "ip", "link", "show").stdout();

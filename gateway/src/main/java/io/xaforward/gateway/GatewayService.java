@@ -393,6 +393,11 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             b.append("xaf_bytes_total{outcome=\"").append(c.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.bytes(c)).append('\n');
         }
         appendPortCounters(b, portCounters(), config.ports());
+        b.append("# HELP xaf_port_mtu_bytes The MTU the gateway applies to frames leaving by the port (read at start and on reload).\n")
+                .append("# TYPE xaf_port_mtu_bytes gauge\n");
+        for (GatewayConfig.PortConfig port : config.ports()) {
+            b.append("xaf_port_mtu_bytes{port=\"").append(port.iface()).append("\"} ").append(portMtu(port.iface())).append('\n');
+        }
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
         synchronized (this) {
             b.append("# HELP xaf_config_reloads_total Successful config reloads.\n# TYPE xaf_config_reloads_total counter\n")

@@ -75,10 +75,12 @@ public final class Layout {
                 String mac = mac(hash, 1, dc.index(), i >> 8, i & 0xff);
                 InetAddress ip = dc.subnet() == null ? null : dc.subnet().offset(i + 1L);
                 String peerNs, peerDev;
+                int hostMtu = dc.mtu();
                 if (direct && wanLink != null) {
                     peerNs = wan.namespace();
                     peerDev = wan.dcSide();
-                    veths.add(new VethPair(peerNs, peerDev, mac(hash, 6, dc.index(), 0, 0), ns, dev, mac, dc.mtu(), dc.form()));
+                    hostMtu = wanLink.mtu(); // the host's one link is the WAN's
+                    veths.add(new VethPair(peerNs, peerDev, mac(hash, 6, dc.index(), 0, 0), ns, dev, mac, hostMtu, dc.form()));
                 } else if (direct) {
                     peerNs = gatewayNamespace(gws.get(0).name());
                     peerDev = gatewayPortName(gws.get(0).name(), dc.name());
@@ -90,7 +92,7 @@ public final class Layout {
                 }
                 namespaces.add(ns);
                 Node n = new Node(Node.Kind.HOST, host, dc.name(), dc.form(), ns, dev, -1, mac, ip,
-                        dc.subnet() == null ? 0 : dc.subnet().length(), Node.hostIdentity(dc.index(), i), dc.mtu(), peerNs, peerDev);
+                        dc.subnet() == null ? 0 : dc.subnet().length(), Node.hostIdentity(dc.index(), i), hostMtu, peerNs, peerDev);
                 dcHosts.add(n);
                 hosts.add(n);
             }
@@ -101,14 +103,16 @@ public final class Layout {
                 String mac = mac(hash, 2, g.index(), dc.index(), 0);
                 InetAddress ip = gatewayPortAddress(dc, k);
                 String peerNs, peerDev;
+                int portMtu = dc.mtu();
                 if (wanLink != null && wanLink.gateway().equals(g.name())) {
                     peerNs = wan.namespace();
                     peerDev = wan.gatewaySide();
-                    veths.add(new VethPair(ns, dev, mac, peerNs, peerDev, mac(hash, 5, g.index(), dc.index(), 0), dc.mtu(), dc.form()));
+                    portMtu = wanLink.mtu(); // every link of the WAN, the gateway's port into it included, has the WAN's MTU
+                    veths.add(new VethPair(ns, dev, mac, peerNs, peerDev, mac(hash, 5, g.index(), dc.index(), 0), portMtu, dc.form()));
                     if (!direct) {
                         String swPort = checkLength(dev + "-s", "gateways[" + g.index() + "].name");
                         veths.add(new VethPair(wan.namespace(), wan.dcSide(), mac(hash, 6, dc.index(), 0, 0), swNs, swPort,
-                                mac(hash, 4, g.index(), dc.index(), 0), dc.mtu(), dc.form()));
+                                mac(hash, 4, g.index(), dc.index(), 0), portMtu, dc.form()));
                         bridgePorts.add(swPort);
                     }
                 } else if (direct) {
@@ -123,7 +127,7 @@ public final class Layout {
                     bridgePorts.add(peerDev);
                 }
                 gatewayPorts.add(new Node(Node.Kind.GATEWAY_PORT, g.name(), dc.name(), dc.form(), ns, dev, -1, mac, ip,
-                        dc.subnet() == null ? 0 : dc.subnet().length(), Node.gatewayIdentity(g.index()), dc.mtu(), peerNs, peerDev));
+                        dc.subnet() == null ? 0 : dc.subnet().length(), Node.gatewayIdentity(g.index()), portMtu, peerNs, peerDev));
             }
             if (!direct) {
                 namespaces.add(swNs);

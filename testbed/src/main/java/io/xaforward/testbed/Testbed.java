@@ -120,8 +120,8 @@ public final class Testbed {
         wan.ifPresent(w -> {
             // Each direction is shaped on the egress of the WAN port it leaves by: towards the DC on dcSide, towards
             // the gateway on gatewaySide. Both see ordinary skbs forwarded by this namespace's bridge.
-            shapeWan(w.namespace(), w.dcSide(), w.link(), mtuOf(t, w.link().datacenter()));
-            shapeWan(w.namespace(), w.gatewaySide(), w.link(), mtuOf(t, w.link().datacenter()));
+            shapeWan(w.namespace(), w.dcSide(), w.link(), w.link().mtu());
+            shapeWan(w.namespace(), w.gatewaySide(), w.link(), w.link().mtu());
         });
 
         writeState(l, true, readXdp(t.prefix()));
@@ -199,10 +199,6 @@ public final class Testbed {
             case TBF -> Netns.exec(null, "tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
                     "burst", Long.toString(burst), "latency", "50ms");
         }
-    }
-
-    private static int mtuOf(Topology t, String dc) {
-        return t.datacenter(dc).mtu();
     }
 
     /** HTB at the WAN rate with a pfifo of the WAN's queue length under it; idempotent like {@link #shape}. */

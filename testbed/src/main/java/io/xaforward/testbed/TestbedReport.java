@@ -51,7 +51,7 @@ final class TestbedReport {
             sb.append('\n').append("WAN between gateway ").append(w.link().gateway()).append(" and DC ").append(w.link().datacenter())
                     .append(": namespace ").append(w.namespace()).append(", ").append(w.link().rate()).append(" per direction (HTB on ")
                     .append(w.dcSide()).append(" towards the DC, on ").append(w.gatewaySide()).append(" towards the gateway), queue ")
-                    .append(w.link().queuePackets()).append(" packets, no added delay").append(up ? "" : " (not up)").append('\n');
+                    .append(w.link().queuePackets()).append(" packets, MTU ").append(w.link().mtu()).append(", no added delay").append(up ? "" : " (not up)").append('\n');
         });
         long present = layout.namespaces().stream().filter(ns -> live.get(ns) != null).count();
         sb.append('\n').append(present).append(" of ").append(layout.namespaces().size()).append(" namespaces present\n");

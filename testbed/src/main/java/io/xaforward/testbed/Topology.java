@@ -67,6 +67,35 @@ public record Topology(String name, String prefix, List<Datacenter> datacenters,
         return links.stream().filter(l -> l.gateway().equals(gwName) && l.datacenter().equals(dcName)).findFirst();
     }
 
+    /**
+     * The MTU of the link between gateway {@code gwName} and data center {@code dcName}: the WAN's when the WAN joins
+     * them, else the DC's. It is the MTU of that gateway port, the egress limit for frames it forwards into the DC.
+     */
+    public int linkMtu(String gwName, String dcName) {
+        return wan.filter(w -> w.gateway().equals(gwName) && w.datacenter().equals(dcName)).map(WanLink::mtu)
+                .orElse(datacenter(dcName).mtu());
+    }
+
+    /**
+     * The smallest MTU on the path between a host of {@code dcA} and a host of {@code dcB} (either order): both DCs'
+     * own MTUs and the links of the gateway that joins them (the WAN's MTU where the WAN is on the path). A sender
+     * sizes its frames for this: a gateway drops, as {@code drop_too_big}, what does not fit its egress port (see
+     * docs/PROTOCOL.md §7). The same DC: that DC's MTU. When several gateways join both, the smallest over them; when
+     * none does, the smallest MTU of the whole topology (a bound every path respects).
+     */
+    public int pathMtu(String dcA, String dcB) {
+        int mtu = Math.min(datacenter(dcA).mtu(), datacenter(dcB).mtu());
+        if (dcA.equals(dcB)) return mtu;
+        List<GatewaySpec> joining = gateways.stream().filter(g -> g.joins().contains(dcA) && g.joins().contains(dcB)).toList();
+        if (joining.isEmpty()) {
+            for (Datacenter dc : datacenters) mtu = Math.min(mtu, dc.mtu());
+            return wan.map(w -> Math.min(w.mtu(), datacenters.stream().mapToInt(Datacenter::mtu).min().orElseThrow())).orElse(mtu);
+        }
+        int best = Integer.MAX_VALUE;
+        for (GatewaySpec g : joining) best = Math.min(best, Math.min(linkMtu(g.name(), dcA), linkMtu(g.name(), dcB)));
+        return Math.min(mtu, best);
+    }
+
     /** Gateways with a port in the given DC, in file order. */
     public List<GatewaySpec> gatewaysOf(String dcName) {
         return gateways.stream().filter(g -> g.joins().contains(dcName)).toList();

@@ -87,7 +87,7 @@ final class TopologyParser {
                 throw new TopologyException(source, f, "duplicate limit for gateway '" + l.gateway() + "' and dc '" + l.datacenter() + "'");
             links.add(l);
         }
-        Optional<WanLink> wan = top.containsKey("wan") ? Optional.of(wan(top.get("wan"), gws)) : Optional.empty();
+        Optional<WanLink> wan = top.containsKey("wan") ? Optional.of(wan(top.get("wan"), gws, dcs)) : Optional.empty();
         if (wan.isPresent() && seenLinks.contains(wan.get().gateway() + "/" + wan.get().datacenter()))
             throw new TopologyException(source, "wan", "gateway '" + wan.get().gateway() + "' and dc '" + wan.get().datacenter()
                     + "' already have a port limit in links; shape that link with either links or wan, not both");
@@ -108,13 +108,7 @@ final class TopologyParser {
         } catch (IllegalArgumentException e) {
             throw new TopologyException(source, f + ".form", e.getMessage());
         }
-        int mtu = 1500;
-        if (m.containsKey("mtu")) {
-            if (!(m.get("mtu") instanceof Integer v)) throw new TopologyException(source, f + ".mtu", "must be an integer");
-            int min = form == NetworkForm.IPV6 ? 1280 : 576;
-            if (v < min || v > 9000) throw new TopologyException(source, f + ".mtu", v + " outside " + min + "..9000");
-            mtu = v;
-        }
+        int mtu = m.containsKey("mtu") ? mtu(m.get("mtu"), form, f + ".mtu") : 1500;
         List<String> hosts = hosts(m.get("hosts"), f + ".hosts");
         IpPrefix subnet = null;
         if (m.containsKey("subnet")) {
@@ -204,10 +198,21 @@ final class TopologyParser {
         return new LinkLimit(gw, dc, rate, bits, qdisc);
     }
 
-    private WanLink wan(Object node, List<GatewaySpec> gws) {
+    /** An MTU field: an integer from the form's minimum (IPv6 1280, else 576) to 9000 (jumbo frames). */
+    private int mtu(Object value, NetworkForm form, String f) {
+        if (!(value instanceof Integer v)) throw new TopologyException(source, f, "must be an integer");
+        int min = form == NetworkForm.IPV6 ? 1280 : 576;
+        if (v < min || v > MAX_MTU) throw new TopologyException(source, f, v + " outside " + min + ".." + MAX_MTU);
+        return v;
+    }
+
+    /** The largest MTU a topology may give: jumbo frames. */
+    static final int MAX_MTU = 9000;
+
+    private WanLink wan(Object node, List<GatewaySpec> gws, List<Datacenter> dcs) {
         String f = "wan";
         Map<String, Object> m = map(node, f);
-        allowOnly(m, f, "gateway", "dc", "rate", "queue");
+        allowOnly(m, f, "gateway", "dc", "rate", "queue", "mtu");
         String gw = string(m, "gateway", f + ".gateway", true);
         String dc = string(m, "dc", f + ".dc", true);
         GatewaySpec spec = gws.stream().filter(g -> g.name().equals(gw)).findFirst()
@@ -227,7 +232,9 @@ final class TopologyParser {
                 throw new TopologyException(source, f + ".queue", "must be a packet count in 2..100000");
             queue = q;
         }
-        return new WanLink(gw, dc, rate, bits, queue);
+        Datacenter remote = dcs.stream().filter(d -> d.name().equals(dc)).findFirst().orElseThrow();
+        int mtu = m.containsKey("mtu") ? mtu(m.get("mtu"), remote.form(), f + ".mtu") : remote.mtu();
+        return new WanLink(gw, dc, rate, bits, queue, mtu);
     }
 
     private void checkSubnetsDisjoint(List<Datacenter> dcs) {

@@ -13,8 +13,10 @@ package io.xaforward.testbed;
  * @param rate          the rate as written in the file (e.g. {@code 200mbit})
  * @param bitsPerSecond the same rate in bit/s
  * @param queuePackets  the pfifo limit under each direction's HTB class
+ * @param mtu           the MTU of the WAN's links (the gateway's port into the DC included); the DC's own MTU when the
+ *                      file gives none. Frames larger than it do not cross the WAN, whatever the DC's hosts use
  */
-public record WanLink(String gateway, String datacenter, String rate, long bitsPerSecond, int queuePackets) {
+public record WanLink(String gateway, String datacenter, String rate, long bitsPerSecond, int queuePackets, int mtu) {
     /** Queue length when the file gives none: the kernel's default transmit queue length. */
     public static final int DEFAULT_QUEUE_PACKETS = 1000;
 }

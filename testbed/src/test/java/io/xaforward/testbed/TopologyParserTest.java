@@ -137,6 +137,9 @@ class TopologyParserTest {
             wan bad rate          | wan.rate                | is not a rate        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: fast}
             wan dc not joined     | wan.dc                  | does not join datacenter 'b' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\n  - {name: b, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: b, rate: 1mbit}
             wan bad queue         | wan.queue               | packet count         | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, queue: 1}
+            wan mtu too big       | wan.mtu                 | outside 576..9000    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 9001}
+            wan mtu under ipv6's  | wan.mtu                 | outside 1280..9000   | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 1279}
+            wan mtu not a number  | wan.mtu                 | must be an integer   | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: jumbo}
             wan unknown field     | wan.delay               | unknown field        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 10ms}
             wan and link limit    | wan                     | either links or wan  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nlinks:\\n  - {gateway: g, dc: a, rate: 1mbit}\\nwan: {gateway: g, dc: a, rate: 1mbit}
             """)
@@ -153,7 +156,7 @@ class TopologyParserTest {
     void wanLinkPutsANamespaceBetweenGatewayAndDatacenter() {
         Topology t = Topology.load(TOPOLOGIES.resolve("two-dc-wan.yaml")).withPrefix("zz");
         WanLink wan = t.wan().orElseThrow();
-        assertEquals(new WanLink("gw", "b", "200mbit", 200_000_000L, 1000), wan);
+        assertEquals(new WanLink("gw", "b", "200mbit", 200_000_000L, 1000, 1500), wan);
         Layout l = Layout.of(t);
         Layout.WanSegment seg = l.wan().orElseThrow();
         assertEquals("zz-gw-b-w", seg.namespace());
@@ -166,6 +169,44 @@ class TopologyParserTest {
         assertEquals("zz-a-sw", portA.peerNamespace(), "DC a is local to the gateway");
         assertTrue(l.namespaces().contains("zz-gw-b-w"));
         assertTrue(Topology.parse(BASE, "base.yaml").wan().isEmpty());
+    }
+
+    /**
+     * Jumbo frames in one DC, a smaller MTU on the WAN: every link gets its MTU, and {@link Topology#pathMtu} names the
+     * smallest MTU between two DCs (what a sender sizes its frames for).
+     */
+    @Test
+    void mtuPerDatacenterAndForTheWan() {
+        Topology t = Topology.parse("""
+                name: jumbo
+                datacenters:
+                  - {name: a, form: ipv4, hosts: 2, mtu: 9000}
+                  - {name: b, form: ipv6, hosts: 2, mtu: 9000}
+                  - {name: c, form: id, hosts: 1}
+                gateways:
+                  - {name: gw, joins: [a, b, c]}
+                wan: {gateway: gw, dc: b, rate: 1gbit, mtu: 4000}
+                """, "jumbo.yaml").withPrefix("zz");
+        assertEquals(4000, t.wan().orElseThrow().mtu());
+        assertEquals(9000, t.linkMtu("gw", "a"));
+        assertEquals(4000, t.linkMtu("gw", "b"), "the gateway's port into b is the WAN's");
+        assertEquals(1500, t.linkMtu("gw", "c"));
+        assertEquals(9000, t.pathMtu("a", "a"));
+        assertEquals(4000, t.pathMtu("a", "b"));
+        assertEquals(4000, t.pathMtu("b", "a"));
+        assertEquals(1500, t.pathMtu("a", "c"));
+        Layout l = Layout.of(t);
+        for (Node p : l.gatewayPorts()) assertEquals(t.linkMtu("gw", p.datacenter()), p.mtu(), p.iface());
+        for (Layout.VethPair v : l.veths()) {
+            boolean wanLink = v.nsA().equals("zz-gw-b-w") || v.nsB().equals("zz-gw-b-w");
+            assertEquals(wanLink ? 4000 : v.form() == io.xaforward.protocol.NetworkForm.ID ? 1500 : 9000, v.mtu(), v.toString());
+        }
+        assertEquals(9000, Topology.parse("""
+                name: j
+                datacenters: [{name: a, form: ipv4, hosts: 1, mtu: 9000}]
+                gateways: [{name: g, joins: [a]}]
+                wan: {gateway: g, dc: a, rate: 1mbit}
+                """, "j.yaml").wan().orElseThrow().mtu(), "without mtu the WAN takes the DC's");
     }
 
     @Test

@@ -19,7 +19,6 @@ import java.nio.file.Path;
  * {@value #COUNTERS_PREFIX}{@code forwarded=N drop_malformed=N ...}, detaches and exits.
  */
 public final class AfXdpGatewayMain {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AfXdpGatewayMain.class);
     public static final String READY_LINE = "xaf afxdp: ready";
     public static final String COUNTERS_PREFIX = "xaf afxdp: counters ";
 
@@ -45,7 +44,9 @@ public final class AfXdpGatewayMain {
         try {
             forwarder = new AfXdpGatewayForwarder(config, XskConfig.defaults());
         } catch (RuntimeException e) {
-            LOG.error("afxdp: cannot start: {}", e.getMessage());
+            // on standard error, not only the log: the reason must reach whoever started it, however logging is set up
+            System.err.println("xaf afxdp: cannot start: " + e.getMessage());
+            System.err.flush();
             System.exit(1);
             return;
         }

@@ -51,6 +51,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class RelayGatewayMain {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RelayGatewayMain.class);
     public static final String READY_LINE = "xaf relay: ready";
+    /** Starts the line of counters the relay prints when asked ("counters" on its standard input) and when it stops. */
+    public static final String COUNTERS_PREFIX = "xaf relay: counters ";
 
     /** Counter indexes. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
@@ -169,9 +171,12 @@ public final class RelayGatewayMain {
         // Runs until its standard input ends (the runner closes it) or it is killed; "counters" prints the counters.
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; )
-            if (line.strip().equals("counters")) System.out.println("xaf relay: counters " + relay.counterText());
+            if (line.strip().equals("counters")) {
+                System.out.println(COUNTERS_PREFIX + relay.counterText());
+                System.out.flush();
+            }
         relay.running = false;
-        System.out.println("xaf relay: counters " + relay.counterText());
+        System.out.println(COUNTERS_PREFIX + relay.counterText());
         System.out.flush();
         relay.close();
         for (Thread t : workers) t.join(500);

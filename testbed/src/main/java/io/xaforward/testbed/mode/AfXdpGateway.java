@@ -59,14 +59,7 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
      */
     @Override
     public Map<String, Long> counters() {
-        if (process == null) return Map.of();
-        String line = process.isAlive() ? process.request("counters", AfXdpGatewayMain.COUNTERS_PREFIX, Duration.ofSeconds(5)) : null;
-        if (line == null) {
-            List<String> out = process.output();
-            for (int i = out.size() - 1; i >= 0 && line == null; i--)
-                if (out.get(i).startsWith(AfXdpGatewayMain.COUNTERS_PREFIX)) line = out.get(i);
-        }
-        return line == null ? Map.of() : AfXdpGatewayMain.parseCounters(line);
+        return requestCounters(AfXdpGatewayMain.COUNTERS_PREFIX);
     }
 
 

@@ -21,7 +21,9 @@ import java.util.concurrent.TimeUnit;
 final class GatewayProcess implements AutoCloseable {
     private final Process process;
     private final List<String> output = Collections.synchronizedList(new ArrayList<>());
+    /** Counted down at the ready line, or when the output ends first (the process died while starting). */
     private final CountDownLatch ready = new CountDownLatch(1);
+    private volatile boolean sawReadyLine;
     private final String what;
     private final Thread reader;
     private boolean stopWithStdin;
@@ -33,10 +35,15 @@ final class GatewayProcess implements AutoCloseable {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                     output.add(line);
-                    if (line.contains(readyLine)) ready.countDown();
+                    if (line.contains(readyLine)) {
+                        sawReadyLine = true;
+                        ready.countDown();
+                    }
                 }
             } catch (IOException ignored) {
                 // the process ended
+            } finally {
+                ready.countDown(); // no need to wait out the timeout for a process that has already ended
             }
         });
     }
@@ -53,12 +60,14 @@ final class GatewayProcess implements AutoCloseable {
         }
         GatewayProcess g = new GatewayProcess(p, readyLine, mainClass.substring(mainClass.lastIndexOf('.') + 1));
         try {
-            boolean ok = g.ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            if (!ok || !p.isAlive()) {
+            boolean ok = g.ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS) && g.sawReadyLine;
+            if (!ok) p.waitFor(2, TimeUnit.SECONDS); // ended early: let it finish, for its exit status
+            boolean alive = p.isAlive();
+            if (!ok || !alive) {
                 g.close();
-                throw new IllegalStateException(mainClass + " in " + ns + " did not print '" + readyLine + "' within "
-                        + timeout.toSeconds() + " s" + (p.isAlive() ? "" : " (exit " + p.exitValue() + ")") + "; output:\n"
-                        + String.join("\n", g.output()));
+                throw new IllegalStateException(mainClass + " in " + ns + (alive ? " did not print '" + readyLine
+                        + "' within " + timeout.toSeconds() + " s" : " exited (status " + p.exitValue() + ") before it was ready")
+                        + "; output:\n" + String.join("\n", g.output()));
             }
         } catch (InterruptedException e) {
             g.close();

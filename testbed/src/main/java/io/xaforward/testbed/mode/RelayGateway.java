@@ -39,6 +39,12 @@ public final class RelayGateway extends ProcessGatewayRunner {
         }
     }
 
+    /** The relay's counters ("forwarded", "drop_too_big", "tx_too_big.IFACE", ...), as {@link AfXdpGateway#counters}. */
+    @Override
+    public java.util.Map<String, Long> counters() {
+        return requestCounters(RelayGatewayMain.COUNTERS_PREFIX);
+    }
+
     @Override
     public void close() {
         try {
