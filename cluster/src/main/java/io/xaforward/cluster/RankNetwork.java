@@ -64,7 +64,7 @@ public final class RankNetwork {
         Layout layout = Layout.of(topology);
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
-        int minMtu = topology.datacenters().stream().mapToInt(d -> d.mtu()).min().orElseThrow();
+        int minMtu = topology.smallestMtu(); // data centers and the WAN: a frame larger than any link on the way is dropped
         return new RankNetwork(plan, rank, minMtu, new ModeAddressing(GatewayMode.fromName(gatewayMode), topology), ep);
     }
 
