@@ -37,8 +37,7 @@ static __always_inline void count(__u32 key, __u64 n)
 		*v += n;
 }
 
-/* xdp.frags: jumbo frames arrive in several buffers; the headers are in the first, the length counts them all */
-SEC("xdp.frags")
+SEC("xdp")
 int xaf_sink(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
@@ -47,7 +46,7 @@ int xaf_sink(struct xdp_md *ctx)
 	if (!x || x->type != XAF_T_DATA)
 		return XDP_PASS;
 	count(SINK_FRAMES, 1);
-	count(SINK_BYTES, bpf_xdp_get_buff_len(ctx));
+	count(SINK_BYTES, data_end - data);
 	__u32 src = bpf_ntohs(x->src_rank) & 255;
 	__u64 *last = bpf_map_lookup_elem(&last_seq, &src);
 	if (last) {
