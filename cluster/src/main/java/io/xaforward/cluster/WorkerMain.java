@@ -98,7 +98,7 @@ public final class WorkerMain {
     /** The validation figures of a step line (what {@link TrainingJob} reads back into an {@link Evaluation}). */
     static String validationValues(Evaluation v) {
         return WorkerLine.values("val", String.format(Locale.ROOT, "%.6f", v.loss()),
-                "val_se", String.format(Locale.ROOT, "%.6f", v.standardError()), "val_windows", v.windows(),
+                "val_se", String.format(Locale.ROOT, "%.6g", v.standardError()), "val_windows", v.windows(),
                 "val_split_windows", v.splitWindows());
     }
 
