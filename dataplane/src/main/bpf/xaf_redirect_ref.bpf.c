@@ -14,7 +14,7 @@ struct {
 	__type(value, __u32);
 } tx_port SEC(".maps");
 
-SEC("xdp")
+SEC("xdp.frags") /* jumbo frames too, like the gateway */
 int xaf_redirect_ref(struct xdp_md *ctx)
 {
 	return bpf_redirect_map(&tx_port, 0, 0);

@@ -64,7 +64,7 @@ public final class RankNetwork {
         Layout layout = Layout.of(topology);
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
-        int minMtu = topology.smallestMtu(); // data centers and the WAN: a frame larger than any link on the way is dropped
+        int minMtu = topology.smallestMtu(); // the WAN's too: a gateway drops what does not fit its egress port
         return new RankNetwork(plan, rank, minMtu, new ModeAddressing(GatewayMode.fromName(gatewayMode), topology), ep);
     }
 

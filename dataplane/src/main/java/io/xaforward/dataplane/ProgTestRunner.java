@@ -31,8 +31,9 @@ public final class ProgTestRunner implements AutoCloseable {
     private final MemorySegment in, out, ctx, opts;
 
     /**
-     * @param maxFrame the longest frame {@link #run} will be given (the kernel itself refuses frames longer than
-     *                 about a page minus XDP headroom and tailroom)
+     * @param maxFrame the longest frame {@link #run} will be given (the kernel refuses frames longer than about a page
+     *                 minus XDP headroom and tailroom to programs without fragment support; an {@code xdp.frags}
+     *                 program such as the gateway gets longer ones as multi-buffer frames)
      */
     public ProgTestRunner(int progFd, int maxFrame) {
         this.progFd = progFd;

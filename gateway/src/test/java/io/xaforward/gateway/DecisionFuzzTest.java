@@ -11,7 +11,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * The CI-sized run of the fuzzer behind {@code xaf bench fuzz}: mutated, truncated, padded and random frames of all
- * nine form pairs through the XDP program (BPF_PROG_TEST_RUN, root as in CI) and through the Java reference
+ * nine form pairs, jumbo frames among them (multi-buffer in the XDP program), through the XDP program
+ * (BPF_PROG_TEST_RUN, root as in CI) and through the Java reference
  * decision used by the relay and AF_XDP engines. Every frame must get the same outcome, action and output bytes
  * from both, and the program must count every frame under exactly one outcome.
  */
@@ -36,6 +37,10 @@ class DecisionFuzzTest {
             assertTrue(r.referenceOutcomes()[c.ordinal()] > 100, () -> "outcome " + c + " exercised: " + Arrays.toString(r.referenceOutcomes()));
         }
         assertTrue(r.forwardedBytesCompared() > 0, "forwarded frames compared byte for byte");
+        long forwarded = r.referenceOutcomes()[Counter.FORWARDED.ordinal()];
+        // jumbo frames among them (multi-buffer in the program): without them the average would stay under 1.6 kB
+        assertTrue(r.forwardedBytesCompared() > 2500L * forwarded, () -> "average forwarded frame "
+                + r.forwardedBytesCompared() / Math.max(1, forwarded) + " bytes: jumbo frames exercised");
         for (FuzzFrames.Kind k : FuzzFrames.Kind.values()) assertTrue(r.framesByKind().get(k) > 0, "frames of kind " + k);
     }
 }

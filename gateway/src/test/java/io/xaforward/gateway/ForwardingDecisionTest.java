@@ -30,10 +30,10 @@ class ForwardingDecisionTest {
     /** The test frames carry 8 payload bytes in the ID form: 12 + 48 + 8 bytes after Ethernet. */
     static final int FITS_EXACTLY = 68;
 
-    record JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu) implements ForwardingDecision.RouteChecks {
-        JavaRoute(long ingressMask, int jobId, int jobToken) { this(ingressMask, jobId, jobToken, 1500); }
+    record JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu, NetworkForm egressForm) implements ForwardingDecision.RouteChecks {
+        JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu) { this(ingressMask, jobId, jobToken, egressMtu, NetworkForm.ID); }
 
-        @Override public NetworkForm egressForm() { return NetworkForm.ID; }
+        JavaRoute(long ingressMask, int jobId, int jobToken) { this(ingressMask, jobId, jobToken, 1500); }
     }
 
     /** An ID-form frame carrying an XAF header with the given fields and 8 bytes of payload. */
@@ -109,6 +109,68 @@ class ForwardingDecisionTest {
             for (ForwardingDecision.Verdict v : ForwardingDecision.Verdict.values()) {
                 assertTrue(seen[v.ordinal()] > 10, "every verdict exercised: " + java.util.Arrays.toString(seen));
             }
+        }
+    }
+
+    /** A frame of {@code form} carrying an XAF header for NET and {@code payload} zero bytes of payload. */
+    static byte[] frame(NetworkForm form, int payload) {
+        int outer = form.outerHeaderLength();
+        MemorySegment seg = MemorySegment.ofArray(new byte[outer + XafHeader.LENGTH + payload]);
+        new XafHeader().wrap(seg, outer).init().type(1).networkId(NET).jobId(JOB).jobToken(TOKEN).hopLimit(9)
+                .chunkCount(1).payloadLength(payload);
+        OuterAddressing a = new OuterAddressing().srcMac(MAC_A).dstMac(MAC_B);
+        switch (form) {
+            case IPV4 -> a.srcIp(new byte[] {10, 0, 0, 1}).dstIp(new byte[] {10, 0, 0, 2}).srcPort(40000).dstPort(XafHeader.UDP_PORT);
+            case IPV6 -> a.srcIp(v6(1)).dstIp(v6(2)).srcPort(40000).dstPort(XafHeader.UDP_PORT);
+            case ID -> a.srcId(0x11).dstId(NET);
+        }
+        int len = new FrameWriter().encapsulate(seg, form, a);
+        return seg.asSlice(0, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+    }
+
+    static byte[] v6(int last) {
+        byte[] b = new byte[16];
+        b[0] = (byte) 0xfd;
+        b[15] = (byte) last;
+        return b;
+    }
+
+    /**
+     * The egress-MTU boundary of every form pair at 1500 and 9000 (jumbo: multi-buffer frames in the XDP program): the
+     * largest payload the egress port takes and one byte more get the same verdict from the Java decision the relay
+     * and AF_XDP engines use and from the XDP program, and that verdict is forward, then drop_too_big.
+     */
+    @Test
+    void everyEngineDrawsTheMtuLineAtTheSameByte() {
+        try (XafDataplane dp = XafDataplane.load()) {
+            XafHeader xaf = new XafHeader();
+            int checked = 0;
+            for (int mtu : new int[] {1500, 9000}) {
+                for (NetworkForm in : NetworkForm.values()) {
+                    dp.setPort(LO, PORT_SLOT, in.code());
+                    for (NetworkForm out : NetworkForm.values()) {
+                        boolean ip = out != NetworkForm.ID;
+                        dp.setTxPort(TX_SLOT, LO, mtu);
+                        dp.putRoute(NET, Route.forward(TX_SLOT, out.code(), 0, JOB, TOKEN, 0x22, MAC_A, MAC_B,
+                                ip ? (out == NetworkForm.IPV4 ? new byte[] {10, 1, 0, 1} : v6(3)) : null,
+                                ip ? (out == NetworkForm.IPV4 ? new byte[] {10, 2, 0, 1} : v6(4)) : null,
+                                ip ? 40001 : 0, ip ? XafHeader.UDP_PORT : 0));
+                        JavaRoute route = new JavaRoute(0, JOB, TOKEN, mtu, out);
+                        int largest = ForwardingDecision.maxPayload(out, mtu);
+                        for (int payload : new int[] {largest, largest + 1}) {
+                            byte[] f = frame(in, payload);
+                            ForwardingDecision.Verdict java = ForwardingDecision.decide(xaf.wrap(MemorySegment.ofArray(f),
+                                    in.outerHeaderLength()), route, PORT_SLOT);
+                            String what = in + " -> " + out + " at MTU " + mtu + ", payload " + payload;
+                            assertEquals(payload == largest ? ForwardingDecision.Verdict.FORWARD : ForwardingDecision.Verdict.DROP_TOO_BIG, java, what);
+                            Counter expected = java == ForwardingDecision.Verdict.FORWARD ? Counter.FORWARDED : Counter.DROP_TOO_BIG;
+                            assertEquals(expected, xdp(dp, f), what);
+                            checked++;
+                        }
+                    }
+                }
+            }
+            assertEquals(2 * 9 * 2, checked);
         }
     }
 

@@ -87,13 +87,16 @@ public record Topology(String name, String prefix, List<Datacenter> datacenters,
         int mtu = Math.min(datacenter(dcA).mtu(), datacenter(dcB).mtu());
         if (dcA.equals(dcB)) return mtu;
         List<GatewaySpec> joining = gateways.stream().filter(g -> g.joins().contains(dcA) && g.joins().contains(dcB)).toList();
-        if (joining.isEmpty()) {
-            for (Datacenter dc : datacenters) mtu = Math.min(mtu, dc.mtu());
-            return wan.map(w -> Math.min(w.mtu(), datacenters.stream().mapToInt(Datacenter::mtu).min().orElseThrow())).orElse(mtu);
-        }
+        if (joining.isEmpty()) return smallestMtu();
         int best = Integer.MAX_VALUE;
         for (GatewaySpec g : joining) best = Math.min(best, Math.min(linkMtu(g.name(), dcA), linkMtu(g.name(), dcB)));
         return Math.min(mtu, best);
+    }
+
+    /** The smallest MTU of any link in the topology (every DC's and the WAN's): a bound every path respects. */
+    public int smallestMtu() {
+        int mtu = datacenters.stream().mapToInt(Datacenter::mtu).min().orElseThrow();
+        return wan.map(w -> Math.min(mtu, w.mtu())).orElse(mtu);
     }
 
     /** Gateways with a port in the given DC, in file order. */

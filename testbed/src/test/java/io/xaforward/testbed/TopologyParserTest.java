@@ -195,6 +195,7 @@ class TopologyParserTest {
         assertEquals(4000, t.pathMtu("a", "b"));
         assertEquals(4000, t.pathMtu("b", "a"));
         assertEquals(1500, t.pathMtu("a", "c"));
+        assertEquals(1500, t.smallestMtu());
         Layout l = Layout.of(t);
         for (Node p : l.gatewayPorts()) assertEquals(t.linkMtu("gw", p.datacenter()), p.mtu(), p.iface());
         for (Layout.VethPair v : l.veths()) {
@@ -207,6 +208,17 @@ class TopologyParserTest {
                 gateways: [{name: g, joins: [a]}]
                 wan: {gateway: g, dc: a, rate: 1mbit}
                 """, "j.yaml").wan().orElseThrow().mtu(), "without mtu the WAN takes the DC's");
+        Topology thinWan = Topology.parse("""
+                name: thin
+                datacenters:
+                  - {name: a, form: ipv4, hosts: 2, mtu: 9000}
+                  - {name: b, form: ipv6, hosts: 2, mtu: 9000}
+                gateways: [{name: gw, joins: [a, b]}]
+                wan: {gateway: gw, dc: b, rate: 1gbit, mtu: 1500}
+                """, "thin.yaml");
+        assertEquals(1500, thinWan.pathMtu("a", "b"), "jumbo DCs behind a 1500-byte WAN");
+        assertEquals(9000, thinWan.pathMtu("b", "b"), "inside b the hosts keep their jumbo frames");
+        assertEquals(1500, thinWan.smallestMtu());
     }
 
     @Test

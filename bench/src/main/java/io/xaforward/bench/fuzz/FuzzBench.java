@@ -36,7 +36,7 @@ public final class FuzzBench {
                 + "reference (FrameParser, ForwardingDecision, the AF_XDP/relay rewrite). A frame agrees when the program "
                 + "moved exactly the reference's outcome counter (and RX_XAF exactly for XAF frames), returned the matching "
                 + "action, left passed frames untouched and emitted byte-identical forwarded frames. Frames are mutations of "
-                + "valid frames of all nine ingress/egress form pairs (payloads 0 to 1400 bytes): bit flips, header byte "
+                + "valid frames of all nine ingress/egress form pairs (payloads 0 to 8941 bytes: jumbo frames, multi-buffer in the program, around the 9000-byte egress MTU): bit flips, header byte "
                 + "writes, targeted field values, truncation at every byte from the end of Ethernet to the end of the XAF "
                 + "header, padding, and random bytes behind each EtherType.\n\n");
         md.append(String.format(Locale.ROOT, "| frames | seed | seconds | frames/s | disagreements | dropped frames | sum of drop counters | forwarded bytes compared | clean |%n"));

@@ -277,20 +277,8 @@ public final class Syscalls {
      * carry after its link-layer header. Like {@link #hardwareAddress}, right under nsenter as under ip netns exec.
      */
     public static int mtu(String ifname) {
-        if (ifname.length() >= IFNAMSIZ) throw new IllegalArgumentException("interface name '" + ifname + "' is too long");
-        int fd = (int) check(socket(2 /* AF_INET */, 2 /* SOCK_DGRAM */ | SOCK_CLOEXEC, 0), "socket(AF_INET)");
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment ifr = a.allocate(40, 8); // struct ifreq: char ifr_name[16]; int ifr_mtu; ...
-            ifr.setString(0, ifname);
-            int rc;
-            try {
-                rc = (int) IOCTL.invokeExact(STATE.get(), fd, SIOCGIFMTU, ifr);
-            } catch (Throwable t) { throw rethrow(t); }
-            check(rc, "ioctl(SIOCGIFMTU, '" + ifname + "')");
-            return ifr.get(JAVA_INT, 16);
-        } finally {
-            close(fd);
-        }
+        // struct ifreq: char ifr_name[16]; int ifr_mtu; ...
+        return interfaceRequest(ifname, SIOCGIFMTU, "SIOCGIFMTU", ifr -> ifr.get(JAVA_INT, 16));
     }
 
     /**
@@ -298,19 +286,28 @@ public final class Syscalls {
      * /sys/class/net, right whichever mounts the process sees (nsenter --net keeps the caller's /sys).
      */
     public static byte[] hardwareAddress(String ifname) {
+        // struct ifreq: char ifr_name[16]; struct sockaddr ifr_hwaddr; ...: the MAC is the sockaddr's sa_data
+        return interfaceRequest(ifname, SIOCGIFHWADDR, "SIOCGIFHWADDR", ifr -> {
+            byte[] mac = new byte[6];
+            MemorySegment.copy(ifr, java.lang.foreign.ValueLayout.JAVA_BYTE, 16 + 2, mac, 0, 6);
+            return mac;
+        });
+    }
+
+    /** One ioctl {@code request} about interface {@code ifname} on a struct ifreq; {@code result} reads the answer. */
+    private static <T> T interfaceRequest(String ifname, long request, String requestName,
+                                          java.util.function.Function<MemorySegment, T> result) {
         if (ifname.length() >= IFNAMSIZ) throw new IllegalArgumentException("interface name '" + ifname + "' is too long");
         int fd = (int) check(socket(2 /* AF_INET */, 2 /* SOCK_DGRAM */ | SOCK_CLOEXEC, 0), "socket(AF_INET)");
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment ifr = a.allocate(40, 8); // struct ifreq: char ifr_name[16]; struct sockaddr ifr_hwaddr; ...
+            MemorySegment ifr = a.allocate(40, 8); // sizeof(struct ifreq)
             ifr.setString(0, ifname);
             int rc;
             try {
-                rc = (int) IOCTL.invokeExact(STATE.get(), fd, SIOCGIFHWADDR, ifr);
+                rc = (int) IOCTL.invokeExact(STATE.get(), fd, request, ifr);
             } catch (Throwable t) { throw rethrow(t); }
-            check(rc, "ioctl(SIOCGIFHWADDR, '" + ifname + "')");
-            byte[] mac = new byte[6];
-            MemorySegment.copy(ifr, java.lang.foreign.ValueLayout.JAVA_BYTE, 16 + 2, mac, 0, 6); // sa_data of ifr_hwaddr
-            return mac;
+            check(rc, "ioctl(" + requestName + ", '" + ifname + "')");
+            return result.apply(ifr);
         } finally {
             close(fd);
         }

@@ -34,7 +34,7 @@ import java.util.Map;
 public final class DecisionFuzzer {
     static final int LO = 1, PORT_SLOT = 0, FENCED_SLOT = 1, TX_SLOT = 2;
     /**
-     * The egress limit of the fuzz setup's tx slot (lo itself takes 64 kB): small enough that the fuzz frames' largest
+     * The egress limit of the fuzz setup's tx slot (lo itself takes 64 kB): jumbo frames, and the fuzz frames' largest
      * payloads do not fit every egress form, so drop_too_big is compared as well (see {@link FuzzFrames#PAYLOAD_LENGTHS}).
      */
     public static final int EGRESS_MTU = FuzzFrames.EGRESS_MTU;

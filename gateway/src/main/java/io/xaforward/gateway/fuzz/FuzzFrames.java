@@ -26,11 +26,16 @@ public final class FuzzFrames {
     public static final int NET_TO_IPV4 = 0x0A000001, NET_TO_IPV6 = 0x0A000002, NET_TO_ID = 0x0A000003, NET_FENCED = 0x0A0000F0,
             NET_UNKNOWN = 0x0A0000FF;
     public static final int JOB = 77, TOKEN = 0xC0FFEE11;
-    public static final int MAX_FRAME = 1600;
-    /** The egress MTU of the fuzz setup: IPv4 carries at most 1394 payload bytes through it, IPv6 1374, the ID form 1410. */
-    static final int EGRESS_MTU = 1470;
+    /** Room for the largest golden frame (IPv6, 8941 payload bytes: 9051) plus padding. */
+    public static final int MAX_FRAME = 9200;
+    /**
+     * The egress MTU of the fuzz setup, jumbo frames: IPv4 carries at most 8924 payload bytes through it, IPv6 8904,
+     * the ID form 8940. Frames this large reach the XDP program as multi-buffer frames (headers in the first buffer,
+     * the payload continuing in fragments), so truncating, padding and forwarding them is fuzzed too.
+     */
+    static final int EGRESS_MTU = 9000;
     /** Payload sizes of the golden frames: small ones, and each egress form's largest that fits {@link #EGRESS_MTU} and one byte more. */
-    static final int[] PAYLOAD_LENGTHS = {0, 1, 64, 333, 1374, 1375, 1394, 1395, 1400, 1410, 1411};
+    static final int[] PAYLOAD_LENGTHS = {0, 1, 64, 333, 1400, 8904, 8905, 8924, 8925, 8940, 8941};
     static final byte[] PEER_MAC = {2, 0, 0, 0, 0, 1}, PORT_MAC = {2, 0, 0, 0, 0, 2};
 
     /** How a frame was made; the report counts frames per kind. */
