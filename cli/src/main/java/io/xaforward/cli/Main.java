@@ -8,6 +8,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "xaf 0.1.0",
         description = "XAForward: XDP gateways for data-parallel training across heterogeneous data centers.",
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf demo", "  xaf COMMAND --help      (every command's options, defaults and an example)"},
         subcommands = {
                 CommandLine.HelpCommand.class,
                 GatewayCommand.class,
