@@ -4,6 +4,7 @@ import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -39,6 +40,11 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                     + "through kernel forwarding, or the kernel tunnel across IP families; installs python3-torch "
                     + "if missing) (default: ${DEFAULT-VALUE})")
     String peers;
+
+    @Option(names = "--wire-security", defaultValue = "crc32c", paramLabel = "LIST",
+            description = "how XAF ranks protect datagrams, comma separated: crc32c, mac, encrypt; each one other "
+                    + "than crc32c adds rows labelled MODE+SECURITY (default: ${DEFAULT-VALUE})")
+    String wireSecurity;
 
     @Option(names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "default: ${DEFAULT-VALUE}")
     String algorithms;
@@ -90,7 +96,8 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
                 AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
-                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"));
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
+                Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList());
         if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();

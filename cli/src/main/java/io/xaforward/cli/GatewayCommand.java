@@ -3,6 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
+import io.xaforward.gateway.HostXdpStatus;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -62,17 +63,25 @@ final class GatewayCommand implements Callable<Integer> {
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = {"Show the gateway on the interfaces of a config: ports (attach mode, XDP link, program), route count and counters,",
-                    "read from the running (or pinned) program's maps. Run it in the gateway's network namespace."})
+            description = {"Show XAForward gateways. Without --config: every XAForward XDP program attached on this host (each interface of",
+                    "this and every named network namespace, as xdp-loader status does for one), with its XDP link, the name it is pinned",
+                    "under and each gateway's route count and counters. With --config FILE: the gateway on that file's interfaces in",
+                    "detail (ports, attach mode, XDP links, MTUs, routes and counters, read from the program's maps); run it in the",
+                    "gateway's network namespace."})
     static final class Status implements Callable<Integer> {
-        @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "the gateway's YAML config")
+        @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "the gateway's YAML config (default: list every XAForward program on the host)")
         Path config;
 
-        @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name, if it was pinned with --name")
+        @Option(names = "--name", paramLabel = "NAME", description = "with --config: the gateway's name, if it was pinned with --name (default: the config file's name without its extension)")
         String name;
 
         @Override
         public Integer call() {
+            if (config == null) {
+                if (name != null) throw new IllegalArgumentException("--name NAME needs --config FILE (without it, status lists every gateway on the host)");
+                System.out.print(HostXdpStatus.scan().text());
+                return 0;
+            }
             try (GatewayInspector g = GatewayInspector.open(config, nameOf(config, name))) {
                 System.out.print(g.statusText());
             }

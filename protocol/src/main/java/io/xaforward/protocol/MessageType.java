@@ -22,12 +22,21 @@ public enum MessageType {
 
     /** Maps a header {@code type} value to the enum; allocation-free, usable per packet. */
     public static MessageType fromCode(int code) {
+        MessageType type = ofCode(code);
+        if (type == null) {
+            throw new IllegalArgumentException("unknown XAF message type " + code + "; expected 1..4");
+        }
+        return type;
+    }
+
+    /** As {@link #fromCode}, but null for an unknown code (a received datagram's type is untrusted input). */
+    public static MessageType ofCode(int code) {
         return switch (code) {
             case 1 -> DATA;
             case 2 -> ACK;
             case 3 -> NACK;
             case 4 -> CONTROL;
-            default -> throw new IllegalArgumentException("unknown XAF message type " + code + "; expected 1..4");
+            default -> null;
         };
     }
 }

@@ -1,6 +1,7 @@
 package io.xaforward.protocol;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -43,8 +44,11 @@ class EnumsTest {
         assertEquals(4, MessageType.CONTROL.code());
         for (MessageType t : MessageType.values()) {
             assertEquals(t, MessageType.fromCode(t.code()));
+            assertEquals(t, MessageType.ofCode(t.code()));
         }
         assertThrows(IllegalArgumentException.class, () -> MessageType.fromCode(0));
+        assertNull(MessageType.ofCode(0));
+        assertNull(MessageType.ofCode(5));
         int[] codes = {0, 1, 2, 3, 4, 5};
         int[] sizes = {1, 4, 2, 2, 4, 8};
         ElementType[] types = {ElementType.BYTES, ElementType.F32, ElementType.F16, ElementType.BF16,
