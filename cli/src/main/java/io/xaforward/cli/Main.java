@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
                 DataCommand.class,
                 GenerateCommand.class,
                 ExportCommand.class,
+                ModelCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {

@@ -68,7 +68,17 @@ public final class AllReduceBenchmark {
     }
 
     /** One cell of the table: times over the runs, and the bandwidths derived from them. */
-    public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds) {
+    public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds,
+                       double[] cpuMicrosPerDatagram) {
+        public Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds) {
+            this(mode, algorithm, bytes, ranks, seconds, new double[0]);
+        }
+
+        /** Median endpoint CPU per datagram (us, all ranks' process CPU over their datagrams); NaN if unknown. */
+        public double medianCpuMicrosPerDatagram() {
+            double[] known = Arrays.stream(cpuMicrosPerDatagram).filter(v -> !Double.isNaN(v)).toArray();
+            return median(known);
+        }
         public double medianSeconds() { return median(seconds); }
         public double minSeconds() { return Arrays.stream(seconds).min().orElse(Double.NaN); }
         public double maxSeconds() { return Arrays.stream(seconds).max().orElse(Double.NaN); }
@@ -106,6 +116,7 @@ public final class AllReduceBenchmark {
         List<Long> small = options.sizesBytes().stream().filter(s -> s < options.bigSizeBytes()).toList();
         List<Long> big = options.sizesBytes().stream().filter(s -> s >= options.bigSizeBytes()).toList();
         Map<String, List<Double>> times = new LinkedHashMap<>();
+        Map<String, List<Double>> cpuPerDatagram = new LinkedHashMap<>();
         Map<String, Long> counters = new LinkedHashMap<>();
         int[] ranks = {0};
         int jobNo = 0;
@@ -141,6 +152,8 @@ public final class AllReduceBenchmark {
                     ranks[0] = o.worldSize();
                     for (AllReduceJob.Sample s : o.samples()) {
                         times.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>()).add(s.seconds());
+                        cpuPerDatagram.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>())
+                                .add(s.cpuMicrosPerDatagram());
                     }
                     o.gatewayCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
                 }
@@ -154,7 +167,9 @@ public final class AllReduceBenchmark {
                 for (String a : algorithms) {
                     List<Double> t = times.get(key(label, a, size / 4 * 4));
                     if (t == null) continue;
-                    cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray()));
+                    cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray(),
+                            cpuPerDatagram.get(key(label, a, size / 4 * 4)).stream().mapToDouble(Double::doubleValue)
+                                    .toArray()));
                 }
             }
         }

@@ -109,15 +109,19 @@ public final class AllReduceWorkerMain {
                         collectives.barrier(); // all ranks start the timed part together
                         long start = System.nanoTime();
                         long cpuStart = processCpuNanos();
+                        long datagramsStart = transport.stats().packetsSent() + transport.stats().packetsReceived();
                         for (int i = 0; i < spec.iterations(); i++) {
                             collectives.allReduce(buffer, count, op, step++, algorithm);
                         }
                         double seconds = (System.nanoTime() - start) / 1e9 / spec.iterations();
                         double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9 / spec.iterations();
+                        long datagrams = (transport.stats().packetsSent() + transport.stats().packetsReceived()
+                                - datagramsStart) / spec.iterations();
                         List<Object> line = new ArrayList<>(List.of("rank", rank, "run", run, "bytes", (long) count * Float.BYTES,
                                 "algorithm", AllReduceSpec.name(algorithm),
                                 "seconds", String.format(Locale.ROOT, "%.6f", seconds),
-                                "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds)));
+                                "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds),
+                                "datagrams", datagrams));
                         InputPattern.Check check = null;
                         if (run < spec.verifyRuns()) {
                             pattern.fill(buffer, rank, count);
