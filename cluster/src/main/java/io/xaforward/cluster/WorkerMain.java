@@ -18,6 +18,7 @@ import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.WireSecurity;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -78,6 +79,8 @@ public final class WorkerMain {
                              .withWireDtype(WireDtype.parse(spec.wireDtype())));
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
                      collectives::allReduceMean, new BroadcastSums(collectives))) {
+            Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run
+            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
             if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());
             System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName()));

@@ -80,6 +80,8 @@ public final class ClusterWorker {
                 net.transportConfig(o.token(), Duration.ofSeconds(60)).wireSecurity(o.wireSecurity(), o.secret()).build(), net.addressBook(), net.openPort()).start();
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
                      world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
+            Path settings = settingsFile(o.checkpointDir(), o.rank()); // written by xaf worker: every option of the run
+            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
             long from = 0;
             // The first collective waits for every rank to be up (restarted ranks come up at different times).
             try (Collectives start = new Collectives(net.group(), transport,
@@ -145,5 +147,10 @@ public final class ClusterWorker {
             out.println(WorkerLine.format("checkpoint", "step", completedSteps, "file", file));
             out.flush();
         }
+    }
+
+    /** The run's settings (JSON, every option of xaf worker) that go into this rank's checkpoints. */
+    public static Path settingsFile(Path checkpointDir, int rank) {
+        return checkpointDir.resolve("config-rank" + rank + ".json");
     }
 }
