@@ -4,6 +4,7 @@ import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -22,16 +23,18 @@ import java.util.concurrent.Callable;
 @Command(name = "allreduce", mixinStandardHelpOptions = true,
         description = {"All-reduce bandwidth across the data centers of a topology (nccl-tests' algbw and busbw).",
                 "One worker JVM per host namespace, median of several runs; plus goodput over a 100 Mbit/s rate-limited WAN.",
-                "Writes allreduce.md, allreduce.json and allreduce.png. Needs root."})
+                "Writes allreduce.md, allreduce.json and allreduce.png. Needs root."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf bench allreduce --quick --modes xdp,kernel --out bench-results"})
 final class AllReduceBenchCommand implements Callable<Integer> {
 
     @Option(names = "--quick", description = "a short run: sizes 1,4,16 MB, 2 runs, a small goodput transfer")
     boolean quick;
 
-    @Option(names = "--sizes", description = "sizes in MB, comma separated (default 1,4,16,64,256)")
+    @Option(paramLabel = "LIST", names = "--sizes", description = "sizes in MB, comma separated (default: 1,4,16,64,256)")
     String sizes;
 
-    @Option(names = "--modes", defaultValue = "xdp", description = "gateway modes, comma separated (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "LIST", names = "--modes", defaultValue = "xdp", description = "gateway modes, comma separated (default: ${DEFAULT-VALUE})")
     String modes;
 
     @Option(names = "--peers", defaultValue = "xaf", paramLabel = "LIST",
@@ -40,41 +43,47 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                     + "if missing) (default: ${DEFAULT-VALUE})")
     String peers;
 
-    @Option(names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "default: ${DEFAULT-VALUE}")
+    @Option(names = "--wire-security", defaultValue = "crc32c", paramLabel = "LIST",
+            description = "how XAF ranks protect datagrams, comma separated: crc32c, mac, encrypt; each one other "
+                    + "than crc32c adds rows labelled MODE+SECURITY (default: ${DEFAULT-VALUE})")
+    String wireSecurity;
+
+    @Option(paramLabel = "LIST", names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "all-reduce algorithms, comma separated: hierarchical, ring, ps (default: ${DEFAULT-VALUE})")
     String algorithms;
 
-    @Option(names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: udp)")
+    @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: udp)")
     String endpoint;
 
-    @Option(names = "--runs", description = "runs per cell (default 5; 2 with --quick)")
+    @Option(paramLabel = "N", names = "--runs", description = "runs per cell (default: 5; 2 with --quick)")
     Integer runs;
 
-    @Option(names = "--big-runs", defaultValue = "2", description = "runs for sizes of 256 MB and more (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--big-runs", defaultValue = "2", description = "runs for sizes of 256 MB and more (default: ${DEFAULT-VALUE})")
     int bigRuns;
 
-    @Option(names = "--iterations", defaultValue = "2", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--iterations", defaultValue = "2", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
     int iterations;
 
-    @Option(names = "--topology", description = "topology (default topologies/two-dc.yaml)")
+    @Option(paramLabel = "FILE", names = "--topology", description = "topology (default: topologies/two-dc.yaml)")
     Path topology;
 
-    @Option(names = "--goodput-topology", description = "rate-limited topology for goodput (default topologies/two-dc-ratelimited.yaml; 'none' skips)")
+    @Option(paramLabel = "FILE", names = "--goodput-topology", description = "rate-limited topology for goodput (default: topologies/two-dc-ratelimited.yaml; 'none' skips it)")
     String goodputTopology;
 
-    @Option(names = "--goodput-mb", description = "MB each way per goodput transfer (default 16; 4 with --quick)")
+    @Option(paramLabel = "MB", names = "--goodput-mb", description = "MB each way per goodput transfer (default: 16; 4 with --quick)")
     Integer goodputMb;
 
-    @Option(names = "--pacing-fraction", defaultValue = "0.92", description = "transport pacing as a fraction of the link rate (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "FRACTION", names = "--pacing-fraction", defaultValue = "0.92", description = "transport pacing as a fraction of the link rate (default: ${DEFAULT-VALUE})")
     double pacingFraction;
 
-    @Option(names = "--out", defaultValue = "docs/bench", description = "where the report goes (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "DIR", names = "--out", description = "where the report goes (default: xaf-bench/allreduce-TIME in the working directory; docs/bench holds the shipped reports)")
     Path out;
 
-    @Option(names = "--machine", description = "machine description for the report (default: from /proc)")
+    @Option(paramLabel = "TEXT", names = "--machine", description = "machine description for the report (default: from /proc)")
     String machine;
 
     @Override
     public Integer call() throws Exception {
+        out = BenchCommand.outputDirectory(out, "allreduce");
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
         List<String> peerList = Arrays.stream(peers.split(",")).map(String::trim).toList();
@@ -90,7 +99,8 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
                 AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
-                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"));
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
+                Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList());
         if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();

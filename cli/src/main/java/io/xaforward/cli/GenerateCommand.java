@@ -12,28 +12,30 @@ import java.util.concurrent.Callable;
 /** {@code xaf generate}: continue a prompt with a trained checkpoint. */
 @Command(name = "generate", mixinStandardHelpOptions = true,
         description = {"Continue a prompt with a model from a training checkpoint and print the text.",
-                "Greedy with --temperature 0, else sampled from the top-k tokens; the same seed gives the same text."})
+                "Greedy with --temperature 0, else sampled from the top-k tokens; the same seed gives the same text."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf generate --checkpoint xaf-runs/train-TIME/model.ckpt \\", "      --prompt \"Mr President, the Commission\" --temperature 0"})
 final class GenerateCommand implements Callable<Integer> {
-    @Option(names = "--checkpoint", required = true, description = "checkpoint file written by xaf train (e.g. OUT/model.ckpt)")
+    @Option(paramLabel = "FILE", names = "--checkpoint", required = true, description = "checkpoint file written by xaf train (e.g. OUT/model.ckpt)")
     Path checkpoint;
 
-    @Option(names = "--prompt", defaultValue = "", description = "text to continue (default: empty, a new document)")
+    @Option(paramLabel = "TEXT", names = "--prompt", defaultValue = "", description = "text to continue (default: empty, a new document)")
     String prompt;
 
-    @Option(names = "--tokens", defaultValue = "60", description = "tokens to generate (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--tokens", defaultValue = "60", description = "tokens to generate (default: ${DEFAULT-VALUE})")
     int tokens;
 
-    @Option(names = "--temperature", defaultValue = "0.8",
+    @Option(paramLabel = "T", names = "--temperature", defaultValue = "0.8",
             description = "0 = greedy; higher = more varied (default: ${DEFAULT-VALUE})")
     double temperature;
 
-    @Option(names = "--top-k", defaultValue = "40", description = "sample among the k most likely tokens, 0 = all (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "K", names = "--top-k", defaultValue = "40", description = "sample among the k most likely tokens, 0 = all (default: ${DEFAULT-VALUE})")
     int topK;
 
-    @Option(names = "--seed", defaultValue = "1", description = "random seed of the sampling (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--seed", defaultValue = "1", description = "random seed of the sampling (default: ${DEFAULT-VALUE})")
     long seed;
 
-    @Option(names = "--tokenizer", description = "gpt2 or bytes (default: from the model's vocabulary: 50257 -> gpt2, 256 -> bytes)")
+    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes (default: from the model's vocabulary: 50257 -> gpt2, 256 -> bytes)")
     String tokenizer;
 
     @Override

@@ -18,19 +18,25 @@ import java.util.concurrent.Callable;
 @Command(name = "launch", mixinStandardHelpOptions = true,
         description = {"Start the local ranks of one host as xaf worker processes and supervise them.",
                 "When a rank fails, the local ranks restart from the newest common checkpoint (--max-restarts).",
-                "Usage: xaf launch --local-ranks 0,1 [--interfaces eth1,eth2] --max-restarts 1 -- WORKER OPTIONS",
-                "(the worker options without --rank; see xaf worker --help and docs/DEPLOY.md)."})
+                "Everything after -- goes to every xaf worker: the worker options without --rank (xaf worker --help,"
+                        + " docs/DEPLOY.md)."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf launch --local-ranks 0,1 --interfaces eth1,eth2 --max-restarts 1 -- \\",
+                "      --job 7 --world 4 --interface eth1 --form ipv4 \\",
+                "      --token-file /etc/xaf/job7.token --secret-file /etc/xaf/job7.secret \\",
+                "      --cluster cluster.yaml --data corpus.txt --steps 1000 \\",
+                "      --checkpoint-dir /var/lib/xaf/job7"})
 final class LaunchCommand implements Callable<Integer> {
-    @Option(names = "--local-ranks", required = true, split = ",", description = "ranks to run on this host")
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--local-ranks", required = true, split = ",", description = "ranks to run on this host")
     List<Integer> ranks;
 
-    @Option(names = "--interfaces", split = ",", description = "one interface per local rank (default: the worker's --interface)")
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--interfaces", split = ",", description = "one interface per local rank (default: the worker's --interface)")
     List<String> interfaces;
 
-    @Option(names = "--max-restarts", defaultValue = "0", description = "restarts of the local ranks after a failure (default 0)")
+    @Option(paramLabel = "N", names = "--max-restarts", defaultValue = "0", description = "restarts of the local ranks after a failure (default: ${DEFAULT-VALUE})")
     int maxRestarts;
 
-    @Option(names = "--restart-delay", defaultValue = "0",
+    @Option(paramLabel = "SECONDS", names = "--restart-delay", defaultValue = "0",
             description = "seconds to wait before a restart; at least the workers' --op-timeout plus a margin, so every rank of the old run has failed (default: --op-timeout + 5)")
     long restartDelaySeconds;
 

@@ -8,6 +8,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         version = "xaf 0.1.0",
         description = "XAForward: XDP gateways for data-parallel training across heterogeneous data centers.",
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf demo", "  xaf COMMAND --help      (every command's options, defaults and an example)"},
         subcommands = {
                 CommandLine.HelpCommand.class,
                 GatewayCommand.class,
@@ -20,6 +22,7 @@ import picocli.CommandLine.Command;
                 DataCommand.class,
                 GenerateCommand.class,
                 ExportCommand.class,
+                ModelCommand.class,
         })
 public final class Main {
     public static void main(String[] args) {

@@ -21,6 +21,8 @@ import java.util.concurrent.Callable;
 @Command(name = "topo",
         mixinStandardHelpOptions = true,
         description = "Emulated data centers from a topology file (network namespaces and veth pairs).",
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf topo up --topology topologies/two-dc.yaml", "  xaf topo down --topology topologies/two-dc.yaml"},
         subcommands = {TopoCommand.Up.class, TopoCommand.Down.class, TopoCommand.Show.class})
 public final class TopoCommand implements Runnable {
     @Spec
@@ -36,17 +38,25 @@ public final class TopoCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Parameters(index = "0", paramLabel = "FILE", description = "Topology YAML, e.g. topologies/two-dc.yaml")
+        @Option(names = "--topology", paramLabel = "FILE", description = "topology YAML, e.g. topologies/two-dc.yaml (also accepted as the one argument)")
+        Path topologyOption;
+
+        @Parameters(index = "0", arity = "0..1", paramLabel = "FILE", description = "the topology file, as --topology FILE")
         Path file;
 
-        @Option(names = "--prefix", description = "Override the topology's name prefix (1-6 of [a-z0-9]).")
+        @Option(paramLabel = "PREFIX", names = "--prefix", description = "the name prefix to use instead of the topology's own (1-6 of [a-z0-9])")
         String prefix;
 
-        @Option(names = "--state-dir", description = "Directory of state files (default: ${DEFAULT-VALUE}).")
+        @Option(paramLabel = "DIR", names = "--state-dir", description = "directory of state files (default: ${DEFAULT-VALUE})")
         Path stateDir = Testbed.DEFAULT_STATE_DIR;
 
         Topology topology() {
-            Topology t = Topology.load(file);
+            if (file != null && topologyOption != null && !file.equals(topologyOption)) {
+                throw new IllegalArgumentException("two topologies given: " + file + " and --topology " + topologyOption + "; give one");
+            }
+            Path f = topologyOption != null ? topologyOption : file;
+            if (f == null) throw new IllegalArgumentException("missing the topology: --topology FILE (e.g. topologies/two-dc.yaml)");
+            Topology t = Topology.load(f);
             return prefix == null ? t : t.withPrefix(prefix);
         }
 
@@ -58,9 +68,10 @@ public final class TopoCommand implements Runnable {
         }
     }
 
-    @Command(name = "up", mixinStandardHelpOptions = true, description = "Create (or complete) the testbed; idempotent.")
+    @Command(name = "up", mixinStandardHelpOptions = true, description = "Create (or complete) the testbed; running it again is harmless.",
+            footerHeading = "%nExample:%n", footer = {"  xaf topo up --topology topologies/three-dc-min.yaml --xdp-pass"})
     static final class Up extends Base {
-        @Option(names = "--xdp-pass", description = "Attach an XDP_PASS program to the peers of all gateway ports.")
+        @Option(names = "--xdp-pass", description = "attach an XDP_PASS program to the peers of all gateway ports (XDP_REDIRECT into a veth needs one)")
         boolean xdpPass;
 
         @Override
@@ -81,7 +92,8 @@ public final class TopoCommand implements Runnable {
     }
 
     @Command(name = "down", mixinStandardHelpOptions = true,
-            description = "Remove everything 'up' made (also without a state file: every namespace named PREFIX-*).")
+            description = "Remove everything 'up' made (also without a state file: every namespace named PREFIX-*).",
+            footerHeading = "%nExample:%n", footer = {"  xaf topo down --topology topologies/three-dc-min.yaml"})
     static final class Down extends Base {
         @Override
         public Integer call() {
@@ -93,7 +105,8 @@ public final class TopoCommand implements Runnable {
         }
     }
 
-    @Command(name = "show", mixinStandardHelpOptions = true, description = "Print the topology and its live state.")
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "Print the topology and its live state.",
+            footerHeading = "%nExample:%n", footer = {"  xaf topo show --topology topologies/three-dc-min.yaml"})
     static final class Show extends Base {
         @Override
         public Integer call() {

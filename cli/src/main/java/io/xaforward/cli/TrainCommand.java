@@ -21,77 +21,78 @@ import java.util.concurrent.Callable;
 /** {@code xaf train}: data-parallel GPT training across the emulated data centers of a topology. */
 @Command(name = "train", mixinStandardHelpOptions = true,
         description = {"Train a GPT model data-parallel across the data centers of a topology.",
-                "One worker JVM per host namespace, gradients all-reduced through the gateways. Needs root."})
+                "One worker JVM per host namespace, gradients all-reduced through the gateways. Needs root."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf train --topology topologies/two-dc.yaml --preset gpt2-tiny \\", "      --steps 300 --out runs/europarl"})
 final class TrainCommand implements Callable<Integer> {
     @Mixin
     TrainingLoopOptions loop = new TrainingLoopOptions();
 
-    @Option(names = "--topology", description = "topology file (default: topologies/two-dc.yaml shipped with xaf)")
+    @Option(paramLabel = "FILE", names = "--topology", description = "topology file (default: topologies/two-dc.yaml, shipped with xaf)")
     Path topology;
 
-    @Option(names = "--gateway-mode", defaultValue = "xdp", description = "xdp (default), relay, afxdp, kernel, kernel-tunnel or direct (docs/TOPOLOGY.md)")
+    @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
     String gatewayMode;
 
-    @Option(names = "--preset", defaultValue = "gpt2-tiny",
-            description = "model shape: gpt2-tiny (GPT-2 vocabulary, default), tiny (bytes), wide, small, gpt2-124m, pythia-70m")
+    @Option(paramLabel = "PRESET", names = "--preset", defaultValue = "gpt2-tiny",
+            description = "model shape: gpt2-tiny (GPT-2 vocabulary), tiny (bytes), wide, small, gpt2-124m or pythia-70m; docs/DATA.md lists their shapes (default: ${DEFAULT-VALUE})")
     String preset;
 
-    @Option(names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
 
-    @Option(names = "--eval-windows", defaultValue = "" + TrainerConfig.DEFAULT_EVAL_WINDOWS, description = {"validation windows (of one context length) per evaluation; a "
+    @Option(paramLabel = "N", hideParamSyntax = true, names = "--eval-windows", defaultValue = "" + TrainerConfig.DEFAULT_EVAL_WINDOWS, description = "validation windows (of one context length) per evaluation; a "
             + "validation split with at most this many is evaluated whole (default: ${DEFAULT-VALUE}, a standard "
-            + "error of ~0.014 nats on Europarl)"})
+            + "error of ~0.014 nats on Europarl)")
     int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
 
-    @Option(names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps (default: ${DEFAULT-VALUE})")
     long checksumEvery;
 
-    @Option(names = "--data", description = {"DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)",
-            "or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)"})
+    @Option(paramLabel = "PATH", names = "--data", description = "DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)"
+            + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
     Path data;
 
-    @Option(names = "--tokenizer", description = "gpt2 or bytes, for text and for .bin files without meta.json (default: from the preset's vocabulary)")
+    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes, for text and for .bin files without meta.json (default: from the preset's vocabulary)")
     String tokenizer;
 
-    @Option(names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
+    @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
 
     @Option(names = "--keep-work-dir", description = "keep the work directory (logs, configs) after a successful run; a failed run always keeps it")
     boolean keepWorkDir;
 
-    @Option(names = "--checkpoint-every", defaultValue = "0", description = "write a checkpoint every N steps into OUT/checkpoints, 0 = only the final one (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--checkpoint-every", defaultValue = "0", description = "write a checkpoint every N steps into OUT/checkpoints, 0 = only the final one (default: ${DEFAULT-VALUE})")
     long checkpointEvery;
 
-    @Option(names = "--resume", description = "checkpoint file to continue from (same preset and seed); training runs on to --steps in total")
+    @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from (same preset and seed); training runs on to --steps in total")
     Path resume;
 
-    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
     int threads;
 
-    @Option(names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE} = off)")
+    @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
     long pacingMbps;
 
-    @Option(names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets); "
-            + "default: udp")
+    @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
     String endpoint;
 
-    @Option(names = "--wire-security", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
-            description = {"how gradient datagrams are protected end to end (default: ${DEFAULT-VALUE}):",
-                    "crc32c (corruption only), mac (HMAC tag + replay window, keyed by a secret generated per run),",
-                    "encrypt (as mac, payload AES-GCM encrypted: for links that leave the building)"})
+    @Option(names = "--wire-security", paramLabel = "MODE", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
+            description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (HMAC tag"
+                    + " and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
+                    + " encrypted: for links that leave the building) (default: ${DEFAULT-VALUE})")
     String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
 
-    @Option(names = "--overlap", defaultValue = "on", description = {"on (default): backward runs block by block and each "
+    @Option(paramLabel = "on|off", names = "--overlap", defaultValue = "on", description = "on: backward runs block by block and each "
             + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
-            + "all-reduce after the whole backward pass"})
+            + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
     String overlap = "on";
 
-    @Option(names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32 (default) or "
-            + "bf16 (half the bytes; rounded before sending, summed in fp32)")
+    @Option(paramLabel = "fp32|bf16", names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32, or "
+            + "bf16 (half the bytes; rounded before sending, summed in fp32) (default: ${DEFAULT-VALUE})")
     String wireDtype = "fp32";
 
-    @Option(names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
+    @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
 
     /** True when spec() created the work directory (then it is ours to remove). */

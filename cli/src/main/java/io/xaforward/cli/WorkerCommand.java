@@ -25,32 +25,37 @@ import java.util.concurrent.Callable;
 /** {@code xaf worker}: one rank of a training job on the host it is started on. */
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = {"Run one rank of a data-parallel training job on this host.",
-                "Learns its peers from a cluster file or an etcd rendezvous, trains with gradients all-reduced through the gateways,",
-                "writes checkpoints and prints progress lines. See docs/DEPLOY.md."})
+                "Learns its peers from a cluster file or an etcd rendezvous, trains with gradients all-reduced through the"
+                        + " gateways, writes checkpoints and prints progress lines. See docs/DEPLOY.md."},
+        footerHeading = "%nExample:%n",
+        footer = {"  xaf worker --job 7 --world 4 --rank 2 --interface eth1 --form ipv6 \\",
+                "      --token-file /etc/xaf/job7.token --secret-file /etc/xaf/job7.secret \\",
+                "      --cluster cluster.yaml --data corpus.txt --steps 1000 \\",
+                "      --checkpoint-dir /var/lib/xaf/job7"})
 final class WorkerCommand implements Callable<Integer> {
-    @Option(names = "--job", required = true, description = "job id, 1..65535")
+    @Option(paramLabel = "ID", names = "--job", required = true, description = "job id, 1..65535")
     int job;
 
-    @Option(names = "--world", required = true, description = "number of ranks in the job")
+    @Option(paramLabel = "N", names = "--world", required = true, description = "number of ranks in the job")
     int world;
 
-    @Option(names = "--rank", required = true, description = "this process's rank, 0..world-1")
+    @Option(paramLabel = "N", names = "--rank", required = true, description = "this process's rank, 0..world-1")
     int rank;
 
-    @Option(names = "--interface", required = true, description = "the interface this rank sends on")
+    @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on")
     String iface;
 
-    @Option(names = "--form", required = true, description = "network form of this host's data center: ipv4, ipv6 or id")
+    @Option(paramLabel = "FORM", names = "--form", required = true, description = "network form of this host's data center: ipv4, ipv6 or id")
     String form;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     TokenSource token;
 
     static final class TokenSource {
-        @Option(names = "--token", description = "the job token (decimal or 0x hex)")
+        @Option(paramLabel = "TOKEN", names = "--token", description = "the job token (decimal or 0x hex)")
         String value;
 
-        @Option(names = "--token-file", description = "file holding the job token (decimal or 0x hex)")
+        @Option(paramLabel = "FILE", names = "--token-file", description = "file holding the job token (decimal or 0x hex)")
         Path file;
 
         int resolve() throws IOException {
@@ -76,48 +81,48 @@ final class WorkerCommand implements Callable<Integer> {
     @Mixin
     EtcdOptions etcd = new EtcdOptions();
 
-    @Option(names = "--datacenter", description = "with --etcd: this host's data center")
+    @Option(paramLabel = "NAME", names = "--datacenter", description = "with --etcd: this host's data center")
     String datacenter;
 
-    @Option(names = "--gateway", description = "with --etcd: the gateway port this data center sends to (IP, or MAC on the id form)")
+    @Option(paramLabel = "ADDRESS", names = "--gateway", description = "with --etcd: the gateway port this data center sends to (IP, or MAC on the id form)")
     String gateway;
 
-    @Option(names = "--identity", defaultValue = "0", description = "with --etcd on the id form: this host's 32-bit identity (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "ID", names = "--identity", defaultValue = "0", description = "with --etcd on the id form: this host's 32-bit identity (default: ${DEFAULT-VALUE})")
     String identity;
 
-    @Option(names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "SECONDS", names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register (default: ${DEFAULT-VALUE})")
     long rendezvousTimeoutSeconds;
 
-    @Option(names = "--data", required = true, description = {"the same on every rank: DIR (train.bin, val.bin, meta.json from "
-            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file"})
+    @Option(paramLabel = "PATH", names = "--data", required = true, description = "the same on every rank: DIR (train.bin, val.bin, meta.json from "
+            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file")
     Path data;
 
-    @Option(names = "--tokenizer", description = "gpt2 or bytes, for a text file and for .bin files without meta.json "
+    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes, for a text file and for .bin files without meta.json "
             + "(default: from the preset's vocabulary)")
     String tokenizer;
 
-    @Option(names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "PRESET", names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
     String preset;
 
-    @Option(names = "--threads", defaultValue = "1", description = "intra-op threads (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads (default: ${DEFAULT-VALUE})")
     int threads;
 
-    @Option(names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
+    @Option(paramLabel = "DIR", names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
     Path checkpointDir;
 
-    @Option(names = "--checkpoint-every", defaultValue = "0", description = "checkpoint every N steps, 0 = only the final weights (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--checkpoint-every", defaultValue = "0", description = "checkpoint every N steps, 0 = only the final weights (default: ${DEFAULT-VALUE})")
     long checkpointEvery;
 
     @Option(names = "--resume", description = "continue from the newest checkpoint that every rank has")
     boolean resume;
 
-    @Option(names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps, 0 = never (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "N", names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long checksumEvery;
 
-    @Option(names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds;
 
-    @Option(names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "SECONDS", names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
     long startTimeoutSeconds;
 
     @Option(names = "--wire-security", defaultValue = "mac", paramLabel = "MODE",

@@ -6,6 +6,7 @@ import io.xaforward.bench.allreduce.InputPattern;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.Netns;
+import io.xaforward.transport.WireSecurity;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -108,9 +109,18 @@ class AllReduceAcrossDatacentersTest {
     @Test
     void threeDatacentersOfThreeFormsHierarchicalRandomAndExactUnderLoss() throws Exception {
         List<Algorithm> h = List.of(Algorithm.HIERARCHICAL);
-        AllReduceJob.Outcome random = runOk(spec("three-dc.yaml", h, InputPattern.Kind.RANDOM, 0, Map.of(), Set.of()));
+        // The clean run also carries the mac wire security (tag, sequence numbers, the job secret in the work dir).
+        AllReduceSpec plain = spec("three-dc.yaml", h, InputPattern.Kind.RANDOM, 0, Map.of(), Set.of());
+        AllReduceSpec withMac = new AllReduceSpec(plain.cluster(), plain.sizesBytes(), plain.algorithms(),
+                plain.warmup(), plain.iterations(), plain.runs(), plain.verifyRuns(), plain.pattern(), plain.seed(),
+                plain.bucketBytes(), plain.operationTimeout(), 0, 0, 0, Map.of(), Set.of(), WireSecurity.MAC);
+        AllReduceJob.Outcome random = runOk(withMac);
         assertEquals(5, random.worldSize());
         assertAllVerified(random, h);
+        assertEquals(WireSecurity.MAC, AllReduceSpec.read(plain.cluster().workDir().resolve("allreduce.properties"))
+                .wireSecurity());
+        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"),
+                Files.getPosixFilePermissions(withMac.secretFile()));
         AllReduceJob.Outcome lossy = runOk(spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, 50, Map.of(), Set.of()));
         assertAllVerified(lossy, h);
         assertTrue(lossy.samples().stream().allMatch(s -> s.maxError() == 0));

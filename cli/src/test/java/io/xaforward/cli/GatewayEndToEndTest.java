@@ -47,6 +47,8 @@ class GatewayEndToEndTest {
     static IdentifierPlan plan;
     static Path configFile;
     static GatewayProcess gateway;
+    static Path notifyDir;
+    static NotifySocket notifySocket;
     static final List<XafTestHost> hosts = new ArrayList<>();
 
     @BeforeAll
@@ -59,7 +61,10 @@ class GatewayEndToEndTest {
         plan = IdentifierPlan.build(state, JOB, TOKEN);
         configFile = Files.createTempFile("xaf-e2e-gw", ".yaml");
         Files.writeString(configFile, plan.gatewayYaml("gw", "127.0.0.1:9464", 0));
-        gateway = GatewayProcess.start(state.gatewayNamespace("gw"), configFile, List.of());
+        notifyDir = Files.createTempDirectory("xaf-e2e-notify");
+        notifySocket = new NotifySocket(notifyDir.resolve("notify"));
+        gateway = GatewayProcess.start(state.gatewayNamespace("gw"), configFile, List.of(), List.of(), List.of(),
+                java.util.Map.of("NOTIFY_SOCKET", notifyDir.resolve("notify").toString()));
         gateway.awaitReady(60_000);
         for (int r = 0; r < plan.worldSize(); r++) hosts.add(XafTestHost.open(plan, r));
     }
@@ -72,6 +77,11 @@ class GatewayEndToEndTest {
         } finally {
             if (testbed != null && topology != null) testbed.down(topology);
             if (configFile != null) Files.deleteIfExists(configFile);
+            if (notifySocket != null) notifySocket.close();
+            if (notifyDir != null) {
+                Files.deleteIfExists(notifyDir.resolve("notify"));
+                Files.deleteIfExists(notifyDir);
+            }
         }
         assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(PREFIX + "-")), "namespaces left behind");
     }
@@ -108,6 +118,36 @@ class GatewayEndToEndTest {
                 return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             }
         });
+    }
+
+    @Test
+    @Order(0)
+    void theGatewayToldSystemdItIsReady() {
+        // systemd's Type=notify: the gateway sent READY=1 to $NOTIFY_SOCKET by the time it printed its ready line
+        String msg = notifySocket.poll();
+        assertNotNull(msg, "no datagram on NOTIFY_SOCKET; gateway output:\n" + gateway.output());
+        assertTrue(msg.lines().toList().contains("READY=1"), msg);
+        assertTrue(msg.lines().toList().contains("MAINPID=" + gateway.process.toHandle().descendants()
+                .filter(h -> h.info().command().orElse("").endsWith("/bin/java")).findFirst().map(ProcessHandle::pid)
+                .orElse(gateway.process.pid())), msg);
+    }
+
+    @Test
+    @Order(0)
+    void everyMetricIsDocumentedAndNamedInPrometheusStyle() throws Exception {
+        String text = metricsText();
+        String doc = Files.readString(Path.of("..", "docs", "GATEWAY.md"));
+        Matcher m = Pattern.compile("(?m)^# TYPE (\\S+) (\\S+)$").matcher(text);
+        int families = 0;
+        while (m.find()) {
+            families++;
+            String name = m.group(1), type = m.group(2);
+            assertTrue(doc.contains("| `" + name + "` | " + type + " |"), name + " (" + type + ") missing from GATEWAY.md's metrics table");
+            assertTrue(name.startsWith("xaf_"), name);
+            assertEquals(type.equals("counter"), name.endsWith("_total"), name + ": counters, and only counters, end in _total");
+            assertTrue(text.contains("# HELP " + name + " "), name + " has no HELP line");
+        }
+        assertTrue(families >= 16, "metric families: " + families + "\n" + text);
     }
 
     @Test
@@ -266,13 +306,13 @@ class GatewayEndToEndTest {
         awaitMetric("xaf_config_reloads_total", reloads + 1);
         assertTrue(gateway.isAlive(), "SIGHUP must not stop the gateway: " + gateway.output());
         assertEquals(plan.worldSize() + 1, metric("xaf_routes", null));
-        assertEquals(1, metric("xaf_reload_success", null));
+        assertEquals(1, metric("xaf_config_last_reload_successful", null));
 
         // A file cut short after its ports (an in-place rewrite caught half-way) is rejected: no route is removed.
         writeUnnoticed(base.substring(0, base.indexOf("routes:")));
         gateway.signal("HUP");
         awaitMetric("xaf_config_reload_failures_total", failures + 1);
-        assertEquals(0, metric("xaf_reload_success", null));
+        assertEquals(0, metric("xaf_config_last_reload_successful", null));
         assertEquals(plan.worldSize() + 1, metric("xaf_routes", null));
         sendAll(5000, 20);
         for (XafTestHost h : hosts) {
@@ -286,8 +326,8 @@ class GatewayEndToEndTest {
         gateway.signal("HUP");
         awaitMetric("xaf_config_reloads_total", reloads + 2);
         assertEquals(plan.worldSize(), metric("xaf_routes", null));
-        assertEquals(1, metric("xaf_reload_success", null));
-        assertTrue(metric("xaf_reload_timestamp_seconds", null) > 1_700_000_000L);
+        assertEquals(1, metric("xaf_config_last_reload_successful", null));
+        assertTrue(metric("xaf_config_last_reload_attempt_timestamp_seconds", null) > 1_700_000_000L);
     }
 
     @Test

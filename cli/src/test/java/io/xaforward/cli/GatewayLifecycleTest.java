@@ -248,6 +248,7 @@ class GatewayLifecycleTest {
             String linksBefore = xaf(true, "gateway", "status", "--config", configFile.toString(), "--name", name)[1];
             assertTrue(linksBefore.contains("pinned at " + pins.dir()), linksBefore);
             assertForwards(10);
+            assertHostStatusListsTheGateway(name, linkIds(linksBefore));
 
             assertNoLossWhile(() -> {
                 Thread.sleep(200);
@@ -275,9 +276,49 @@ class GatewayLifecycleTest {
             assertEquals(143, gateway.stop());
             assertTrue(gateway.sawLine("detached from"), "unpinned: the gateway detaches when it stops: " + gateway.output());
             assertEquals(List.of(), portsWithXdp());
+            String after = xafInRootNamespace("gateway", "status")[1];
+            assertTrue(after.lines().noneMatch(l -> l.startsWith(gatewayNs() + " ") && l.contains("xaf_gateway")), after);
         } finally {
             pins.remove();
         }
+    }
+
+    /** Runs {@code xaf ARGS} in the test's own (root) network namespace, /sys/fs/bpf visible. */
+    static String[] xafInRootNamespace(String... args) throws Exception {
+        ProcessBuilder pb = Netns.javaProcessBuilder(null, List.of(), Main.class.getName(), List.of(args));
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "xaf " + String.join(" ", args) + " hung");
+        return new String[] {Integer.toString(p.exitValue()), out};
+    }
+
+    /**
+     * 'xaf gateway status' without --config, run from the root namespace as an operator would: it finds the gateway in
+     * its namespace on every port, with the pinned links' ids and name, and the testbed's XDP_PASS programs on the
+     * ports' peers in the host namespaces.
+     */
+    static void assertHostStatusListsTheGateway(String pinName, List<String> linkIds) throws Exception {
+        String[] r = xafInRootNamespace("gateway", "status");
+        assertEquals("0", r[0], r[1]);
+        List<Node> ports = state.gatewayPorts("gw");
+        for (int i = 0; i < ports.size(); i++) {
+            String iface = ports.get(i).iface();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + gatewayNs() + " +" + iface
+                    + " +\\d+ +native +xaf_gateway +(\\d+) +(\\d+) +" + pinName + " +xaf gateway$").matcher(r[1]);
+            assertTrue(m.find(), iface + " listed with its link and pin name:\n" + r[1]);
+            assertEquals(linkIds.get(i), m.group(2), "the link of " + iface + ":\n" + r[1]);
+        }
+        java.util.regex.Matcher g = java.util.regex.Pattern.compile("(?m)^\\d+ +(\\S*" + gatewayNs() + "/\\S*) +(\\d+) +(\\d+) +(\\d+) +(\\d+)$").matcher(r[1]);
+        assertTrue(g.find(), "the gateway program's summary:\n" + r[1]);
+        assertEquals(ports.size(), g.group(1).split(",").length, r[1]);
+        assertEquals(plan.routes("gw").size(), Integer.parseInt(g.group(2)), r[1]);
+        assertTrue(Long.parseLong(g.group(4)) > 0, "forwarded frames counted:\n" + r[1]);
+        for (Node h : state.hosts()) {
+            assertTrue(r[1].lines().anyMatch(l -> l.startsWith(h.namespace() + " ") && l.contains(" xdp_pass ")),
+                    "the testbed's XDP_PASS in " + h.namespace() + ":\n" + r[1]);
+        }
+        assertTrue(r[1].contains("network namespaces searched: "), r[1]);
     }
 
     @Test
@@ -294,7 +335,7 @@ class GatewayLifecycleTest {
         List<String> ids = new ArrayList<>();
         for (Node p : state.gatewayPorts("gw")) {
             String line = status.lines().filter(l -> l.startsWith(p.iface() + " ")).findFirst().orElseThrow();
-            ids.add(line.trim().split(" +")[5]);
+            ids.add(line.trim().split(" +")[6]); // PORT IFINDEX FORM SLOT MTU MODE XDP-LINK
         }
         return ids;
     }

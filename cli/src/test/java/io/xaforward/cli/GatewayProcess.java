@@ -47,6 +47,12 @@ final class GatewayProcess implements AutoCloseable {
 
     /** As above, with more {@code xaf gateway} options (e.g. --registry URL). */
     static GatewayProcess start(String ns, Path config, List<String> jvmArgs, List<String> wrapper, List<String> options) throws IOException {
+        return start(ns, config, jvmArgs, wrapper, options, java.util.Map.of());
+    }
+
+    /** As above, with environment variables added (e.g. NOTIFY_SOCKET, as systemd sets it). */
+    static GatewayProcess start(String ns, Path config, List<String> jvmArgs, List<String> wrapper, List<String> options,
+                                java.util.Map<String, String> env) throws IOException {
         List<String> args = new ArrayList<>(List.of("gateway", "--config", config.toString()));
         args.addAll(options);
         ProcessBuilder pb = Netns.javaProcessBuilder(ns, jvmArgs, Main.class.getName(), args);
@@ -61,6 +67,7 @@ final class GatewayProcess implements AutoCloseable {
             cmd.addAll(java, wrapper);
             pb.command(cmd);
         }
+        pb.environment().putAll(env);
         pb.redirectErrorStream(true);
         return new GatewayProcess(pb.start());
     }

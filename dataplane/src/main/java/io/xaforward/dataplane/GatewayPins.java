@@ -92,6 +92,38 @@ public final class GatewayPins {
         }
     }
 
+    /**
+     * Every XDP link pinned by a gateway on this host's BPF filesystem: link id -> "NAME" (the gateway's name);
+     * empty when /sys/fs/bpf is not visible here (under ip netns exec) or nothing is pinned.
+     */
+    public static Map<Integer, String> pinnedLinkIds() {
+        Map<Integer, String> out = new LinkedHashMap<>();
+        Path root;
+        try {
+            root = bpffs().resolve("xaforward");
+        } catch (IllegalStateException e) {
+            return out;
+        }
+        if (!Files.isDirectory(root)) return out;
+        try (Stream<Path> gateways = Files.list(root); Arena arena = Arena.ofConfined()) {
+            for (Path g : gateways.sorted().toList()) {
+                GatewayPins pins = new GatewayPins(g);
+                for (String iface : pins.linkedInterfaces()) {
+                    int fd = LibBpf.objGet(arena.allocateFrom(pins.linkPath(iface).toString()));
+                    if (fd < 0) continue; // removed meanwhile
+                    try {
+                        out.put(KernelObjects.link(fd).id(), g.getFileName().toString());
+                    } finally {
+                        LibBpf.closeFd(fd);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
     /** New fds for the pinned maps, by name; the caller closes them ({@link #closeAll}). */
     public Map<String, Integer> openMaps() {
         Map<String, Integer> fds = new LinkedHashMap<>();

@@ -214,7 +214,7 @@ public final class GatewayInspector implements AutoCloseable {
     }
 
     /** Left-aligned columns separated by two spaces. */
-    private static final class Table {
+    static final class Table {
         private final List<String[]> rows = new ArrayList<>();
 
         Table(String... header) { rows.add(header); }

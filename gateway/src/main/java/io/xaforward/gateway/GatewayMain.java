@@ -14,6 +14,7 @@ import java.time.Duration;
  * Runs a gateway until SIGTERM or SIGINT: {@code GatewayMain --config FILE}; SIGHUP reloads the routes (the file,
  * or with a registry a full re-read of the registry) and never stops the gateway. Prints
  * {@code xaf gateway: ready} on stdout once every interface is attached, so launchers can wait for that line;
+ * with {@code $NOTIFY_SOCKET} set (systemd's {@code Type=notify}) it also sends {@code READY=1} there;
  * everything else is logged through SLF4J (timestamped and levelled, on stderr). {@code xaf gateway} calls
  * {@link #run}.
  */
@@ -50,6 +51,18 @@ public final class GatewayMain {
             // The JVM leaves a signal that the parent ignored (nohup) ignored, without a word: say so.
             LOG.warn("SIGHUP is ignored in this process (started under nohup?), so it will not reload {};"
                     + " changes still reach the gateway without it", what);
+        }
+    }
+
+    /**
+     * Tells systemd (a {@code Type=notify} unit, see docs/DEPLOY.md) about the gateway's state; a failure is logged,
+     * never fatal: the gateway forwards whether or not its supervisor hears it.
+     */
+    static void notifySystemd(String state) {
+        try {
+            if (SdNotify.notify(state)) LOG.debug("notified systemd: {}", state.replace('\n', ' '));
+        } catch (RuntimeException e) {
+            LOG.warn("{}", e.getMessage());
         }
     }
 
@@ -96,13 +109,18 @@ public final class GatewayMain {
             }
         }
         // The JVM runs shutdown hooks on SIGTERM and SIGINT: detach there so nothing stays attached.
-        Thread hook = new Thread(service::close, "xaf-gateway-shutdown");
+        Thread hook = new Thread(() -> {
+            notifySystemd("STOPPING=1");
+            service.close();
+        }, "xaf-gateway-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         // Every mode installs the handler: without one, the JVM's default for SIGHUP stops the gateway.
         if (watch == null) reloadOnSighup(service::reload, "the config file");
         else reloadOnSighup(watch::resyncNow, "the routes from the registry");
         System.out.println(READY);
         System.out.flush();
+        notifySystemd("READY=1\nSTATUS=forwarding (" + (watch == null ? "routes from " + config : "routes from " + registry + prefix)
+                + ")\nMAINPID=" + ProcessHandle.current().pid());
         try {
             service.awaitStop();
         } catch (InterruptedException e) {

@@ -405,13 +405,13 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             b.append("# HELP xaf_config_reload_failures_total Config reloads rejected (the running routes stayed).\n")
                     .append("# TYPE xaf_config_reload_failures_total counter\n")
                     .append("xaf_config_reload_failures_total ").append(reloadFailures).append('\n');
-            b.append("# HELP xaf_reload_success Whether the last reload attempt was applied (1) or rejected (0).\n")
-                    .append("# TYPE xaf_reload_success gauge\nxaf_reload_success ").append(lastReloadSuccess ? 1 : 0).append('\n');
-            b.append("# HELP xaf_reload_timestamp_seconds When the last reload was attempted (Unix time; 0: never).\n")
-                    .append("# TYPE xaf_reload_timestamp_seconds gauge\nxaf_reload_timestamp_seconds ")
+            b.append("# HELP xaf_config_last_reload_successful Whether the last reload attempt was applied (1) or rejected (0).\n")
+                    .append("# TYPE xaf_config_last_reload_successful gauge\nxaf_config_last_reload_successful ").append(lastReloadSuccess ? 1 : 0).append('\n');
+            b.append("# HELP xaf_config_last_reload_attempt_timestamp_seconds When the last reload was attempted (Unix time; 0: never).\n")
+                    .append("# TYPE xaf_config_last_reload_attempt_timestamp_seconds gauge\nxaf_config_last_reload_attempt_timestamp_seconds ")
                     .append((long) lastReloadEpochSeconds).append('\n');
-            b.append("# HELP xaf_reload_success_timestamp_seconds When the running config was applied (Unix time).\n")
-                    .append("# TYPE xaf_reload_success_timestamp_seconds gauge\nxaf_reload_success_timestamp_seconds ")
+            b.append("# HELP xaf_config_last_reload_success_timestamp_seconds When the running config was applied (Unix time).\n")
+                    .append("# TYPE xaf_config_last_reload_success_timestamp_seconds gauge\nxaf_config_last_reload_success_timestamp_seconds ")
                     .append((long) lastGoodReloadEpochSeconds).append('\n');
         }
         for (Supplier<String> extra : extraMetrics) b.append(extra.get());

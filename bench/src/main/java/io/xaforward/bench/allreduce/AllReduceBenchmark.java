@@ -5,6 +5,7 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.AllReduceBench;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
+import io.xaforward.transport.WireSecurity;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -37,7 +38,20 @@ public final class AllReduceBenchmark {
      */
     public record Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                           long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
-                          int goodputRepeats, double pacingFraction, Path workDir, String endpoint, boolean gloo) {
+                          int goodputRepeats, double pacingFraction, Path workDir, String endpoint, boolean gloo,
+                          List<WireSecurity> wireSecurities) {
+        public Options {
+            wireSecurities = List.copyOf(wireSecurities);
+            if (wireSecurities.isEmpty()) throw new IllegalArgumentException("no wire security given");
+        }
+
+        public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+                       long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
+                       int goodputRepeats, double pacingFraction, Path workDir, String endpoint, boolean gloo) {
+            this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
+                    goodputBytes, goodputRepeats, pacingFraction, workDir, endpoint, gloo, List.of(WireSecurity.CRC32C));
+        }
+
         public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                        long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
                        int goodputRepeats, double pacingFraction, Path workDir, String endpoint) {
@@ -54,7 +68,17 @@ public final class AllReduceBenchmark {
     }
 
     /** One cell of the table: times over the runs, and the bandwidths derived from them. */
-    public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds) {
+    public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds,
+                       double[] cpuMicrosPerDatagram) {
+        public Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds) {
+            this(mode, algorithm, bytes, ranks, seconds, new double[0]);
+        }
+
+        /** Median endpoint CPU per datagram (us, all ranks' process CPU over their datagrams); NaN if unknown. */
+        public double medianCpuMicrosPerDatagram() {
+            double[] known = Arrays.stream(cpuMicrosPerDatagram).filter(v -> !Double.isNaN(v)).toArray();
+            return median(known);
+        }
         public double medianSeconds() { return median(seconds); }
         public double minSeconds() { return Arrays.stream(seconds).min().orElse(Double.NaN); }
         public double maxSeconds() { return Arrays.stream(seconds).max().orElse(Double.NaN); }
@@ -92,13 +116,17 @@ public final class AllReduceBenchmark {
         List<Long> small = options.sizesBytes().stream().filter(s -> s < options.bigSizeBytes()).toList();
         List<Long> big = options.sizesBytes().stream().filter(s -> s >= options.bigSizeBytes()).toList();
         Map<String, List<Double>> times = new LinkedHashMap<>();
+        Map<String, List<Double>> cpuPerDatagram = new LinkedHashMap<>();
         Map<String, Long> counters = new LinkedHashMap<>();
         int[] ranks = {0};
         int jobNo = 0;
         // Rows of the table: the gateway modes, then PyTorch's Gloo when asked for (through the kernel path that
         // fits the topology), interleaved like modes.
         String glooMode = GlooPeer.kernelModeFor(options.topology());
-        List<String> rows = new ArrayList<>(options.modes());
+        List<String> rows = new ArrayList<>();
+        for (String mode : options.modes()) {
+            for (WireSecurity ws : options.wireSecurities()) rows.add(label(mode, ws));
+        }
         if (options.gloo()) rows.add(GlooPeer.LABEL + " (" + glooMode + ")");
         for (List<Long> group : List.of(small, big)) {
             if (group.isEmpty()) continue;
@@ -110,10 +138,11 @@ public final class AllReduceBenchmark {
                     jobNo++;
                     int runsInJob = interleaveModes ? 1 : runs;
                     boolean gloo = label.startsWith(GlooPeer.LABEL);
-                    String mode = gloo ? glooMode : label;
-                    out.printf("== job %d: %s, sizes %s, %d run(s) ==%n", jobNo, gloo ? label : "mode " + mode, mb(group),
+                    String mode = gloo ? glooMode : modeOf(label);
+                    out.printf("== job %d: %s, sizes %s, %d run(s) ==%n", jobNo, gloo ? label : "mode " + label, mb(group),
                             runsInJob);
-                    AllReduceSpec spec = spec(options.topology(), mode, group, runsInJob, 0, jobNo);
+                    AllReduceSpec spec = spec(options.topology(), mode, group, runsInJob, 0, jobNo,
+                            gloo ? WireSecurity.CRC32C : wireSecurityOf(label));
                     AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).onSample(s -> {
                         out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", label, s.algorithm(),
                                 mb(List.of(s.bytes())), s.run() + 1, s.seconds() * 1e3, s.verified() ? "  verified" : "");
@@ -123,6 +152,8 @@ public final class AllReduceBenchmark {
                     ranks[0] = o.worldSize();
                     for (AllReduceJob.Sample s : o.samples()) {
                         times.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>()).add(s.seconds());
+                        cpuPerDatagram.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>())
+                                .add(s.cpuMicrosPerDatagram());
                     }
                     o.gatewayCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
                 }
@@ -136,7 +167,9 @@ public final class AllReduceBenchmark {
                 for (String a : algorithms) {
                     List<Double> t = times.get(key(label, a, size / 4 * 4));
                     if (t == null) continue;
-                    cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray()));
+                    cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray(),
+                            cpuPerDatagram.get(key(label, a, size / 4 * 4)).stream().mapToDouble(Double::doubleValue)
+                                    .toArray()));
                 }
             }
         }
@@ -151,7 +184,7 @@ public final class AllReduceBenchmark {
         long pacing = (long) (link / 8.0 * options.pacingFraction());
         out.printf(Locale.ROOT, "== job %d: goodput on %s (links %.0f Mbit/s, pacing %.1f Mbit/s per rank) ==%n", jobNo,
                 t.name(), link / 1e6, pacing * 8 / 1e6);
-        AllReduceSpec spec = spec(options.goodputTopology(), "xdp", List.of(), 1, pacing, jobNo);
+        AllReduceSpec spec = spec(options.goodputTopology(), "xdp", List.of(), 1, pacing, jobNo, WireSecurity.CRC32C);
         AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).run();
         double[] bps = o.goodput().stream().mapToDouble(AllReduceJob.Goodput::bitsPerSecond).toArray();
         for (AllReduceJob.Goodput g : o.goodput()) {
@@ -162,13 +195,33 @@ public final class AllReduceBenchmark {
         return new GoodputResult(options.goodputTopology(), link, pacing, options.goodputBytes(), bps, retransmits);
     }
 
-    private AllReduceSpec spec(Path topology, String mode, List<Long> sizes, int runs, long pacing, int jobNo) {
+    /**
+     * A row's label: the gateway mode, followed by the wire security when it is not crc32c ("xdp+mac"), so that
+     * crc32c rows keep the labels of earlier reports.
+     */
+    static String label(String mode, WireSecurity ws) {
+        return ws == WireSecurity.CRC32C ? mode : mode + "+" + ws.cliName();
+    }
+
+    static String modeOf(String label) {
+        int plus = label.indexOf('+');
+        return plus < 0 ? label : label.substring(0, plus);
+    }
+
+    static WireSecurity wireSecurityOf(String label) {
+        int plus = label.indexOf('+');
+        return plus < 0 ? WireSecurity.CRC32C : WireSecurity.fromName(label.substring(plus + 1));
+    }
+
+    private AllReduceSpec spec(Path topology, String mode, List<Long> sizes, int runs, long pacing, int jobNo,
+                               WireSecurity wireSecurity) {
         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         Path dir = options.workDir().resolve("job-" + jobNo);
         ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir, options.endpoint());
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
-                sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of());
+                sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of(),
+                wireSecurity);
     }
 
     private static String key(String mode, String a, long bytes) {

@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.transport.JobSecret;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.collective.Algorithm;
@@ -32,7 +33,22 @@ public final class AllReduceJob {
      * One size x algorithm x run: the slowest rank's mean time per all-reduce. {@code algorithm} is the name the
      * workers report: "hierarchical", "ring", "ps" ({@link AllReduceSpec#name}) or "gloo" ({@link GlooPeer}).
      */
-    public record Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError) {}
+    /**
+     * One timed all-reduce as all ranks saw it: the slowest rank's time; {@code cpuSeconds} and {@code datagrams}
+     * summed over the ranks (process CPU, kernel time in the processes' context included; datagrams sent plus
+     * received), NaN and 0 when the ranks do not report them (Gloo).
+     */
+    public record Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError,
+                         double cpuSeconds, long datagrams) {
+        public Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError) {
+            this(run, bytes, algorithm, seconds, verified, maxError, Double.NaN, 0);
+        }
+
+        /** Endpoint CPU per datagram in microseconds, NaN when not reported. */
+        public double cpuMicrosPerDatagram() {
+            return datagrams > 0 ? cpuSeconds * 1e6 / datagrams : Double.NaN;
+        }
+    }
 
     /** Starts the worker process of one rank once the cluster is up. */
     @FunctionalInterface
@@ -100,6 +116,9 @@ public final class AllReduceJob {
             IdentifierPlan plan = cluster.up();
             Path specFile = spec.cluster().workDir().resolve("allreduce.properties");
             spec.write(specFile);
+            if (spec.wireSecurity().authenticated()) {
+                JobSecret.generate().writeTo(spec.secretFile());
+            }
             int world = plan.worldSize();
             int started = 0;
             long maxBytes = spec.sizesBytes().stream().mapToLong(Long::longValue).max().orElse(0);
@@ -215,15 +234,23 @@ public final class AllReduceJob {
     }
 
     private static Sample combine(Map<Integer, WorkerLine> at) {
-        double seconds = 0, maxError = 0;
-        boolean verified = true;
+        double seconds = 0, maxError = 0, cpu = 0;
+        long datagrams = 0;
+        boolean verified = true, cpuReported = true;
         WorkerLine any = null;
         for (WorkerLine l : at.values()) {
             any = l;
             seconds = Math.max(seconds, l.number("seconds"));
+            if (l.values().containsKey("cpu_seconds") && l.values().containsKey("datagrams")) {
+                cpu += l.number("cpu_seconds");
+                datagrams += l.integer("datagrams");
+            } else {
+                cpuReported = false;
+            }
             verified &= Boolean.parseBoolean(l.get("verified"));
             if (l.values().containsKey("max_error")) maxError = Math.max(maxError, l.number("max_error"));
         }
-        return new Sample((int) any.integer("run"), any.integer("bytes"), any.get("algorithm"), seconds, verified, maxError);
+        return new Sample((int) any.integer("run"), any.integer("bytes"), any.get("algorithm"), seconds, verified, maxError,
+                cpuReported ? cpu : Double.NaN, cpuReported ? datagrams : 0);
     }
 }

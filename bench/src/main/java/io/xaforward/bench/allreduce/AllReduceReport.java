@@ -55,13 +55,20 @@ public final class AllReduceReport {
                         AllReduceBenchmark.mb(List.of(r.options().bigSizeBytes())), r.options().runs(),
                         AllReduceBenchmark.mb(List.of(r.options().bigSizeBytes())), r.options().bigRuns()))
                 .append("The first run of every cell also checks the result against a double-precision reference ")
-                .append("(random floats, bound n·2^-23·Σ|x|) on every rank.\n\n");
-        b.append("| size | mode | algorithm | time median (ms) | algbw (GB/s) | busbw (GB/s) | busbw [min–max] | runs |\n");
-        b.append("|---:|---|---|---:|---:|---:|---|---:|\n");
+                .append("(random floats, bound n·2^-23·Σ|x|) on every rank. ")
+                .append("Endpoint CPU per datagram: the worker JVMs' process CPU (user and kernel time in their ")
+                .append("context) over the timed all-reduces, summed over ranks, divided by the datagrams they sent ")
+                .append("and received (data and ACKs); kernel work done in NAPI or softirq threads of the emulated ")
+                .append("network is not in it. Median over runs; '-' where the peer does not report it (Gloo).\n\n");
+        b.append("| size | mode | algorithm | time median (ms) | algbw (GB/s) | busbw (GB/s) | busbw [min–max] | runs "
+                + "| endpoint CPU/datagram (us) |\n");
+        b.append("|---:|---|---|---:|---:|---:|---|---:|---:|\n");
         for (AllReduceBenchmark.Cell c : r.cells()) {
-            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f | %.4f | %.4f | %.4f–%.4f | %d |%n",
+            double cpu = c.medianCpuMicrosPerDatagram();
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f | %.4f | %.4f | %.4f–%.4f | %d | %s |%n",
                     AllReduceBenchmark.mb(List.of(c.bytes())), c.mode(), c.algorithm(),
-                    c.medianSeconds() * 1e3, c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), c.seconds().length));
+                    c.medianSeconds() * 1e3, c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), c.seconds().length,
+                    Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.2f", cpu)));
         }
         AllReduceBenchmark.GoodputResult g = r.goodput();
         if (g != null) {
@@ -100,6 +107,9 @@ public final class AllReduceReport {
             m.put("busbw_gbps", c.busbw());
             m.put("busbw_min_gbps", c.busbwMin());
             m.put("busbw_max_gbps", c.busbwMax());
+            if (!Double.isNaN(c.medianCpuMicrosPerDatagram())) {
+                m.put("endpoint_cpu_us_per_datagram", c.medianCpuMicrosPerDatagram());
+            }
             cells.add(m);
         }
         j.put("cells", cells);

@@ -2,6 +2,7 @@ package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
+import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
 import java.io.Reader;
@@ -37,14 +38,30 @@ import java.util.stream.Collectors;
  * @param tokenOverrides     ranks that use a different job token than the gateways (bad-input tests)
  * @param absentRanks        ranks the launcher does not start (bad-input tests)
  * @param pacingBytesPerSecond transport pacing of every rank, 0 = off
+ * @param wireSecurity       how the ranks protect their datagrams; an authenticated mode uses the job secret that
+ *                           the launcher writes beside the properties file ({@link #SECRET_FILE})
  */
 public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List<Algorithm> algorithms, int warmup,
                             int iterations, int runs, int verifyRuns, InputPattern.Kind pattern, long seed,
                             long bucketBytes, Duration operationTimeout, long pacingBytesPerSecond,
                             long goodputBytes, int goodputRepeats, Map<Integer, Integer> tokenOverrides,
-                            Set<Integer> absentRanks) {
+                            Set<Integer> absentRanks, WireSecurity wireSecurity) {
+    /** The job secret of an authenticated wire-security mode, in the job's work directory (mode 0600). */
+    public static final String SECRET_FILE = "job.secret";
+
+    /** A job with the transport's default protection for a job without a secret (crc32c). */
+    public AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List<Algorithm> algorithms, int warmup,
+                         int iterations, int runs, int verifyRuns, InputPattern.Kind pattern, long seed,
+                         long bucketBytes, Duration operationTimeout, long pacingBytesPerSecond,
+                         long goodputBytes, int goodputRepeats, Map<Integer, Integer> tokenOverrides,
+                         Set<Integer> absentRanks) {
+        this(cluster, sizesBytes, algorithms, warmup, iterations, runs, verifyRuns, pattern, seed, bucketBytes,
+                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, tokenOverrides, absentRanks,
+                WireSecurity.CRC32C);
+    }
 
     public AllReduceSpec {
+        Objects.requireNonNull(wireSecurity, "wireSecurity");
         Objects.requireNonNull(cluster, "cluster");
         sizesBytes = List.copyOf(sizesBytes);
         algorithms = List.copyOf(algorithms);
@@ -71,7 +88,13 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     /** A copy with another cluster (prefix, mode, ...), e.g. for the next run of a benchmark. */
     public AllReduceSpec withCluster(ClusterRun.Spec c) {
         return new AllReduceSpec(c, sizesBytes, algorithms, warmup, iterations, runs, verifyRuns, pattern, seed, bucketBytes,
-                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, tokenOverrides, absentRanks);
+                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, tokenOverrides, absentRanks,
+                wireSecurity);
+    }
+
+    /** Where the job secret of an authenticated mode lies. */
+    public Path secretFile() {
+        return cluster.workDir().resolve(SECRET_FILE);
     }
 
     public void write(Path file) throws IOException {
@@ -100,6 +123,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         p.setProperty("tokenOverrides", new TreeMap<>(tokenOverrides).entrySet().stream()
                 .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",")));
         p.setProperty("absentRanks", new TreeSet<>(absentRanks).stream().map(String::valueOf).collect(Collectors.joining(",")));
+        p.setProperty("wireSecurity", wireSecurity.cliName());
         try (Writer w = Files.newBufferedWriter(file)) {
             p.store(w, "XAForward all-reduce job");
         }
@@ -127,7 +151,8 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
                 Long.parseLong(p.getProperty("bucketBytes")), Duration.ofMillis(Long.parseLong(p.getProperty("operationTimeoutMs"))),
                 Long.parseLong(p.getProperty("pacingBytesPerSecond")), Long.parseLong(p.getProperty("goodputBytes")),
                 Integer.parseInt(p.getProperty("goodputRepeats")), overrides,
-                split(p.getProperty("absentRanks")).stream().map(Integer::parseInt).collect(Collectors.toSet()));
+                split(p.getProperty("absentRanks")).stream().map(Integer::parseInt).collect(Collectors.toSet()),
+                WireSecurity.fromName(p.getProperty("wireSecurity", WireSecurity.CRC32C.cliName())));
     }
 
     private static List<String> split(String s) {

@@ -7,6 +7,7 @@ import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.CollectiveTimeoutException;
 import io.xaforward.collective.Collectives;
 import io.xaforward.transport.DatagramPort;
+import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.MessageId;
 import io.xaforward.transport.XskDatagramPort;
 import io.xaforward.transport.ReliableTransport;
@@ -76,6 +77,7 @@ public final class AllReduceWorkerMain {
         int world = net.worldSize();
         TransportConfig.Builder tc = net.transportConfig(spec.tokenOf(rank), spec.operationTimeout());
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
+        if (spec.wireSecurity().authenticated()) tc.wireSecurity(spec.wireSecurity(), JobSecret.readFrom(spec.secretFile()));
         long maxBytes = spec.sizesBytes().stream().mapToLong(s -> s / Float.BYTES * Float.BYTES).max().orElse(Float.BYTES);
         InputPattern pattern = new InputPattern(spec.pattern(), spec.seed());
 
@@ -107,15 +109,19 @@ public final class AllReduceWorkerMain {
                         collectives.barrier(); // all ranks start the timed part together
                         long start = System.nanoTime();
                         long cpuStart = processCpuNanos();
+                        long datagramsStart = transport.stats().packetsSent() + transport.stats().packetsReceived();
                         for (int i = 0; i < spec.iterations(); i++) {
                             collectives.allReduce(buffer, count, op, step++, algorithm);
                         }
                         double seconds = (System.nanoTime() - start) / 1e9 / spec.iterations();
                         double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9 / spec.iterations();
+                        long datagrams = (transport.stats().packetsSent() + transport.stats().packetsReceived()
+                                - datagramsStart) / spec.iterations();
                         List<Object> line = new ArrayList<>(List.of("rank", rank, "run", run, "bytes", (long) count * Float.BYTES,
                                 "algorithm", AllReduceSpec.name(algorithm),
                                 "seconds", String.format(Locale.ROOT, "%.6f", seconds),
-                                "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds)));
+                                "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds),
+                                "datagrams", datagrams));
                         InputPattern.Check check = null;
                         if (run < spec.verifyRuns()) {
                             pattern.fill(buffer, rank, count);

@@ -51,6 +51,8 @@ public final class WireSecurityBench {
     }
 
     private static final int PAYLOAD = 1400;
+    /** The chunk payload on a 9000-byte MTU path (TransportConfig: 9000 - IPv6 40 - UDP 8 - XAF 48). */
+    private static final int JUMBO_PAYLOAD = 8904;
     private final Options options;
     private final PrintStream out;
 
@@ -75,7 +77,13 @@ public final class WireSecurityBench {
             double[] nanos = sealOpenNanos(mode, secret);
             rows.add(new Row(mode, nanos[0], nanos[1], bus[mode.ordinal()]));
         }
-        write(rows);
+        List<MacCandidates.Result> candidates = new ArrayList<>();
+        for (int payload : new int[] {PAYLOAD, JUMBO_PAYLOAD}) {
+            out.printf(Locale.ROOT, "xaf: MAC candidates at %d bytes (a JVM each, %d runs) ...%n", payload,
+                    options.runs());
+            candidates.addAll(MacCandidates.measure(payload, options.sealDatagrams(), options.runs()));
+        }
+        write(rows, candidates);
         return rows;
     }
 
@@ -174,7 +182,7 @@ public final class WireSecurityBench {
         }
     }
 
-    private void write(List<Row> rows) throws IOException {
+    private void write(List<Row> rows, List<MacCandidates.Result> candidates) throws IOException {
         StringBuilder md = new StringBuilder();
         md.append("# Cost of wire security\n\n");
         md.append(String.format(Locale.ROOT, "Command: `%s`. Machine: %d cores, %s.%n%n",
@@ -193,6 +201,18 @@ public final class WireSecurityBench {
             }
             md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.2f | %s |%n", r.mode().cliName(),
                     r.sealNanos(), r.openNanos(), r.medianBusGbps(), runs));
+        }
+        md.append(String.format(Locale.ROOT, "%n## MAC candidates%n%nThe primitives a wire-security mode can be "
+                + "built on, sealing a datagram in direct memory (as a port holds it) with a fresh nonce each, on one "
+                + "core: median of %d runs, each in a JVM of its own, of the mean over %d datagrams after as many for "
+                + "warm-up. Ciphers run through a heap array (copy in, seal in place, copy out), as the JDK's "
+                + "intrinsics need; bytes allocated per datagram as the JVM counts them.%n%n", options.runs(),
+                options.sealDatagrams()));
+        md.append("| candidate | protects against | payload B | ns/datagram | GB/s | B allocated/datagram |\n");
+        md.append("|---|---|---:|---:|---:|---:|\n");
+        for (MacCandidates.Result c : candidates) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %.0f | %.2f | %.0f |%n", c.name(), c.protects(),
+                    c.payload(), c.nanosPerDatagram(), c.gbPerSecond(), c.bytesAllocatedPerDatagram()));
         }
         Files.createDirectories(options.out());
         Path file = options.out().resolve("wire-security.md");

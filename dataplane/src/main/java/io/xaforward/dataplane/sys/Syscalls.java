@@ -35,6 +35,7 @@ public final class Syscalls {
     public static final int CLONE_NEWNET = 0x40000000;
     public static final short POLLIN = 0x1;
     public static final short POLLOUT = 0x4;
+    public static final int AF_UNIX = 1;
     public static final int AF_INET = 2;
     public static final int AF_INET6 = 10;
     public static final int SOCK_DGRAM = 2;
@@ -87,6 +88,9 @@ public final class Syscalls {
     private static final MethodHandle IOCTL = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
     private static final MethodHandle IF_NAMETOINDEX = errnoCall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle IF_NAMEINDEX = errnoCall("if_nameindex", FunctionDescriptor.of(ADDRESS));
+    private static final MethodHandle IF_FREENAMEINDEX = LINKER.downcallHandle(LIBC.find("if_freenameindex").orElseThrow(),
+            FunctionDescriptor.ofVoid(ADDRESS));
     private static final MethodHandle IF_INDEXTONAME = errnoCall("if_indextoname", FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
             FunctionDescriptor.of(ADDRESS, JAVA_INT));
@@ -270,6 +274,34 @@ public final class Syscalls {
             if (rc.address() == 0) throw new SyscallException("no interface with ifindex " + ifindex + " (if_indextoname)", errno());
             return name.getString(0);
         }
+    }
+
+    /**
+     * Every interface of the calling thread's network namespace, ifindex -> name, in ifindex order (if_nameindex(3):
+     * asks the kernel over netlink, so it is right in a thread that entered another namespace, unlike /sys/class/net).
+     */
+    public static java.util.SortedMap<Integer, String> interfaces() {
+        MemorySegment list;
+        try {
+            list = (MemorySegment) IF_NAMEINDEX.invokeExact(STATE.get());
+        } catch (Throwable t) { throw rethrow(t); }
+        if (list.address() == 0) throw new SyscallException("if_nameindex", errno());
+        java.util.SortedMap<Integer, String> out = new java.util.TreeMap<>();
+        try {
+            // struct if_nameindex { unsigned int if_index; char *if_name; }: 16 bytes, ended by {0, NULL}
+            MemorySegment all = list.reinterpret(Long.MAX_VALUE);
+            for (long off = 0; ; off += 16) {
+                int index = all.get(JAVA_INT, off);
+                MemorySegment name = all.get(ADDRESS, off + 8);
+                if (index == 0 && name.address() == 0) break;
+                out.put(index, name.reinterpret(IFNAMSIZ).getString(0));
+            }
+        } finally {
+            try {
+                IF_FREENAMEINDEX.invokeExact(list);
+            } catch (Throwable t) { throw rethrow(t); }
+        }
+        return out;
     }
 
     /**

@@ -1,0 +1,303 @@
+package io.xaforward.bench.model;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.training.Json;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The figures measured on this machine that {@link StepModel} runs on.
+ *
+ * <ul>
+ *   <li><b>Gateway CPU per packet</b>, per mode and payload size: the median over flows and runs of
+ *       {@code gateway_cpu_ns / delivered} of the skb-sender samples of {@code xaf bench forward} (forward.json), at
+ *       the largest measured payload not above the chunk payload, pooled with the sizes within 10% of it.
+ *       The kernel-tunnel mode is not in that bench; its cost is the kernel's times the ratio of the two modes'
+ *       gateway CPU per packet in {@code xaf bench train} (train.json, udp endpoints, median of both configurations),
+ *       when that file is given.</li>
+ *   <li><b>Endpoint CPU per datagram event</b> (one datagram sent or received by a rank's transport, the kernel's
+ *       path through the emulated network included) and a <b>fixed time per all-reduce</b>: fitted by least squares to
+ *       the reference mode's (xdp) cells of {@code xaf bench allreduce} (allreduce.json), with the model of that
+ *       bench's testbed: two data centers of ranks/2 hosts, one gateway, every process sharing the machine's
+ *       {@code allreduce_cores} cores (the all-reduce bench does not pin). The other modes' cells are not used for the
+ *       fit: they validate it.</li>
+ * </ul>
+ *
+ * @param gatewayNs         mode -> (payload bytes -> gateway CPU ns per packet of every sample)
+ * @param endpointNsPerEvent fitted endpoint CPU per datagram event (ns, one core)
+ * @param overheadSeconds   fitted fixed time per all-reduce on this machine (s)
+ * @param fitCells          number of all-reduce cells the fit used
+ * @param referenceMode     the mode whose cells were fitted
+ * @param tunnelRatio       kernel-tunnel / kernel gateway CPU per packet (NaN without train.json)
+ * @param allreduce         the all-reduce cells (for validation)
+ * @param allreduceRanks    ranks of the all-reduce bench
+ * @param calibrationCores  cores the all-reduce bench's processes shared
+ * @param sources           the files read
+ * @param trainEndpointNsPerEvent endpoint CPU per datagram event fitted to the training bench's reference-mode cells
+ *                          (NaN without train.json): the pinned training testbed, whose emulated network (WAN
+ *                          namespace included) runs on the workers' core
+ * @param train             the training cells (udp endpoints, modes with a gateway)
+ */
+public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs, double endpointNsPerEvent,
+                          double overheadSeconds, int fitCells, String referenceMode, double tunnelRatio,
+                          List<Cell> allreduce, int allreduceRanks, double calibrationCores, List<Path> sources,
+                          double trainEndpointNsPerEvent, List<TrainCell> train) {
+
+    /** One measured training cell (udp endpoints): median over runs of each run's median step. */
+    public record TrainCell(String config, String mode, double wanGbps, double computeMs, double medianStepMs,
+                            double minStepMs, double maxStepMs, String gradient) {}
+
+    /** One measured all-reduce cell. */
+    public record Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds) {}
+
+    public static final String REFERENCE_MODE = "xdp";
+
+    /** Gateway CPU ns per packet of {@code mode} at the largest measured payload not above {@code payload}. */
+    public double gatewayNsPerPacket(String mode, int payload) {
+        if (mode.equals("kernel-tunnel")) {
+            if (Double.isNaN(tunnelRatio)) {
+                throw new IllegalArgumentException("mode kernel-tunnel needs a train.json (calibration.train:) with kernel and kernel-tunnel rows");
+            }
+            return tunnelRatio * gatewayNsPerPacket("kernel", payload);
+        }
+        TreeMap<Integer, List<Double>> bySize = gatewayNs.get(mode);
+        if (bySize == null || bySize.isEmpty()) {
+            throw new IllegalArgumentException("no gateway CPU per packet for mode " + mode + " in the forward bench JSON (modes there: "
+                    + gatewayNs.keySet() + ")");
+        }
+        var e = bySize.floorEntry(payload);
+        int key = (e != null ? e : bySize.firstEntry()).getKey();
+        // Pool the sizes around it (1400, 1404, 1424: the forms' MTU-sized payloads differ by a few bytes).
+        List<Double> pooled = new ArrayList<>();
+        for (var s : bySize.subMap((int) Math.floor(key * 0.9), true, (int) Math.ceil(key * 1.1), true).entrySet()) {
+            pooled.addAll(s.getValue());
+        }
+        return median(pooled);
+    }
+
+    /** Reads the bench JSON files and fits the endpoint cost. {@code train} may be null. */
+    public static Calibration load(Path forward, Path allreduce, Path train, double allreduceCores) throws IOException {
+        JsonObject fwd = read(forward).getAsJsonObject();
+        List<TrainCell> trainCells = List.of();
+        Map<String, TreeMap<Integer, List<Double>>> gw = gatewayCosts(fwd);
+        double ratio = Double.NaN;
+        List<Path> sources = new ArrayList<>(List.of(forward, allreduce));
+        if (train != null) {
+            JsonElement t = read(train);
+            ratio = tunnelRatio(t);
+            trainCells = trainCells(t);
+            sources.add(train);
+        }
+        JsonObject ar = read(allreduce).getAsJsonObject();
+        int ranks = ar.get("ranks").getAsInt();
+        List<Cell> cells = new ArrayList<>();
+        for (JsonElement e : ar.getAsJsonArray("cells")) {
+            JsonObject c = e.getAsJsonObject();
+            double[] s = doubles(c.getAsJsonArray("seconds"));
+            double min = s[0], max = s[0];
+            for (double v : s) { min = Math.min(min, v); max = Math.max(max, v); }
+            cells.add(new Cell(c.get("bytes").getAsLong(), c.get("mode").getAsString(),
+                    algorithm(c.get("algorithm").getAsString()), c.get("median_seconds").getAsDouble(), min, max));
+        }
+        Calibration c = fit(gw, ratio, cells, ranks, allreduceCores, sources);
+        return c.withTrain(trainCells);
+    }
+
+    /** This calibration with the training cells and the endpoint cost fitted to them. */
+    Calibration withTrain(List<TrainCell> cells) {
+        List<TrainCell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
+        double xy = 0, xx = 0;
+        for (TrainCell c : ref) {
+            ClusterSpec spec = trainTestbed(c);
+            double x = StepModel.traffic(spec).eventsPerRank() * spec.ranks() / spec.sharedCores();
+            xy += x * (c.medianStepMs() - c.computeMs()) / 1e3;
+            xx += x * x;
+        }
+        double ns = ref.isEmpty() ? Double.NaN : xy / xx * 1e9;
+        return new Calibration(gatewayNs, endpointNsPerEvent, overheadSeconds, fitCells, referenceMode, tunnelRatio,
+                allreduce, allreduceRanks, calibrationCores, sources, ns, List.copyOf(cells));
+    }
+
+    /** Endpoint CPU per datagram event from the named bench ("allreduce" or "train"). */
+    public double endpointNs(String source) {
+        if (source.equals("train")) {
+            if (Double.isNaN(trainEndpointNsPerEvent)) {
+                throw new IllegalArgumentException("endpoint.calibration: train needs a train.json with " + REFERENCE_MODE + " rows (calibration.train:)");
+            }
+            return trainEndpointNsPerEvent;
+        }
+        return endpointNsPerEvent;
+    }
+
+    /** The pinned training testbed of xaf bench train for one cell: 2 DCs x 2 hosts, workers on one core. */
+    public static ClusterSpec trainTestbed(TrainCell c) {
+        return new ClusterSpec("xaf bench train testbed", 2, 2, 1, 1500, 0, c.wanGbps(), 0.2, 0.05, List.of(c.mode()), 1,
+                true, 0.9, Map.of(), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL, 4L << 20, 512, "mac",
+                io.xaforward.training.ModelConfig.preset(c.gradient()).gradientBytes(), c.gradient(), c.computeMs(), false,
+                2.0 / 3, null, null, null, 2, "train", "train");
+    }
+
+    static List<TrainCell> trainCells(JsonElement train) {
+        Map<String, List<JsonObject>> groups = new LinkedHashMap<>();
+        for (JsonElement e : train.getAsJsonArray()) {
+            JsonObject j = e.getAsJsonObject();
+            if (!"udp".equals(j.has("endpoint") ? j.get("endpoint").getAsString() : "udp")) continue;
+            String mode = j.get("mode").getAsString();
+            if (mode.equals("direct")) continue; // no gateway: its bridge's cost is not in the forward bench
+            groups.computeIfAbsent(j.get("config").getAsString() + "/" + mode, k -> new ArrayList<>()).add(j);
+        }
+        List<TrainCell> out = new ArrayList<>();
+        for (var g : groups.values()) {
+            JsonObject first = g.getFirst();
+            List<Double> steps = g.stream().map(j -> j.get("median_step_ms").getAsDouble()).toList();
+            List<Double> compute = g.stream().map(j -> j.get("compute_ms").getAsDouble()).toList();
+            String gradient = first.has("preset") ? first.get("preset").getAsString() : "wide";
+            out.add(new TrainCell(first.get("config").getAsString(), first.get("mode").getAsString(),
+                    gbps(first.get("wan_rate").getAsString()), median(compute), median(steps),
+                    Collections.min(steps), Collections.max(steps), gradient));
+        }
+        return out;
+    }
+
+    /** "200mbit", "4gbit", "1500kbit" in Gbit/s. */
+    static double gbps(String rate) {
+        String r = rate.trim().toLowerCase(java.util.Locale.ROOT);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("([0-9.]+)\\s*([kmg]?)bit").matcher(r);
+        if (!m.matches()) throw new IllegalArgumentException("WAN rate '" + rate + "' in the training bench JSON is not like 200mbit");
+        double v = Double.parseDouble(m.group(1));
+        return switch (m.group(2)) {
+            case "g" -> v;
+            case "m" -> v / 1e3;
+            case "k" -> v / 1e6;
+            default -> v / 1e9;
+        };
+    }
+
+    /** Fits endpoint cost and overhead to the reference mode's cells; see the class comment. */
+    static Calibration fit(Map<String, TreeMap<Integer, List<Double>>> gw, double ratio, List<Cell> cells, int ranks,
+                           double cores, List<Path> sources) {
+        if (ranks < 2 || ranks % 2 != 0) throw new IllegalArgumentException("the all-reduce bench JSON must have an even number of ranks (two DCs), had " + ranks);
+        List<Cell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
+        if (ref.isEmpty()) throw new IllegalArgumentException("the all-reduce bench JSON has no " + REFERENCE_MODE + " cells to calibrate on");
+        Calibration provisional = new Calibration(gw, 1.0, 0, 0, REFERENCE_MODE, ratio, cells, ranks, cores, sources, Double.NaN, List.of());
+        // t = a + b * x + z: x = endpoint datagram events per shared core, z = the gateway's share of those cores.
+        int n = ref.size();
+        double[] x = new double[n], y = new double[n];
+        for (int i = 0; i < n; i++) {
+            Cell c = ref.get(i);
+            ClusterSpec spec = testbed(ranks, cores, c.bytes(), c.algorithm(), REFERENCE_MODE);
+            StepModel.Traffic t = StepModel.traffic(spec);
+            x[i] = t.eventsPerRank() * spec.ranks() / cores;
+            y[i] = c.medianSeconds() - t.gatewayPacketsPerGateway() * provisional.gatewayNsPerPacket(REFERENCE_MODE, t.chunkPayload()) * 1e-9 / cores;
+        }
+        double a, b;
+        double mx = 0, my = 0;
+        for (int i = 0; i < n; i++) { mx += x[i]; my += y[i]; }
+        mx /= n; my /= n;
+        double sxx = 0, sxy = 0;
+        for (int i = 0; i < n; i++) { sxx += (x[i] - mx) * (x[i] - mx); sxy += (x[i] - mx) * (y[i] - my); }
+        if (sxx > 0 && n >= 2) {
+            b = sxy / sxx;
+            a = my - b * mx;
+        } else {
+            a = -1;
+            b = 0;
+        }
+        if (a < 0 || b <= 0) { // no fixed part (or one size only): through the origin
+            double xy = 0, xx = 0;
+            for (int i = 0; i < n; i++) { xy += x[i] * y[i]; xx += x[i] * x[i]; }
+            a = 0;
+            b = xy / xx;
+        }
+        if (!(b > 0)) throw new IllegalArgumentException("the all-reduce bench JSON gives no positive endpoint cost per datagram");
+        return new Calibration(gw, b * 1e9, a, n, REFERENCE_MODE, ratio, cells, ranks, cores, sources, Double.NaN, List.of());
+    }
+
+    /** The all-reduce bench's testbed as a cluster: 2 DCs, one shared gateway, every process on {@code cores} cores. */
+    public static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode) {
+        return new ClusterSpec("xaf bench allreduce testbed", 2, ranks / 2, 1, 1500, 0, 0, 0.2, 0.05, List.of(mode), 1,
+                true, 0.9, Map.of(), 1, cores, true, 1.0, true, alg, 4L << 20, 512, "mac", bytes,
+                bytes / 1048576 + " MB", 0, false, 2.0 / 3, null, null, null, cores, "allreduce", "allreduce");
+    }
+
+    static Map<String, TreeMap<Integer, List<Double>>> gatewayCosts(JsonObject fwd) {
+        Map<String, TreeMap<Integer, List<Double>>> samples = new LinkedHashMap<>();
+        for (JsonElement e : fwd.getAsJsonArray("samples")) {
+            JsonObject s = e.getAsJsonObject();
+            if (!"skb".equals(s.get("sender").getAsString())) continue;
+            long delivered = s.get("delivered").getAsLong();
+            if (delivered <= 0) continue;
+            double ns = s.get("gateway_cpu_ns").getAsDouble() / delivered;
+            samples.computeIfAbsent(s.get("mode").getAsString(), k -> new TreeMap<>())
+                    .computeIfAbsent(s.get("payload").getAsInt(), k -> new ArrayList<>()).add(ns);
+        }
+        if (samples.isEmpty()) throw new IllegalArgumentException("the forward bench JSON has no skb-sender samples");
+        return samples;
+    }
+
+    static double tunnelRatio(JsonElement train) {
+        List<Double> kernel = new ArrayList<>(), tunnel = new ArrayList<>();
+        for (JsonElement e : train.getAsJsonArray()) {
+            JsonObject j = e.getAsJsonObject();
+            if (j.has("endpoint") && !"udp".equals(j.get("endpoint").getAsString())) continue;
+            if (!j.has("gateway_ns_per_packet") || j.get("gateway_ns_per_packet").isJsonNull()) continue;
+            String mode = j.get("mode").getAsString();
+            if (mode.equals("kernel")) kernel.add(j.get("gateway_ns_per_packet").getAsDouble());
+            if (mode.equals("kernel-tunnel")) tunnel.add(j.get("gateway_ns_per_packet").getAsDouble());
+        }
+        if (kernel.isEmpty() || tunnel.isEmpty()) return Double.NaN;
+        return median(tunnel) / median(kernel);
+    }
+
+    static double median(List<Double> v) {
+        List<Double> s = new ArrayList<>(v);
+        Collections.sort(s);
+        int n = s.size();
+        return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+    }
+
+    private static double[] doubles(JsonArray a) {
+        double[] d = new double[a.size()];
+        for (int i = 0; i < d.length; i++) d[i] = a.get(i).getAsDouble();
+        return d;
+    }
+
+    static Algorithm algorithm(String name) {
+        return switch (name) {
+            case "hierarchical" -> Algorithm.HIERARCHICAL;
+            case "ring" -> Algorithm.RING;
+            case "ps", "parameter-server", "parameter_server" -> Algorithm.PARAMETER_SERVER;
+            default -> throw new IllegalArgumentException("unknown all-reduce algorithm '" + name + "' in the all-reduce bench JSON");
+        };
+    }
+
+    static String algorithmName(Algorithm a) {
+        return switch (a) {
+            case HIERARCHICAL -> "hierarchical";
+            case RING -> "ring";
+            case PARAMETER_SERVER -> "ps";
+        };
+    }
+
+    private static JsonElement read(Path p) throws IOException {
+        try {
+            return Json.parse(Files.readString(p));
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("calibration file " + p + " does not exist");
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("calibration file " + p + " is not the expected bench JSON: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.xaforward.bench.allreduce;
+
+import io.xaforward.collective.Algorithm;
+import io.xaforward.transport.WireSecurity;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class AllReduceReportTest {
+
+    @Test
+    void rowLabelsCarryTheWireSecurityExceptCrc32c() {
+        assertEquals("xdp", AllReduceBenchmark.label("xdp", WireSecurity.CRC32C));
+        assertEquals("xdp+mac", AllReduceBenchmark.label("xdp", WireSecurity.MAC));
+        assertEquals("kernel-tunnel", AllReduceBenchmark.modeOf("kernel-tunnel+encrypt"));
+        assertEquals(WireSecurity.ENCRYPT, AllReduceBenchmark.wireSecurityOf("kernel-tunnel+encrypt"));
+        assertEquals(WireSecurity.CRC32C, AllReduceBenchmark.wireSecurityOf("relay"));
+    }
+
+    @Test
+    void endpointCpuPerDatagramIsAllRanksCpuOverAllRanksDatagrams() {
+        AllReduceJob.Sample s = new AllReduceJob.Sample(0, 64 << 20, "hierarchical", 1.5, true, 0, 2.0, 400_000);
+        assertEquals(5.0, s.cpuMicrosPerDatagram(), 1e-9);
+        assertTrue(Double.isNaN(new AllReduceJob.Sample(0, 4, "gloo", 1, true, 0).cpuMicrosPerDatagram()));
+    }
+
+    @Test
+    void reportShowsTheCpuColumnAndADashWhereAPeerDoesNotReportIt(@TempDir Path dir) throws Exception {
+        long bytes = 64L << 20;
+        AllReduceBenchmark.Cell xaf = new AllReduceBenchmark.Cell("xdp+mac", "hierarchical", bytes, 4,
+                new double[] {1.6, 1.4, 1.5}, new double[] {3.0, 5.0, 4.0});
+        AllReduceBenchmark.Cell gloo = new AllReduceBenchmark.Cell("gloo (kernel)", "gloo", bytes, 4,
+                new double[] {0.5, 0.6, 0.7}, new double[] {Double.NaN, Double.NaN, Double.NaN});
+        AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(Path.of("topologies/two-dc.yaml"),
+                List.of("xdp"), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 3, 256L << 20, 2, 2, null, 0, 0,
+                0.92, dir, null, true, List.of(WireSecurity.MAC));
+        AllReduceBenchmark.Result r = new AllReduceBenchmark.Result(o, 4, List.of(xaf, gloo), null, 60, Map.of());
+        String md = AllReduceReport.write(r, dir, "xaf bench allreduce", "test machine");
+        assertTrue(md.contains("| endpoint CPU/datagram (us) |"), md);
+        assertTrue(md.contains("| 64 MB | xdp+mac | hierarchical | 1500.0 |"), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | xdp+mac") && l.endsWith("| 4.00 |")), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | gloo (kernel)") && l.endsWith("| - |")), md);
+        String json = Files.readString(dir.resolve("allreduce.json"));
+        assertTrue(json.contains("\"endpoint_cpu_us_per_datagram\": 4.0"), json);
+        assertTrue(Files.size(dir.resolve("allreduce.png")) > 1000);
+    }
+}

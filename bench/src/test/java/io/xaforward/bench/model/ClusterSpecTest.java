@@ -1,0 +1,79 @@
+package io.xaforward.bench.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.xaforward.collective.Algorithm;
+import io.xaforward.training.ModelConfig;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** Cluster files: the shipped examples parse, and every kind of mistake is refused with the key named. */
+class ClusterSpecTest {
+
+    @Test
+    void shippedExamplesParse() throws IOException {
+        int n = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(Path.of("..", "examples", "cluster"), "*.yaml")) {
+            for (Path f : files) {
+                ClusterSpec c = ClusterSpec.load(f);
+                assertTrue(c.ranks() >= 2, f.toString());
+                n++;
+            }
+        }
+        assertTrue(n >= 3, "examples: " + n);
+        ClusterSpec p = ClusterSpec.load(Path.of("..", "examples", "cluster", "two-dc-8-hosts-100g.yaml"));
+        assertEquals(ModelConfig.preset("gpt2-124m").gradientBytes(), p.gradientBytes());
+        assertEquals(16, p.ranks());
+        assertEquals(Algorithm.HIERARCHICAL, p.algorithm());
+        assertFalse(p.sharedGateway());
+    }
+
+    @Test
+    void defaultsAndValues() {
+        ClusterSpec c = ClusterSpec.parse("datacenters: 3\nhosts_per_dc: 2\ngradient_mb: 8\nallreduce: {algorithm: ring, bucket_mb: 2}\n"
+                + "gateway: {modes: [xdp], cost_scale: 0.5}\ncalibration: {forward: f.json}\n", Path.of("/tmp/x"));
+        assertEquals(6, c.ranks());
+        assertEquals(8L << 20, c.gradientBytes());
+        assertEquals(Algorithm.RING, c.algorithm());
+        assertEquals(2L << 20, c.bucketBytes());
+        assertEquals(512, c.windowChunks());
+        assertEquals(0.5, c.gatewayCostScale().get("xdp"));
+        assertEquals(Path.of("/tmp/x/f.json"), c.forwardJson(), "relative to the cluster file");
+        assertEquals(null, c.allreduceJson(), "absent: the install's docs/bench");
+        assertEquals("mac", c.wireSecurity());
+    }
+
+    static String error(String yaml) {
+        return assertThrows(IllegalArgumentException.class, () -> ClusterSpec.parse(yaml, null)).getMessage();
+    }
+
+    @Test
+    void mistakesAreNamed() {
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nhostz: 3\n").contains("unknown key ['hostz']"));
+        assertTrue(error("datacenters: 2\ngradient_mb: 8\n").contains("missing hosts_per_dc"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\n").contains("exactly one of gradient"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient: gpt5\n").contains("unknown model preset 'gpt5'"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {modes: [ebpf]}\n").contains("gateway.modes: unknown mode 'ebpf'"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {core_efficiency: 2}\n").contains("gateway.core_efficiency: 2 is out of range"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nwan_gbps: fast\n").contains("wan_gbps: expected a number"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2.5\ngradient_mb: 8\n").contains("hosts_per_dc: expected a whole number"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nallreduce: {algorithm: tree}\n").contains("allreduce.algorithm"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nendpoint: {gateway_on_shared_cores: true}\n").contains("needs endpoint.shared_cores"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {placement: both}\n").contains("gateway.placement"));
+        assertTrue(error("datacenters: [2\n").contains("not valid YAML"));
+        assertTrue(error("- 1\n- 2\n").contains("expected a mapping"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nendpoint: 3\n").contains("endpoint: expected a mapping"));
+    }
+
+    @Test
+    void missingFileIsNamed() {
+        var e = assertThrows(IllegalArgumentException.class, () -> ClusterSpec.load(Path.of("no/such/cluster.yaml")));
+        assertTrue(e.getMessage().contains("cluster file no/such/cluster.yaml does not exist"), e.getMessage());
+    }
+}

@@ -1,0 +1,145 @@
+package io.xaforward.bench.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.xaforward.collective.Algorithm;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** The model's traffic and stage arithmetic on clusters whose answers can be worked out by hand. */
+class StepModelTest {
+
+    /** A calibration with round numbers: xdp 1000 ns, relay 10000 ns per packet, endpoints 2000 ns per event. */
+    static Calibration cal() {
+        Map<String, TreeMap<Integer, List<Double>>> gw = Map.of(
+                "xdp", new TreeMap<>(Map.of(1400, List.of(1000.0))),
+                "kernel", new TreeMap<>(Map.of(1400, List.of(2000.0))),
+                "relay", new TreeMap<>(Map.of(1400, List.of(10000.0))));
+        return new Calibration(gw, 2000, 0.7, 1, "xdp", 1.5, List.of(), 4, 2, List.of(), Double.NaN, List.of());
+    }
+
+    static ClusterSpec spec(String extra) {
+        return ClusterSpec.parse("""
+                datacenters: 2
+                hosts_per_dc: 4
+                mtu: 1500
+                gateway: {modes: [xdp, relay], cores: 1}
+                gradient_mb: 100
+                compute_ms: 200
+                """ + extra, null);
+    }
+
+    @Test
+    void trafficOfTheThreeAlgorithms() {
+        ClusterSpec h = spec("");
+        StepModel.Traffic t = StepModel.traffic(h);
+        double s = 100 * 1048576.0;
+        assertEquals(1404, t.chunkPayload());
+        assertEquals(1388, t.chunkData(), "mac takes 16 bytes of each chunk");
+        // hierarchical, m = 4, D = 2: 2(m-1)/m S inside, S/m across
+        assertEquals(1.5 * s + 0.25 * s, t.sentBytesPerRank(), 1);
+        assertEquals(s, t.wanBytesPerDc(), 1);
+        assertEquals(4, t.wanFlowsPerDc());
+        assertEquals(2 * 1.75 * s / 1388 * (1 + 1.0 / 32), t.eventsPerRank(), 1);
+        assertEquals(2 * s / 1388 * (1 + 1.0 / 32), t.gatewayPacketsPerGateway(), 1, "out and in through each DC's gateway");
+
+        StepModel.Traffic r = StepModel.traffic(h.with(h.gradientBytes(), Algorithm.RING, h.modes()));
+        assertEquals(2.0 * 7 / 8 * s, r.sentBytesPerRank(), 1);
+        assertEquals(2.0 * 7 / 8 * s, r.wanBytesPerDc(), 1);
+        assertEquals(1, r.wanFlowsPerDc(), "one ring edge leaves each DC");
+
+        StepModel.Traffic p = StepModel.traffic(h.with(h.gradientBytes(), Algorithm.PARAMETER_SERVER, h.modes()));
+        assertEquals(t.sentBytesPerRank(), p.sentBytesPerRank(), 1);
+        assertEquals(2 * 0.05 + 0.2, p.phaseRttsMs(), 1e-9, "push, cross, pull");
+        assertEquals(6 * 0.05 + 0.2, t.phaseRttsMs(), 1e-9, "3 + 3 ring steps inside, one exchange across");
+        assertEquals(14 * 0.2, r.phaseRttsMs(), 1e-9, "every ring step waits for the WAN edge");
+        assertEquals(0, StepModel.traffic(ClusterSpec.parse("datacenters: 1\nhosts_per_dc: 4\ngradient_mb: 4\n", null))
+                .gatewayPacketsPerGateway(), "one DC: nothing crosses a gateway");
+    }
+
+    @Test
+    void endpointBoundWithoutLimits() {
+        StepModel.Prediction x = StepModel.predict(spec(""), cal(), "xdp");
+        StepModel.Traffic t = x.traffic();
+        assertEquals("endpoint", x.bound());
+        assertEquals(t.eventsPerRank() * 2000e-9, x.stage("endpoint"), 1e-9);
+        assertEquals(0, x.overheadSeconds(), "fixed time only where the file asks for it");
+        assertEquals(0.2 + x.allreduceSeconds(), x.stepSeconds(), 1e-9);
+        assertEquals(x.stage("endpoint") + (6 * 0.05 + 0.2) / 1e3, x.allreduceSeconds(), 1e-9);
+    }
+
+    @Test
+    void slowGatewayBoundsAndMoreCoresHelp() {
+        // relay: 10 us per packet, ~155k packets per gateway: 1.55 s on one core, more than the endpoints' 0.54 s.
+        ClusterSpec c = spec("");
+        StepModel.Prediction relay = StepModel.predict(c, cal(), "relay");
+        assertEquals("gateway", relay.bound());
+        assertEquals(relay.traffic().gatewayPacketsPerGateway() * 10e-6, relay.stage("gateway"), 1e-9);
+        StepModel.Prediction four = StepModel.predict(spec("").with(c.gradientBytes(), c.algorithm(), c.modes()), cal(), "relay");
+        ClusterSpec fourCores = ClusterSpec.parse("""
+                datacenters: 2
+                hosts_per_dc: 4
+                gateway: {modes: [relay], cores: 4, core_efficiency: 0.5}
+                gradient_mb: 100
+                """, null);
+        StepModel.Prediction r4 = StepModel.predict(fourCores, cal(), "relay");
+        assertEquals(four.stage("gateway") / 2.5, r4.stage("gateway"), 1e-9, "1 + 3 x 0.5 cores");
+        assertTrue(relay.gatewayUtilisation() > 0.9);
+    }
+
+    @Test
+    void wanAndWindowBounds() {
+        // 1 Gbit/s WAN: 100 MB out of each DC with 1388/1514 of the wire as gradient bytes.
+        StepModel.Prediction w = StepModel.predict(spec("wan_gbps: 1\nwan_rtt_ms: 1\n"), cal(), "xdp");
+        assertEquals("wan", w.bound());
+        double wire = 100 * 1048576.0 * (1404 + 110) / 1388 * 8 / 1e9;
+        assertEquals(wire, w.stage("wan"), 1e-9);
+        // gateway cores to keep that WAN full: xdp needs 1 (1000 ns x ~155k packets = 0.155 s < 0.9 s)
+        assertEquals(1, w.coresToFillWan());
+        StepModel.Prediction relay = StepModel.predict(spec("wan_gbps: 1\nwan_rtt_ms: 1\n"), cal(), "relay");
+        double need = relay.traffic().gatewayPacketsPerGateway() * 10e-6 / wire;
+        assertEquals(Math.ceil(1 + (need - 1) / 0.9), relay.coresToFillWan());
+
+        // 100 ms RTT: each of the 4 flows moves 25 MB at 512 x 1388 B per 100 ms.
+        StepModel.Prediction far = StepModel.predict(spec("wan_rtt_ms: 100\n"), cal(), "xdp");
+        assertEquals("window", far.bound());
+        assertEquals(25 * 1048576.0 / (512 * 1388 / 0.1), far.stage("window"), 1e-9);
+        StepModel.Prediction bigWindow = StepModel.predict(spec("wan_rtt_ms: 100\nwindow_chunks: 4096\n"), cal(), "xdp");
+        assertEquals(far.stage("window") / 8, bigWindow.stage("window"), 1e-9);
+    }
+
+    @Test
+    void overlapHidesCommunicationBehindBackward() {
+        ClusterSpec c = spec("compute_ms: 3000\n");
+        StepModel.Prediction serial = StepModel.predict(c, cal(), "xdp");
+        StepModel.Prediction overlapped = StepModel.predict(c.withCompute(3000, true), cal(), "xdp");
+        assertTrue(overlapped.stepSeconds() < serial.stepSeconds());
+        // backward (2 s) is longer than the all-reduce minus its last bucket: what is left is the last bucket.
+        double tail = overlapped.stage("endpoint") * 4.0 / 100 + overlapped.latencySeconds();
+        assertEquals(3.0 + tail, overlapped.stepSeconds(), 1e-9);
+    }
+
+    @Test
+    void sharedCoresAddTheGatewayWork() {
+        ClusterSpec tb = Calibration.testbed(4, 2, 64L << 20, Algorithm.HIERARCHICAL, "relay");
+        StepModel.Prediction p = StepModel.predict(tb, cal(), "relay");
+        StepModel.Traffic t = p.traffic();
+        assertEquals((4 * t.eventsPerRank() * 2000e-9 + t.gatewayPacketsPerGateway() * 10e-6) / 2, p.stage("shared cores"), 1e-9);
+        assertEquals(0, p.stage("gateway"));
+        assertEquals(0.7, p.overheadSeconds());
+    }
+
+    @Test
+    void unknownModeIsAClearError() {
+        var e = assertThrows(IllegalArgumentException.class, () -> StepModel.predict(spec(""), cal(), "afxdp"));
+        assertTrue(e.getMessage().contains("no gateway CPU per packet for mode afxdp"), e.getMessage());
+        Calibration noTrain = new Calibration(cal().gatewayNs(), 500, 0, 1, "xdp", Double.NaN, List.of(), 4, 2, List.of(Path.of("f")), Double.NaN, List.of());
+        var t = assertThrows(IllegalArgumentException.class, () -> noTrain.gatewayNsPerPacket("kernel-tunnel", 1400));
+        assertTrue(t.getMessage().contains("train.json"), t.getMessage());
+    }
+}
