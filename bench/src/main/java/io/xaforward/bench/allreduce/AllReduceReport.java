@@ -58,10 +58,11 @@ public final class AllReduceReport {
                 .append("(random floats, bound n·2^-23·Σ|x|) on every rank. ")
                 .append("Endpoint CPU per datagram: the worker JVMs' process CPU (user and kernel time in their ")
                 .append("context) over the timed all-reduces, summed over ranks, divided by the datagrams they sent ")
-                .append("and received (data and ACKs); kernel work done in NAPI or softirq threads of the emulated ")
-                .append("network is not in it. Median over runs; '-' where the peer does not report it (Gloo).\n\n");
+                .append("and received (data and ACKs): each datagram counts at both ends, so sending plus receiving one ")
+                .append("costs twice the figure. Kernel work done in NAPI or softirq threads of the emulated network ")
+                .append("is not in it. Median over runs; '-' where the peer does not report it (Gloo).\n\n");
         b.append("| size | mode | algorithm | time median (ms) | algbw (GB/s) | busbw (GB/s) | busbw [min–max] | runs "
-                + "| endpoint CPU/datagram (us) |\n");
+                + "| endpoint CPU per datagram sent or received (us) |\n");
         b.append("|---:|---|---|---:|---:|---:|---|---:|---:|\n");
         for (AllReduceBenchmark.Cell c : r.cells()) {
             double cpu = c.medianCpuMicrosPerDatagram();

@@ -43,7 +43,7 @@ class AllReduceReportTest {
                 0.92, dir, null, true, List.of(WireSecurity.MAC));
         AllReduceBenchmark.Result r = new AllReduceBenchmark.Result(o, 4, List.of(xaf, gloo), null, 60, Map.of());
         String md = AllReduceReport.write(r, dir, "xaf bench allreduce", "test machine");
-        assertTrue(md.contains("| endpoint CPU/datagram (us) |"), md);
+        assertTrue(md.contains("| endpoint CPU per datagram sent or received (us) |"), md);
         assertTrue(md.contains("| 64 MB | xdp+mac | hierarchical | 1500.0 |"), md);
         assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | xdp+mac") && l.endsWith("| 4.00 |")), md);
         assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | gloo (kernel)") && l.endsWith("| - |")), md);
