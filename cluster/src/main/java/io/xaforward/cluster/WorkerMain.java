@@ -55,7 +55,7 @@ public final class WorkerMain {
         int world = net.worldSize();
         Node self = net.self();
 
-        DjlRuntime.load(Path.of(".cache", "djl"), spec.threadsPerWorker());
+        DjlRuntime.load(DjlRuntime.CACHE_DIR, spec.threadsPerWorker());
         // A text file is read as bytes here; the launcher turns text for other tokenizers into prepared .bin data.
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 

@@ -116,7 +116,7 @@ public final class DataParallelTrainer implements AutoCloseable {
                         worldSize, evaluationSums);
         this.schedule = config.schedule();
 
-        DjlRuntime.load(Path.of(".cache", "djl"), config.threads());
+        DjlRuntime.load(DjlRuntime.CACHE_DIR, config.threads());
         this.manager = NDManager.newBaseManager();
         this.network = new GptModel(model);
         network.initialize(manager);

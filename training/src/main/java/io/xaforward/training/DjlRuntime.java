@@ -34,8 +34,14 @@ public final class DjlRuntime {
         return Engine.getEngine("PyTorch");
     }
 
-    /** Loads with the cache under ./.cache/djl and one thread unless configured otherwise. */
+    /**
+     * Where DJL keeps its native PyTorch library and model cache, relative to the working directory: every launcher
+     * and worker uses this one place, so a machine downloads nothing twice.
+     */
+    public static final Path CACHE_DIR = Path.of(".cache", "djl");
+
+    /** Loads with the cache under {@link #CACHE_DIR} and one thread unless configured otherwise. */
     public static Engine load() {
-        return load(Path.of(".cache", "djl"), 1);
+        return load(CACHE_DIR, 1);
     }
 }

@@ -69,7 +69,7 @@ public final class ClusterWorker {
         Files.createDirectories(o.checkpointDir());
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
-        DjlRuntime.load(Path.of(".cache", "djl"), o.threads());
+        DjlRuntime.load(DjlRuntime.CACHE_DIR, o.threads());
         TrainerConfig config = TrainerConfig.builder(o.preset())
                 .steps(o.steps()).globalBatch(o.globalBatch()).seed(o.seed())
                 .learningRate(o.learningRate()).warmupSteps(o.warmupSteps()).evalEvery(0).threads(o.threads())
