@@ -15,6 +15,7 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.WireSecurity;
 
@@ -61,7 +62,8 @@ public final class WorkerMain {
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
         WireSecurity wireSecurity = WireSecurity.fromName(spec.wireSecurity());
-        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null);
+        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null,
+                wireSecurity.authenticated() ? RunNonce.parse(java.nio.file.Files.readString(spec.runNonceFile())) : null);
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
         Algorithm algorithm = Algorithm.fromName(spec.algorithm());
