@@ -193,12 +193,18 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         for (JsonElement e : train.getAsJsonArray()) {
             JsonObject j = e.getAsJsonObject();
             if (!"udp".equals(j.has("endpoint") ? j.get("endpoint").getAsString() : "udp")) continue;
+            boolean complete = true;
+            for (String key : List.of("config", "mode", "wan_rate", "median_step_ms", "compute_ms")) {
+                complete &= j.has(key) && !j.get(key).isJsonNull();
+            }
+            if (!complete) continue; // a row of another format (or a failed job) is not a cell
             String mode = j.get("mode").getAsString();
             if (mode.equals("direct")) continue; // no gateway: its bridge's cost is not in the forward bench
             groups.computeIfAbsent(j.get("config").getAsString() + "/" + mode, k -> new ArrayList<>()).add(j);
         }
         List<TrainCell> out = new ArrayList<>();
         for (var g : groups.values()) {
+            if (!g.getFirst().get("wan_rate").getAsString().matches("(?i)\\s*[0-9.]+\\s*[kmg]?bit\\s*")) continue;
             JsonObject first = g.getFirst();
             List<Double> steps = g.stream().map(j -> j.get("median_step_ms").getAsDouble()).toList();
             List<Double> compute = g.stream().map(j -> j.get("compute_ms").getAsDouble()).toList();
