@@ -52,6 +52,7 @@ final class DemoCommand implements Callable<Integer> {
         t.loop.bucketMb = 4;
         t.out = out;
         t.keepWorkDir = keepWorkDir;
+        t.commandName = "xaf demo";
         System.out.println("XAForward demo: GPT training across two emulated data centers (IPv4 + IPv6) through an XDP gateway");
         TrainJobSpec spec = t.spec();
         TrainResult r = TrainOutputs.run(spec, t, System.out);

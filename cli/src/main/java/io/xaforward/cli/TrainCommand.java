@@ -65,7 +65,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--checkpoint-every", defaultValue = "0", description = "write a checkpoint every N steps into OUT/checkpoints, 0 = only the final one (default: ${DEFAULT-VALUE})")
     long checkpointEvery;
 
-    @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from (same preset and seed); training runs on to --steps in total")
+    @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from; every option not given here takes the value the checkpoint recorded (its config.json), and training runs on to --steps in total")
     Path resume;
 
     @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
@@ -95,6 +95,36 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec commandSpec;
+
+    /** How the settings name the command that ran (xaf demo fills a TrainCommand in by code). */
+    String commandName = "xaf train";
+
+    /** Options a resumed run never takes from the checkpoint's settings: they belong to this run alone. */
+    static final java.util.Set<String> NOT_INHERITED = java.util.Set.of("--resume", "--out", "--work-dir", "--keep-work-dir");
+
+    /**
+     * With --resume, every option not given on this command line takes the value recorded in the checkpoint's
+     * settings (the run it continues), so 'xaf train --resume FILE' alone continues that run as it was started.
+     */
+    void inheritSettings() throws java.io.IOException {
+        if (resume == null || commandSpec == null) return;
+        UserPaths.requireFile(resume, "checkpoint");
+        String recorded = io.xaforward.training.DataParallelTrainer.checkpointSettings(resume);
+        if (recorded.isEmpty()) return; // a checkpoint of an older version: the command line says everything
+        java.util.List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
+        if (args.isEmpty()) return;
+        picocli.CommandLine fresh = new picocli.CommandLine(new TrainCommand());
+        fresh.registerConverter(Path.class, UserPaths::resolve);
+        fresh.parseArgs(args.toArray(String[]::new));
+        for (String a : args) {
+            var option = commandSpec.findOption(a);
+            if (option != null) option.setValue(fresh.getCommandSpec().findOption(a).getValue());
+        }
+        System.out.println("xaf: settings of the resumed run from " + resume + ": " + String.join(" ", args));
+    }
+
     /** True when spec() created the work directory (then it is ours to remove). */
     boolean createdWorkDir;
 
@@ -109,7 +139,7 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     TrainJobSpec spec() throws Exception {
-        if (topology == null) topology = shippedTopology("two-dc.yaml");
+        if (topology == null) topology = shippedTopology("two-dc.yaml").toAbsolutePath().normalize(); // recorded in the settings
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
         if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
@@ -142,6 +172,7 @@ final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        inheritSettings();
         TrainJobSpec spec = spec();
         TrainResult r = TrainOutputs.run(spec, this, System.out);
         System.out.println();

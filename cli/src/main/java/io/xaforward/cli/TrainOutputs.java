@@ -27,6 +27,8 @@ final class TrainOutputs {
     /** Runs the job, naming the work directory first and again when the job fails. */
     static TrainResult run(TrainJobSpec spec, TrainCommand cmd, PrintStream out) throws Exception {
         out.println("xaf: work directory " + spec.workDir());
+        // Every option, defaults included: the workers put it into every checkpoint, finish() beside metrics.jsonl.
+        RunSettings.write(spec.workDir().resolve(RunSettings.FILE), RunSettings.json(cmd.commandName, cmd));
         try {
             return new TrainingJob(spec, out).run();
         } catch (Exception e) {
@@ -45,6 +47,7 @@ final class TrainOutputs {
         LossPlot.write(metrics, dir.resolve(PLOT), "GPT training (" + spec.preset() + "), " + result.worldSize()
                 + " workers through the " + spec.gatewayMode() + " gateway");
         Files.copy(TrainingJob.finalCheckpoint(spec), dir.resolve(MODEL), StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(spec.workDir().resolve(RunSettings.FILE), dir.resolve(RunSettings.FILE), StandardCopyOption.REPLACE_EXISTING);
         if (Files.isDirectory(spec.checkpointDir())) {
             Path checkpoints = Files.createDirectories(dir.resolve("checkpoints"));
             try (var files = Files.list(spec.checkpointDir())) {
@@ -53,8 +56,8 @@ final class TrainOutputs {
                 }
             }
         }
-        out.println("xaf: outputs in " + dir + ": " + METRICS + " (one JSON line per step), " + PLOT + ", " + MODEL
-                + " (for xaf generate, xaf export, --resume)");
+        out.println("xaf: outputs in " + dir + ": " + METRICS + " (one JSON line per step), " + RunSettings.FILE
+                + " (every option of the run), " + PLOT + ", " + MODEL + " (for xaf generate, xaf export, --resume)");
         if (cmd.createdWorkDir && !cmd.keepWorkDir) {
             DataCommand.deleteTree(spec.workDir());
             out.println("xaf: removed the work directory " + spec.workDir() + " (--keep-work-dir keeps it)");

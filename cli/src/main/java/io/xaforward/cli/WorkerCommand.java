@@ -182,6 +182,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         WorkerOptions o = options();
+        java.nio.file.Files.createDirectories(checkpointDir);
+        RunSettings.write(io.xaforward.cluster.deploy.ClusterWorker.settingsFile(checkpointDir, rank), RunSettings.json("xaf worker", this));
         try (WorldSource source = worldSource(o)) {
             new ClusterWorker(o, System.out).run(source);
         }

@@ -127,6 +127,7 @@ class ClusterFileJobTest {
                 long pid = v.protocolLines("launched").get(0).integer("pid");
                 assertEquals(0, new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor(), v.output());
 
+                java.util.Set<String> firstRuns = new java.util.HashSet<>(), secondRuns = new java.util.HashSet<>();
                 for (int r = 0; r < 4; r++) {
                     DeployFixture.XafProcess l = launchers.get(r);
                     int rc = l.await(240);
@@ -137,12 +138,19 @@ class ClusterFileJobTest {
                     assertEquals("true", launched.get(1).get("resume"));
                     List<WorkerLine> starts = l.protocolLines("start");
                     long from = starts.get(starts.size() - 1).integer("from_step");
+                    assertEquals(2, starts.size(), l.output());
+                    firstRuns.add(starts.get(0).get("run"));
+                    secondRuns.add(starts.get(1).get("run"));
                     assertTrue(from >= 2 && from < STEPS, "resumed from checkpoint step " + from);
                     List<WorkerLine> done = l.protocolLines("done");
                     assertEquals(1, done.size(), l.output());
                     assertEquals(uninterrupted, done.get(0).get("checksum"),
                             "rank " + r + " after the restart ends with other weights than the uninterrupted run");
                 }
+                // Every rank of a run holds one run nonce (its wire keys), and the restarted job is a new run.
+                assertEquals(1, firstRuns.size(), "run nonces of the first run: " + firstRuns);
+                assertEquals(1, secondRuns.size(), "run nonces after the restart: " + secondRuns);
+                assertNotEquals(firstRuns, secondRuns, "the restart re-keyed every rank");
             } finally {
                 for (DeployFixture.XafProcess l : launchers) l.close();
             }

@@ -1,11 +1,13 @@
 package io.xaforward.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import io.xaforward.testbed.Netns;
+import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.Json;
 
 import java.io.ByteArrayOutputStream;
@@ -14,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,8 +34,15 @@ import org.junit.jupiter.api.io.TempDir;
 class TrainResumeTest {
 
     private static String train(String... args) {
-        List<String> all = new ArrayList<>(List.of("train", "--preset", "tiny", "--batch", "8", "--seed", "31",
+        List<String> all = new ArrayList<>(List.of("--preset", "tiny", "--batch", "8", "--seed", "31",
                 "--warmup", "2", "--eval-every", "3", "--checksum-every", "1", "--lr", "3e-3"));
+        all.addAll(List.of(args));
+        return xafTrain(all.toArray(String[]::new));
+    }
+
+    /** {@code xaf train ARGS} in this JVM; its output. */
+    private static String xafTrain(String... args) {
+        List<String> all = new ArrayList<>(List.of("train"));
         all.addAll(List.of(args));
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         PrintStream old = System.out;
@@ -78,8 +88,30 @@ class TrainResumeTest {
         assertTrue(Files.exists(whole.resolve("checkpoints/step-000003.ckpt")));
         assertTrue(Files.exists(whole.resolve("checkpoints/step-000006.ckpt")));
 
-        train("--steps", "6", "--resume", whole.resolve("checkpoints/step-000003.ckpt").toString(),
-                "--out", resumed.toString());
+        // config.json: every option, defaults included, beside metrics.jsonl and inside every checkpoint
+        Map<String, String> settings = RunSettings.options(Files.readString(whole.resolve("config.json")));
+        assertEquals("6", settings.get("--steps"));
+        assertEquals("tiny", settings.get("--preset"));
+        assertEquals("0.003", settings.get("--lr"));
+        assertEquals("xdp", settings.get("--gateway-mode"), "a default, recorded too");
+        assertEquals("hierarchical", settings.get("--algorithm"));
+        assertTrue(settings.containsKey("--data") && settings.get("--resume") == null, settings.toString());
+        assertEquals(Files.readString(whole.resolve("config.json")), DataParallelTrainer.checkpointSettings(whole.resolve("model.ckpt")));
+        assertEquals(Files.readString(whole.resolve("config.json")),
+                DataParallelTrainer.checkpointSettings(whole.resolve("checkpoints/step-000003.ckpt")));
+
+        // --resume alone: every other option comes from the checkpoint's settings
+        Path from = whole.resolve("checkpoints/step-000003.ckpt");
+        String resumedOut = xafTrain("--resume", from.toString(), "--out", resumed.toString());
+        assertTrue(resumedOut.contains("xaf: settings of the resumed run from " + from + ": "), resumedOut);
+        assertTrue(resumedOut.contains("--steps 6") && resumedOut.contains("--preset tiny") && resumedOut.contains("--seed 31"), resumedOut);
+        Map<String, String> again = new java.util.TreeMap<>(RunSettings.options(Files.readString(resumed.resolve("config.json"))));
+        assertEquals(from.toString(), again.remove("--resume"));
+        assertEquals(resumed.toString(), again.remove("--out"));
+        Map<String, String> before = new java.util.TreeMap<>(settings);
+        before.remove("--resume");
+        before.remove("--out");
+        assertEquals(before, again, "the resumed run ran with the recorded settings");
         List<JsonObject> after = metrics(resumed);
         assertEquals(List.of(4L, 5L, 6L), after.stream().map(l -> l.get("step").getAsLong()).toList());
         for (int i = 0; i < 3; i++) {
@@ -89,7 +121,21 @@ class TrainResumeTest {
         // The same windows at every evaluation: the resumed job's last validation figures are the whole job's.
         assertEquals(lines.get(5).get("val_loss"), after.get(2).get("val_loss"));
         assertEquals(lines.get(5).get("val_loss_se"), after.get(2).get("val_loss_se"));
-        // Same weights, AdamW moments, update count and step: the files are identical byte for byte.
-        assertEquals(-1L, Files.mismatch(whole.resolve("model.ckpt"), resumed.resolve("model.ckpt")));
+        // Same weights, AdamW moments, update count and step: the files are identical byte for byte but for the
+        // settings (the resumed run's --resume and --out) and the CRC that covers them.
+        assertArrayEquals(withoutSettings(whole.resolve("model.ckpt")), withoutSettings(resumed.resolve("model.ckpt")));
+    }
+
+    /** A checkpoint's bytes with its settings block and CRC left out (header layout: CheckpointFile). */
+    static byte[] withoutSettings(Path checkpoint) throws Exception {
+        byte[] b = Files.readAllBytes(checkpoint);
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(b);
+        int presetLength = buf.getShort(8 + 1) & 0xffff;
+        int at = 8 + 1 + 2 + presetLength + 3 * 8;
+        int n = buf.getInt(at);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(b, 0, at);
+        out.write(b, at + 4 + n, b.length - 8 - (at + 4 + n));
+        return out.toByteArray();
     }
 }

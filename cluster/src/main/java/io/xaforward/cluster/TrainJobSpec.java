@@ -113,6 +113,14 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         return workDir.resolve("job.secret");
     }
 
+    /**
+     * The run nonce the launcher generates for this run (32 hex digits, not secret): every worker of the run derives
+     * its wire keys from the job secret, the job id and it.
+     */
+    public Path runNonceFile() {
+        return workDir.resolve("job.run");
+    }
+
     public void write(Path file) throws IOException {
         Properties p = new Properties();
         p.setProperty("topology", topology.toAbsolutePath().toString());

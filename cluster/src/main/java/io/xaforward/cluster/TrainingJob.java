@@ -6,6 +6,7 @@ import io.xaforward.training.Evaluation;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.training.SyntheticCorpus;
 import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.WireSecurity;
 
 import java.io.PrintStream;
@@ -75,6 +76,8 @@ public final class TrainingJob {
         spec.write(specFile);
         if (WireSecurity.fromName(spec.wireSecurity()).authenticated()) {
             JobSecret.generate().writeTo(spec.secretFile()); // fresh per run, never a constant
+            // The launcher starts every rank of the run itself: it picks the run nonce and hands it to all of them.
+            Files.writeString(spec.runNonceFile(), RunNonce.generate().hex() + "\n");
         }
 
         int world = plan.worldSize();

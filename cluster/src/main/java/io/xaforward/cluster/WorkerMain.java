@@ -15,9 +15,11 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.WireSecurity;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -60,7 +62,8 @@ public final class WorkerMain {
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
         WireSecurity wireSecurity = WireSecurity.fromName(spec.wireSecurity());
-        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null);
+        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null,
+                wireSecurity.authenticated() ? RunNonce.parse(java.nio.file.Files.readString(spec.runNonceFile())) : null);
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
         Algorithm algorithm = Algorithm.fromName(spec.algorithm());
@@ -78,6 +81,8 @@ public final class WorkerMain {
                              .withWireDtype(WireDtype.parse(spec.wireDtype())));
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
                      collectives::allReduceMean, new BroadcastSums(collectives))) {
+            Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run
+            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
             if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());
             System.out.println(WorkerLine.format("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName()));

@@ -22,7 +22,8 @@ import java.util.zip.CheckedInputStream;
 import java.util.zip.CheckedOutputStream;
 
 /**
- * Checkpoint container: a header (magic, preset, seed, step, optimizer update count, parameter names and sizes),
+ * Checkpoint container: a header (magic, preset, seed, step, optimizer update count, the run's settings as JSON,
+ * parameter names and sizes),
  * then the raw bytes of each memory segment in order, then a CRC32C of everything before it. The CRC is checked in
  * a first pass before anything is copied into live memory, so a torn or corrupted file leaves the trainer untouched.
  *
@@ -39,8 +40,17 @@ final class CheckpointFile {
     private CheckpointFile() {
     }
 
-    record Header(long magic, String preset, long seed, long step, long optimizerUpdates, List<String> names,
-                  long[] sizes) {
+    /** The trainer's checkpoints before they carried the run's settings ("XAFCKPT1"): still read, without settings. */
+    static final long LEGACY_MAGIC = 0x5841_4643_4B50_5431L;
+    /** Most bytes of settings a header may hold. */
+    static final int MAX_SETTINGS_BYTES = 1 << 20;
+
+    /** {@code settings}: the run's settings (JSON text, every option of the command that trained), "" when unknown. */
+    record Header(long magic, String preset, long seed, long step, long optimizerUpdates, String settings,
+                  List<String> names, long[] sizes) {
+        Header(long magic, String preset, long seed, long step, long optimizerUpdates, List<String> names, long[] sizes) {
+            this(magic, preset, seed, step, optimizerUpdates, "", names, sizes);
+        }
     }
 
     /** Checks a header read from disk before any payload is copied. */
@@ -62,6 +72,10 @@ final class CheckpointFile {
                 out.writeLong(header.seed());
                 out.writeLong(header.step());
                 out.writeLong(header.optimizerUpdates());
+                byte[] settings = header.settings().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                if (settings.length > MAX_SETTINGS_BYTES) throw new IOException("checkpoint settings of " + settings.length + " bytes: too long");
+                out.writeInt(settings.length);
+                out.write(settings);
                 out.writeInt(header.names().size());
                 for (int i = 0; i < header.names().size(); i++) {
                     out.writeUTF(header.names().get(i));
@@ -106,7 +120,8 @@ final class CheckpointFile {
 
     private static Header readHeader(DataInputStream in, Path file, long expectedMagic) throws IOException {
         long magic = in.readLong();
-        if (magic != expectedMagic) {
+        boolean legacy = magic == LEGACY_MAGIC && expectedMagic != LEGACY_MAGIC;
+        if (magic != expectedMagic && !legacy) {
             throw new IOException(file + " is not a checkpoint of this format");
         }
         boolean littleEndian = in.readBoolean();
@@ -117,10 +132,20 @@ final class CheckpointFile {
         long seed = in.readLong();
         long step = in.readLong();
         long updates = in.readLong();
-        int count = in.readInt();
         long payload = Files.size(file) - Long.BYTES;
-        // The header so far took 8 + 1 + (2 + preset) + 3 * 8 + 4 bytes; each entry needs at least 10 more.
-        long headerSoFar = 8 + 1 + 2 + modifiedUtf8Length(preset) + 3L * Long.BYTES + Integer.BYTES;
+        String settings = "";
+        long settingsBytes = 0;
+        if (!legacy) {
+            int n = in.readInt();
+            if (n < 0 || n > MAX_SETTINGS_BYTES || n > payload) {
+                throw new IOException("checkpoint " + file + " declares " + n + " bytes of settings");
+            }
+            settings = new String(in.readNBytes(n), java.nio.charset.StandardCharsets.UTF_8);
+            settingsBytes = Integer.BYTES + n;
+        }
+        int count = in.readInt();
+        // The header so far took 8 + 1 + (2 + preset) + 3 * 8 (+ settings) + 4 bytes; each entry needs at least 10 more.
+        long headerSoFar = 8 + 1 + 2 + modifiedUtf8Length(preset) + 3L * Long.BYTES + settingsBytes + Integer.BYTES;
         long maxEntries = Math.max(0, (payload - headerSoFar) / MIN_ENTRY_BYTES);
         if (count < 0 || count > maxEntries) {
             throw new IOException("checkpoint " + file + " declares " + count + " parameters, but its "
@@ -136,7 +161,7 @@ final class CheckpointFile {
                         + names.get(i) + ", more than the file's " + Files.size(file) + " bytes");
             }
         }
-        return new Header(magic, preset, seed, step, updates, List.copyOf(names), sizes);
+        return new Header(magic, preset, seed, step, updates, settings, List.copyOf(names), sizes);
     }
 
     static Header read(Path file, long expectedMagic, List<List<MemorySegment>> sections, Validator validator)

@@ -44,7 +44,7 @@ import java.util.zip.CRC32C;
 public final class DataParallelTrainer implements AutoCloseable {
 
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
-    static final long CHECKPOINT_MAGIC = 0x5841_4643_4B50_5431L; // "XAFCKPT1"
+    static final long CHECKPOINT_MAGIC = 0x5841_4643_4B50_5432L; // "XAFCKPT2": with the run's settings ("XAFCKPT1" still read)
 
     private final TrainerConfig config;
     private final ModelConfig model;
@@ -479,6 +479,8 @@ public final class DataParallelTrainer implements AutoCloseable {
         return rank;
     }
 
+    private String settings = "";
+
     public int worldSize() {
         return worldSize;
     }
@@ -497,9 +499,22 @@ public final class DataParallelTrainer implements AutoCloseable {
      */
     public void saveCheckpoint(Path file) throws IOException {
         CheckpointFile.Header header = new CheckpointFile.Header(CHECKPOINT_MAGIC, model.name(), config.seed(),
-                completedSteps, optimizer.updates(), parameterNames, sizes());
+                completedSteps, optimizer.updates(), settings, parameterNames, sizes());
         CheckpointFile.write(file, header, List.of(parameterMemory, List.of(optimizer.firstMoment()),
                 List.of(optimizer.secondMoment())));
+    }
+
+    /**
+     * Records the run's settings (JSON: every option of the command that started the run, defaults included); every
+     * checkpoint written from now on carries them, as nanoGPT keeps its config in its checkpoints.
+     */
+    public void recordSettings(String json) {
+        settings = json == null ? "" : json;
+    }
+
+    /** The settings a checkpoint carries (see {@link #recordSettings}); "" for one written without them. */
+    public static String checkpointSettings(Path file) throws IOException {
+        return CheckpointFile.readHeader(file, CHECKPOINT_MAGIC).settings();
     }
 
     /** Restores a checkpoint written by a trainer of the same preset, seed and parameter layout. */

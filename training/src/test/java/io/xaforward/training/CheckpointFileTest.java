@@ -46,6 +46,25 @@ class CheckpointFileTest {
     }
 
     @Test
+    void theRunsSettingsTravelInTheHeaderAndOldCheckpointsStillRead(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("ckpt.bin");
+        String settings = "{\"command\":\"xaf train\",\"options\":{\"--lr\":\"0.003\",\"--prompt\":\"é ✓\"}}";
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment weights = arena.allocate(12);
+            CheckpointFile.write(file, new CheckpointFile.Header(DataParallelTrainer.CHECKPOINT_MAGIC, "tiny", 7, 42, 3,
+                    settings, List.of("w"), new long[] {12}), List.of(List.of(weights)));
+            assertEquals(settings, CheckpointFile.readHeader(file, DataParallelTrainer.CHECKPOINT_MAGIC).settings());
+            assertEquals(settings, DataParallelTrainer.checkpointSettings(file));
+            assertEquals(42, CheckpointFile.read(file, DataParallelTrainer.CHECKPOINT_MAGIC, List.of(List.of(arena.allocate(12))), h -> { }).step());
+        }
+        Path old = dir.resolve("old.bin");
+        writeWithValidCrc(old, 1, 0, CheckpointFile.LEGACY_MAGIC);
+        CheckpointFile.Header h = CheckpointFile.read(old, DataParallelTrainer.CHECKPOINT_MAGIC, List.of(), x -> { });
+        assertEquals("", h.settings());
+        assertEquals(List.of("w"), h.names());
+    }
+
+    @Test
     void hugeParameterCountWithValidCrcIsAClearError(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("evil.bin");
         writeWithValidCrc(file, Integer.MAX_VALUE - 16, 0);
@@ -74,14 +93,20 @@ class CheckpointFileTest {
 
     /** A header that claims {@code count} parameters but carries one entry, followed by a correct CRC32C. */
     private static void writeWithValidCrc(Path file, int count, long size) throws IOException {
+        writeWithValidCrc(file, count, size, MAGIC);
+    }
+
+    /** A header by hand; {@code magic} LEGACY_MAGIC writes the layout without settings. */
+    private static void writeWithValidCrc(Path file, int count, long size, long magic) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream out = new DataOutputStream(bytes);
-        out.writeLong(MAGIC);
+        out.writeLong(magic);
         out.writeBoolean(ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN);
         out.writeUTF("tiny");
         out.writeLong(1);
         out.writeLong(2);
         out.writeLong(3);
+        if (magic != CheckpointFile.LEGACY_MAGIC) out.writeInt(0); // no settings
         out.writeInt(count);
         out.writeUTF("w");
         out.writeLong(size);

@@ -78,16 +78,17 @@ public final class ReliableTransport implements AutoCloseable {
                     + XafHeader.LENGTH + "-byte XAF header exceeds the port's datagram limit of "
                     + port.maxDatagramLength() + " bytes");
         }
-        seal = new WireSeal(config.wireSecurity(), config.secret(), Math.max(datagram,
+        seal = new WireSeal(config.wireSecurity(), config.secret(), config.jobId(), config.runNonce(), Math.max(datagram,
                 XafHeader.LENGTH + AckPayload.MAX_LENGTH + WireSeal.TRAILER_BYTES));
         chunkData = config.chunkDataBytes();
         peers = new PeerState[addressBook.rankLimit()];
+        java.security.SecureRandom salts = new java.security.SecureRandom();
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
                         config.windowChunks());
-                // Sequence numbers start from the clock, so a restarted rank continues above its old ones.
-                peers[rank].txSequence = System.currentTimeMillis() << 20;
+                // AES-GCM nonces and replay checks use these: a random salt plus a counter, never the clock.
+                peers[rank].txSequence = WireSeal.initialSequence(salts);
             }
         }
         time = new LoopTime(config.clock());

@@ -27,6 +27,7 @@ public final class TransportConfig {
     private final long pacingBurstBytes;
     private final WireSecurity wireSecurity;
     private final JobSecret secret;
+    private final RunNonce runNonce;
     private final int ackEveryChunks;
     private final Duration ackDelay;
     private final NanoClock clock;
@@ -47,6 +48,7 @@ public final class TransportConfig {
         this.pacingBurstBytes = b.pacingBurstBytes;
         this.wireSecurity = b.wireSecurity;
         this.secret = b.secret;
+        this.runNonce = b.runNonce;
         this.ackEveryChunks = b.ackEveryChunks;
         this.ackDelay = b.ackDelay;
         this.clock = b.clock;
@@ -97,6 +99,8 @@ public final class TransportConfig {
     public WireSecurity wireSecurity() { return wireSecurity; }
     /** The job secret of the authenticated modes, null for crc32c. */
     public JobSecret secret() { return secret; }
+    /** The run's nonce of the authenticated modes (keys are derived from secret, job id and it), null for crc32c. */
+    public RunNonce runNonce() { return runNonce; }
     /**
      * Delayed acknowledgement: a receiver acknowledges a message after this many new chunks, at once on a gap, a
      * duplicate or completion, and otherwise within {@link #ackDelay()}. 1 acknowledges every receive batch.
@@ -123,6 +127,7 @@ public final class TransportConfig {
         private long pacingBurstBytes;
         private WireSecurity wireSecurity = WireSecurity.CRC32C;
         private JobSecret secret;
+        private RunNonce runNonce;
         private int ackEveryChunks = 32;
         private Duration ackDelay = Duration.ofMillis(1);
         private NanoClock clock = NanoClock.SYSTEM;
@@ -201,16 +206,22 @@ public final class TransportConfig {
         }
 
         /**
-         * Protects every datagram with {@code mode}; mac and encrypt need the job's {@code secret} (crc32c ignores
-         * it). Every rank of a job must use the same mode and secret.
+         * Protects every datagram with {@code mode}; mac and encrypt need the job's {@code secret} and the run's
+         * {@code runNonce} (crc32c ignores both): the wire keys are derived from secret, job id and run nonce, so
+         * every run (a start or a restart) has keys of its own. Every rank of a run must use the same mode, secret
+         * and run nonce.
          */
-        public Builder wireSecurity(WireSecurity mode, JobSecret secret) {
+        public Builder wireSecurity(WireSecurity mode, JobSecret secret, RunNonce runNonce) {
             Objects.requireNonNull(mode, "mode");
             if (mode.authenticated() && secret == null) {
                 throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the job secret");
             }
+            if (mode.authenticated() && runNonce == null) {
+                throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the run nonce");
+            }
             this.wireSecurity = mode;
             this.secret = mode.authenticated() ? secret : null;
+            this.runNonce = mode.authenticated() ? runNonce : null;
             return this;
         }
 

@@ -4,7 +4,6 @@ import io.xaforward.protocol.XafHeader;
 
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
-import javax.crypto.Mac;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +25,9 @@ import java.util.zip.CRC32C;
  *   <li>{@code encrypt}: as mac, but data is AES-256-GCM ciphertext and the tag is GCM's, the header bytes being the
  *       associated data and the nonce {@code src_rank(2) || dst_rank(2) || sequence(8)}.</li>
  * </ul>
- * Keys for HMAC and AES are derived from the job secret with HMAC-SHA256 and distinct labels. crc32c and mac read and
+ * Keys for HMAC and AES are derived per run with HKDF-SHA256 (RFC 5869) from the job secret, the job id and the
+ * {@link RunNonce} ({@link #deriveKey}), so a datagram of an earlier run fails authentication; senders start their
+ * sequence numbers at a random salt ({@link #initialSequence}), never at the clock. crc32c and mac read and
  * write the datagram in place, in the port's own memory (only the 42 covered header bytes are copied) and allocate
  * nothing per datagram; encrypt copies the datagram once into a reusable array for the JDK's GCM, which allocates a
  * few small objects per datagram. One instance per thread. {@code
@@ -76,7 +77,17 @@ public final class WireSeal {
     private int dataLength;
     private long sequence;
 
-    public WireSeal(WireSecurity mode, JobSecret secret, int maxDatagramLength) {
+    /** HKDF info labels of the two keys (each followed by the job id as a big-endian u32). */
+    static final String MAC_KEY_LABEL = "xaf wire v2 hmac-sha256";
+    static final String AES_KEY_LABEL = "xaf wire v2 aes-256-gcm";
+    /** Sequence numbers start below 2^62, so a sender never wraps the signed 64-bit counter. */
+    static final long SEQUENCE_SALT_BOUND = 1L << 62;
+
+    /**
+     * @param jobId    bound into the keys: two jobs with one secret never share keys
+     * @param runNonce the run's nonce, the same on every rank of the run; required by mac and encrypt
+     */
+    public WireSeal(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength) {
         this.mode = mode;
         this.flags = XafHeader.FLAG_HEADER_CHECKED
                 | (mode.authenticated() ? XafHeader.FLAG_AUTHENTICATED : 0)
@@ -95,9 +106,11 @@ public final class WireSeal {
         if (secret == null) {
             throw new IllegalArgumentException("wire security " + mode.cliName() + " needs a job secret");
         }
+        if (runNonce == null) {
+            throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the run nonce");
+        }
         try {
-            byte[] master = secret.bytes();
-            byte[] macKey = derive(master, "xaf mac v1"); // 32 bytes: shorter than the block, used as is
+            byte[] macKey = deriveKey(secret, jobId, runNonce, MAC_KEY_LABEL); // 32 bytes: shorter than the block, used as is
             for (int i = 0; i < 64; i++) {
                 byte k = i < macKey.length ? macKey[i] : 0;
                 innerPad[i] = (byte) (k ^ 0x36);
@@ -107,7 +120,7 @@ public final class WireSeal {
             outer = MessageDigest.getInstance("SHA-256");
             if (mode == WireSecurity.ENCRYPT) {
                 cipher = Cipher.getInstance("AES/GCM/NoPadding");
-                aesKey = new SecretKeySpec(derive(master, "xaf aes-gcm v1"), "AES");
+                aesKey = new SecretKeySpec(deriveKey(secret, jobId, runNonce, AES_KEY_LABEL), "AES");
             } else {
                 cipher = null;
                 aesKey = null;
@@ -117,10 +130,23 @@ public final class WireSeal {
         }
     }
 
-    private static byte[] derive(byte[] master, String label) throws GeneralSecurityException {
-        Mac kdf = Mac.getInstance("HmacSHA256");
-        kdf.init(new SecretKeySpec(master, "HmacSHA256"));
-        return kdf.doFinal(label.getBytes(StandardCharsets.US_ASCII));
+    /**
+     * A 32-byte wire key of one run: HKDF-SHA256 with salt = the run nonce, IKM = the job secret and info = {@code
+     * label} ‖ job id (u32, big-endian) (docs/PROTOCOL.md "Wire security").
+     */
+    static byte[] deriveKey(JobSecret secret, int jobId, RunNonce runNonce, String label) {
+        byte[] l = label.getBytes(StandardCharsets.US_ASCII);
+        byte[] info = ByteBuffer.allocate(l.length + 4).put(l).putInt(jobId).array();
+        return Hkdf.derive(runNonce.bytes(), secret.bytes(), info, 32);
+    }
+
+    /**
+     * Where a sender's sequence numbers towards one peer start: a random salt in [0, 2^62) from {@code random}, then
+     * counted up by one per datagram. Never read from a clock: a host whose clock went back still starts elsewhere,
+     * and the run's fresh keys keep (key, nonce) pairs apart across runs in any case.
+     */
+    public static long initialSequence(java.util.random.RandomGenerator random) {
+        return random.nextLong(SEQUENCE_SALT_BOUND);
     }
 
     public WireSecurity mode() { return mode; }
@@ -298,7 +324,8 @@ public final class WireSeal {
     }
 
     /** src_rank, dst_rank (from the copied header) and the sequence number: unique per key as long as the
-     * sequence number never repeats for a (src, dst) pair. */
+     * sequence number never repeats for a (src, dst) pair, which a counter from a random salt under per-run keys
+     * ensures. */
     private byte[] nonce(long seq) {
         System.arraycopy(copy, XafHeader.SRC_RANK_OFFSET, nonce, 0, 4);
         for (int i = 0; i < 8; i++) {

@@ -16,6 +16,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * a 4 MB message (about 3000 data packets plus ACKs) crosses: only per-message objects may remain, nothing per packet.
  */
 class HotPathAllocationTest {
+    /** The run every transport and seal of this test belongs to. */
+    private static final RunNonce RUN = RunNonce.generate();
+    private static final int JOB = 42;
 
     @ParameterizedTest
     @EnumSource(value = WireSecurity.class, names = {"CRC32C", "MAC"})
@@ -26,10 +29,10 @@ class HotPathAllocationTest {
         LoopbackNetwork.Endpoint e0 = network.newEndpoint();
         LoopbackNetwork.Endpoint e1 = network.newEndpoint();
         AddressBook book = AddressBook.builder().add(0, 1, e0.localPeer()).add(1, 2, e1.localPeer()).build();
-        try (ReliableTransport t0 = new ReliableTransport(TransportConfig.builder(0, 42, 1)
-                .wireSecurity(mode, secret).build(), book, e0);
-             ReliableTransport t1 = new ReliableTransport(TransportConfig.builder(1, 42, 1)
-                .wireSecurity(mode, secret).build(), book, e1)) {
+        try (ReliableTransport t0 = new ReliableTransport(TransportConfig.builder(0, JOB, 1)
+                .wireSecurity(mode, secret, RUN).build(), book, e0);
+             ReliableTransport t1 = new ReliableTransport(TransportConfig.builder(1, JOB, 1)
+                .wireSecurity(mode, secret, RUN).build(), book, e1)) {
             int size = 4 << 20;
             MemorySegment source = Arena.ofAuto().allocate(size);
             MemorySegment dest = Arena.ofAuto().allocate(size);

@@ -34,6 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * message's geometry, or reuse a finished message id.
  */
 class WireSecurityTest {
+    /** The run every transport and seal of this test belongs to. */
+    private static final RunNonce RUN = RunNonce.generate();
     private static final int JOB = 42;
     private static final int TOKEN = 0x5EC12E7;
     private static final JobSecret SECRET = JobSecret.of(filled(32, 7));
@@ -57,7 +59,7 @@ class WireSecurityTest {
             AddressBook book = AddressBook.builder().add(0, 10, transportEnd.localPeer()).add(1, 11, raw.localPeer())
                     .build();
             transport = new ReliableTransport(TransportConfig.builder(0, JOB, TOKEN).maxPayload(PAYLOAD)
-                    .wireSecurity(mode, SECRET).ackTimeout(Duration.ofSeconds(5)).build(), book, transportEnd).start();
+                    .wireSecurity(mode, SECRET, RUN).ackTimeout(Duration.ofSeconds(5)).build(), book, transportEnd).start();
         }
 
         /** Sends a datagram from rank 1 to rank 0 sealed by {@code seal} (the attacker's idea of the job's seal). */
@@ -112,7 +114,7 @@ class WireSecurityTest {
             CompletableFuture<Void> send = rig.transport.send(1, new MessageId(JOB, 3, 4),
                     pattern(chunks * PAYLOAD, 1));
             Thread.sleep(50);
-            rig.inject(new WireSeal(WireSecurity.CRC32C, null, 2048), 2, 3, 4, chunks, chunks,
+            rig.inject(new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048), 2, 3, 4, chunks, chunks,
                     ackPayload(chunks, chunks), 0);
             awaitCount(() -> rig.transport.stats().invalidAckDrops(), 1);
             assertEquals(1, rig.transport.stats().invalidAckDrops(), "an ACK of chunks never sent is refused");
@@ -125,8 +127,8 @@ class WireSecurityTest {
         try (Rig rig = new Rig(WireSecurity.MAC)) {
             CompletableFuture<Void> send = rig.transport.send(1, new MessageId(JOB, 3, 4), pattern(PAYLOAD, 1));
             Thread.sleep(50); // the one chunk went out: an ACK of it would be plausible, but not authentic
-            rig.inject(new WireSeal(WireSecurity.MAC, ATTACKER_GUESS, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
-            rig.inject(new WireSeal(WireSecurity.CRC32C, null, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
+            rig.inject(new WireSeal(WireSecurity.MAC, ATTACKER_GUESS, JOB, RUN, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
+            rig.inject(new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
             awaitCount(() -> rig.transport.stats().authFailures(), 2);
             assertEquals(2, rig.transport.stats().authFailures());
             assertThrows(TimeoutException.class, () -> send.get(300, TimeUnit.MILLISECONDS));
@@ -142,12 +144,12 @@ class WireSecurityTest {
             CompletableFuture<Void> expect = rig.transport.expect(1, new MessageId(JOB, 5, 0), dest);
             Thread.sleep(20);
             MemorySegment evil = pattern(dataBytes, 66);
-            rig.inject(new WireSeal(mode, ATTACKER_GUESS, 2048), 1, 5, 0, 0, 1, evil, 1);
+            rig.inject(new WireSeal(mode, ATTACKER_GUESS, JOB, RUN, 2048), 1, 5, 0, 0, 1, evil, 1);
             awaitCount(() -> rig.transport.stats().authFailures(), 1);
             assertEquals(1, rig.transport.stats().authFailures());
             assertFalse(expect.isDone(), "the forged chunk completed the receive");
             MemorySegment real = pattern(dataBytes, 3);
-            rig.inject(new WireSeal(mode, SECRET, 2048), 1, 5, 0, 0, 1, real, 1);
+            rig.inject(new WireSeal(mode, SECRET, JOB, RUN, 2048), 1, 5, 0, 0, 1, real, 1);
             expect.get(5, TimeUnit.SECONDS);
             assertArrayEquals(real.toArray(ValueLayout.JAVA_BYTE), dest.toArray(ValueLayout.JAVA_BYTE));
         }
@@ -165,7 +167,7 @@ class WireSecurityTest {
             // A "first chunk" claiming 6 chunks of 128 bytes: a geometry under which no real chunk would fit.
             // sent from rank 0's own address (a spoofed source), so that the address check lets it through
             LoopbackNetwork.Endpoint attacker = pair.endpoint0;
-            WireSeal seal = new WireSeal(WireSecurity.CRC32C, null, 2048);
+            WireSeal seal = new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048);
             MemorySegment frame = Arena.ofAuto().allocate(XafHeader.LENGTH + 128);
             new XafHeader().wrap(frame, 0).init().type(1).flags(seal.flags()).networkId(0x0A000001)
                     .jobId(TransportPair.JOB).jobToken(TransportPair.TOKEN).srcRank(0).dstRank(1).step(8)
@@ -187,7 +189,7 @@ class WireSecurityTest {
     @Test
     void reusingAMessageIdIsAnError() throws Exception {
         try (TransportPair pair = new TransportPair(LoopbackNetwork.Impairments.NONE, 1,
-                b -> b.wireSecurity(WireSecurity.MAC, SECRET))) {
+                b -> b.wireSecurity(WireSecurity.MAC, SECRET, RUN))) {
             MessageId id = TransportPair.id(1, 1);
             MemorySegment dest = Arena.ofAuto().allocate(4000);
             CompletableFuture<Void> first = pair.rank1.expect(0, id, dest);
@@ -213,7 +215,7 @@ class WireSecurityTest {
             MemorySegment dest = Arena.ofAuto().allocate(2 * dataBytes);
             CompletableFuture<Void> expect = rig.transport.expect(1, new MessageId(JOB, 9, 0), dest);
             Thread.sleep(20);
-            WireSeal genuine = new WireSeal(WireSecurity.MAC, SECRET, 2048);
+            WireSeal genuine = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
             MemorySegment chunk0 = pattern(dataBytes, 1);
             rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100);
             rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100); // the same datagram again, as captured
@@ -227,15 +229,21 @@ class WireSecurityTest {
 
     @Test
     void macTagIsHmacSha256OfTheSpecifiedBytes() throws Exception {
-        WireSeal seal = new WireSeal(WireSecurity.MAC, SECRET, 2048);
+        WireSeal seal = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
         MemorySegment d = Arena.ofAuto().allocate(2048);
         MemorySegment.copy(pattern(64, 4), 0, d, XafHeader.LENGTH, 64);
         header(d, seal, 1, 77, 3, 5, 9, 64);
         seal.seal(d, 64, 0x0102030405060708L);
         byte[] bytes = d.toArray(ValueLayout.JAVA_BYTE);
+        // K_mac = HKDF-SHA256(salt = run nonce, IKM = secret, info = "xaf wire v2 hmac-sha256" || job (u32 BE), 32):
+        // one block, PRK = HMAC(run nonce, secret), K = HMAC(PRK, info || 0x01).
         javax.crypto.Mac kdf = javax.crypto.Mac.getInstance("HmacSHA256");
-        kdf.init(new javax.crypto.spec.SecretKeySpec(SECRET.bytes(), "HmacSHA256"));
-        byte[] macKey = kdf.doFinal("xaf mac v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        kdf.init(new javax.crypto.spec.SecretKeySpec(RUN.bytes(), "HmacSHA256"));
+        byte[] prk = kdf.doFinal(SECRET.bytes());
+        kdf.init(new javax.crypto.spec.SecretKeySpec(prk, "HmacSHA256"));
+        kdf.update("xaf wire v2 hmac-sha256".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        kdf.update(new byte[] {0, 0, 0, (byte) JOB, 1});
+        byte[] macKey = kdf.doFinal();
         javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
         mac.init(new javax.crypto.spec.SecretKeySpec(macKey, "HmacSHA256"));
         byte[] h = Arrays.copyOf(bytes, XafHeader.CHECKED_HEADER_LENGTH);
@@ -265,8 +273,8 @@ class WireSecurityTest {
     @ParameterizedTest
     @EnumSource(WireSecurity.class)
     void everyHeaderBitFlipIsDetected(WireSecurity mode) {
-        WireSeal sender = new WireSeal(mode, SECRET, 2048);
-        WireSeal receiver = new WireSeal(mode, SECRET, 2048);
+        WireSeal sender = new WireSeal(mode, SECRET, JOB, RUN, 2048);
+        WireSeal receiver = new WireSeal(mode, SECRET, JOB, RUN, 2048);
         MemorySegment datagram = sealedDatagram(sender);
         int payloadLength = 64 + sender.trailerLength();
         assertEquals(WireSeal.OPENED, receiver.open(datagram, 0, payloadLength));
@@ -287,8 +295,8 @@ class WireSecurityTest {
     @ParameterizedTest
     @EnumSource(NetworkForm.class)
     void headerBitFlipInsideEachNetworkFormIsDetected(NetworkForm form) {
-        WireSeal sender = new WireSeal(WireSecurity.CRC32C, null, 2048);
-        WireSeal receiver = new WireSeal(WireSecurity.CRC32C, null, 2048);
+        WireSeal sender = new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048);
+        WireSeal receiver = new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048);
         for (int field : new int[] {XafHeader.CHUNK_INDEX_OFFSET, XafHeader.STEP_OFFSET, XafHeader.BUCKET_ID_OFFSET,
                 XafHeader.SRC_RANK_OFFSET, XafHeader.NETWORK_ID_OFFSET}) {
             int xaf = form.outerHeaderLength();

@@ -130,6 +130,7 @@ public final class AllReduceJob {
             spec.write(specFile);
             if (spec.wireSecurity().authenticated()) {
                 JobSecret.generate().writeTo(spec.secretFile());
+                java.nio.file.Files.writeString(spec.runNonceFile(), io.xaforward.transport.RunNonce.generate().hex() + "\n");
             }
             int world = plan.worldSize();
             int started = 0;

@@ -97,6 +97,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         return cluster.workDir().resolve(SECRET_FILE);
     }
 
+    /** The run nonce the launcher draws for this run (32 hex digits, not secret; the wire keys depend on it). */
+    public Path runNonceFile() {
+        return cluster.workDir().resolve("allreduce.run");
+    }
+
     public void write(Path file) throws IOException {
         Properties p = new Properties();
         p.setProperty("topology", cluster.topology().toAbsolutePath().toString());

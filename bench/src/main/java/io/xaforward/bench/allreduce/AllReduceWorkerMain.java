@@ -77,7 +77,8 @@ public final class AllReduceWorkerMain {
         int world = net.worldSize();
         TransportConfig.Builder tc = net.transportConfig(spec.tokenOf(rank), spec.operationTimeout());
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
-        if (spec.wireSecurity().authenticated()) tc.wireSecurity(spec.wireSecurity(), JobSecret.readFrom(spec.secretFile()));
+        if (spec.wireSecurity().authenticated()) tc.wireSecurity(spec.wireSecurity(), JobSecret.readFrom(spec.secretFile()),
+                io.xaforward.transport.RunNonce.parse(java.nio.file.Files.readString(spec.runNonceFile())));
         long maxBytes = spec.sizesBytes().stream().mapToLong(s -> s / Float.BYTES * Float.BYTES).max().orElse(Float.BYTES);
         InputPattern pattern = new InputPattern(spec.pattern(), spec.seed());
 

@@ -2,7 +2,6 @@ package io.xaforward.bench.wire;
 
 import javax.crypto.Cipher;
 import javax.crypto.Mac;
-import javax.crypto.spec.ChaCha20ParameterSpec;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.IvParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
@@ -12,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.spec.AlgorithmParameterSpec;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -207,43 +207,52 @@ public final class MacCandidates {
         }
     }
 
-    /** AES-256-GCM: encrypts the payload in place, or (GMAC) takes it as associated data and encrypts nothing. */
-    static final class AesGcm implements Candidate {
-        private final Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-        private final SecretKeySpec key = new SecretKeySpec(KEY, "AES");
+    /**
+     * An AEAD through the JDK's Cipher: encrypts the payload in place, or (authenticate-only) takes it as associated
+     * data and encrypts nothing, so the tag alone protects it (GMAC for AES-GCM, Poly1305 for ChaCha20-Poly1305).
+     */
+    abstract static class Aead implements Candidate {
+        private final Cipher cipher;
+        private final SecretKeySpec key;
         private final boolean authenticateOnly;
         private final byte[] nonce = new byte[12];
         private final byte[] work = new byte[MAX_PAYLOAD + 16];
 
-        AesGcm(boolean authenticateOnly) throws GeneralSecurityException {
+        Aead(String transformation, String keyAlgorithm, boolean authenticateOnly) throws GeneralSecurityException {
+            this.cipher = Cipher.getInstance(transformation);
+            this.key = new SecretKeySpec(KEY, keyAlgorithm);
             this.authenticateOnly = authenticateOnly;
         }
-        public String name() { return authenticateOnly ? "gmac (aes-256-gcm, data as AAD)" : "aes-256-gcm"; }
+
+        boolean authenticateOnly() { return authenticateOnly; }
         public String protects() { return authenticateOnly ? "forgery" : "forgery, eavesdropping"; }
+
+        /** The cipher's parameters for this nonce (a fresh object per datagram, as the JDK's API wants). */
+        abstract AlgorithmParameterSpec parameters(byte[] nonce);
+
         public void seal(ByteBuffer datagram, int length, long sequence) throws GeneralSecurityException {
             nonce(nonce, sequence);
-            cipher.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(128, nonce));
+            cipher.init(Cipher.ENCRYPT_MODE, key, parameters(nonce));
             sealThroughArray(cipher, work, authenticateOnly, datagram, length);
         }
     }
 
-    static final class ChaCha20Poly1305 implements Candidate {
-        private final Cipher cipher = Cipher.getInstance("ChaCha20-Poly1305");
-        private final SecretKeySpec key = new SecretKeySpec(KEY, "ChaCha20");
-        private final boolean authenticateOnly;
-        private final byte[] nonce = new byte[12];
-        private final byte[] work = new byte[MAX_PAYLOAD + 16];
+    static final class AesGcm extends Aead {
+        AesGcm(boolean authenticateOnly) throws GeneralSecurityException {
+            super("AES/GCM/NoPadding", "AES", authenticateOnly);
+        }
+        public String name() { return authenticateOnly() ? "gmac (aes-256-gcm, data as AAD)" : "aes-256-gcm"; }
+        AlgorithmParameterSpec parameters(byte[] nonce) { return new GCMParameterSpec(128, nonce); }
+    }
 
+    static final class ChaCha20Poly1305 extends Aead {
         ChaCha20Poly1305(boolean authenticateOnly) throws GeneralSecurityException {
-            this.authenticateOnly = authenticateOnly;
+            super("ChaCha20-Poly1305", "ChaCha20", authenticateOnly);
         }
-        public String name() { return authenticateOnly ? "poly1305 (chacha20-poly1305, data as AAD)" : "chacha20-poly1305"; }
-        public String protects() { return authenticateOnly ? "forgery" : "forgery, eavesdropping"; }
-        public void seal(ByteBuffer datagram, int length, long sequence) throws GeneralSecurityException {
-            nonce(nonce, sequence);
-            cipher.init(Cipher.ENCRYPT_MODE, key, new IvParameterSpec(nonce));
-            sealThroughArray(cipher, work, authenticateOnly, datagram, length);
+        public String name() {
+            return authenticateOnly() ? "poly1305 (chacha20-poly1305, data as AAD)" : "chacha20-poly1305";
         }
+        AlgorithmParameterSpec parameters(byte[] nonce) { return new IvParameterSpec(nonce); }
     }
 
     /**

@@ -8,6 +8,7 @@ import io.xaforward.protocol.XafHeader;
 import io.xaforward.transport.AddressBook;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.UdpDatagramPort;
 import io.xaforward.transport.WireSeal;
@@ -88,8 +89,9 @@ public final class WireSecurityBench {
 
     /** {seal, open} nanoseconds per datagram, after a warm-up of the same length. */
     double[] sealOpenNanos(WireSecurity mode, JobSecret secret) {
-        WireSeal sender = new WireSeal(mode, secret, 2048);
-        WireSeal receiver = new WireSeal(mode, secret, 2048);
+        RunNonce run = RunNonce.generate();
+        WireSeal sender = new WireSeal(mode, secret, 1, run, 2048);
+        WireSeal receiver = new WireSeal(mode, secret, 1, run, 2048);
         MemorySegment datagram = Arena.ofAuto().allocate(2048);
         for (int i = 0; i < PAYLOAD; i++) {
             datagram.set(ValueLayout.JAVA_BYTE, XafHeader.LENGTH + i, (byte) i);
@@ -124,6 +126,7 @@ public final class WireSecurityBench {
     double busBandwidthGbps(WireSecurity mode, JobSecret secret) throws Exception {
         int n = options.ranks();
         int count = (int) (options.bytes() / Float.BYTES);
+        RunNonce run = RunNonce.generate();
         UdpDatagramPort[] ports = new UdpDatagramPort[n];
         AddressBook.Builder book = AddressBook.builder();
         for (int r = 0; r < n; r++) {
@@ -141,7 +144,7 @@ public final class WireSecurityBench {
             MemorySegment[] buffers = new MemorySegment[n];
             for (int r = 0; r < n; r++) {
                 TransportConfig tc = TransportConfig.builder(r, 9, 0x5ec).windowChunks(256)
-                        .wireSecurity(mode, mode.authenticated() ? secret : null).build();
+                        .wireSecurity(mode, mode.authenticated() ? secret : null, run).build();
                 transports[r] = new ReliableTransport(tc, addresses, ports[r]).start();
                 collectives[r] = new Collectives(new CollectiveGroup(r, n, dcs), transports[r], config);
                 buffers[r] = arena.allocate(options.bytes(), 64);

@@ -13,7 +13,9 @@ import io.xaforward.training.ModelConfig;
 import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainingData;
 import io.xaforward.training.TrainerConfig;
+import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.RunNonce;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -76,10 +78,23 @@ public final class ClusterWorker {
         CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
                 .withAlgorithm(o.algorithm());
 
-        try (ReliableTransport transport = new ReliableTransport(
-                net.transportConfig(o.token(), Duration.ofSeconds(60)).wireSecurity(o.wireSecurity(), o.secret()).build(), net.addressBook(), net.openPort()).start();
+        DatagramPort port = net.openPort();
+        RunNonce run;
+        try {
+            // Every run (a start or a restart) gets keys of its own: the ranks agree its nonce first, on the wire.
+            run = o.wireSecurity().authenticated() ? RunAgreement.agree(net.group(),
+                    () -> net.transportConfig(o.token(), Duration.ofSeconds(60)), o.wireSecurity(), o.secret(),
+                    net.addressBook(), port, o.startTimeout()) : null;
+        } catch (RuntimeException e) {
+            port.close();
+            throw e;
+        }
+        try (ReliableTransport transport = new ReliableTransport(net.transportConfig(o.token(), Duration.ofSeconds(60))
+                .wireSecurity(o.wireSecurity(), o.secret(), run).build(), net.addressBook(), port).start();
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
                      world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
+            Path settings = settingsFile(o.checkpointDir(), o.rank()); // written by xaf worker: every option of the run
+            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
             long from = 0;
             // The first collective waits for every rank to be up (restarted ranks come up at different times).
             try (Collectives start = new Collectives(net.group(), transport,
@@ -91,7 +106,8 @@ public final class ClusterWorker {
             }
             if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
             out.println(WorkerLine.format("start", "rank", o.rank(), "params", trainer.parameterCount(),
-                    "form", net.self().form().configName(), "dc", net.self().datacenter(), "from_step", from));
+                    "form", net.self().form().configName(), "dc", net.self().datacenter(), "from_step", from,
+                    "run", run == null ? "none" : run.hex().substring(0, 8)));
             out.flush();
             try (Collectives collectives = new Collectives(net.group(), transport,
                     collectiveConfig.withOperationTimeout(o.opTimeout()))) {
@@ -116,7 +132,8 @@ public final class ClusterWorker {
         if (failures == 0) return e;
         return new IllegalStateException(e.getMessage() + "; " + failures + " datagrams failed authentication"
                 + " (wire security " + o.wireSecurity().cliName() + "): the peers use another job secret or"
-                + " --wire-security; every rank needs the same --secret-file and mode", e);
+                + " --wire-security (every rank needs the same --secret-file and mode), or belong to another run"
+                + " (datagrams of an earlier run, or a start-up exchange disturbed on the wire)", e);
     }
 
     private final class Reporter implements StepListener {
@@ -145,5 +162,10 @@ public final class ClusterWorker {
             out.println(WorkerLine.format("checkpoint", "step", completedSteps, "file", file));
             out.flush();
         }
+    }
+
+    /** The run's settings (JSON, every option of xaf worker) that go into this rank's checkpoints. */
+    public static Path settingsFile(Path checkpointDir, int rank) {
+        return checkpointDir.resolve("config-rank" + rank + ".json");
     }
 }
