@@ -43,8 +43,15 @@ class CpuBudgetTest {
         int cpu = Runtime.getRuntime().availableProcessors() - 1;
         for (double share : new double[]{0.25, 0.5}) {
             try (CpuBudget b = CpuBudget.start(cpu, share, 10_000_000L)) {
-                double got = spinnerShare(cpu, 2000);
-                assertTrue(Math.abs(got - share) <= 0.05, "budget " + share + ": the spinner got " + got + " of CPU " + cpu);
+                // Other work on that CPU (a build beside the test) can only take from the spinner's share, never add
+                // to it: every sample stays under the budget, and the best of three reaches it.
+                double best = 0;
+                for (int sample = 0; sample < 3 && best < share - 0.05; sample++) {
+                    double got = spinnerShare(cpu, 2000);
+                    assertTrue(got <= share + 0.05, "budget " + share + ": the spinner got " + got + " of CPU " + cpu);
+                    best = Math.max(best, got);
+                }
+                assertTrue(Math.abs(best - share) <= 0.05, "budget " + share + ": the spinner got at best " + best + " of CPU " + cpu);
                 assertTrue(b.periods() > 150, "periods " + b.periods());
             }
         }
