@@ -2,7 +2,6 @@ package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
-import io.xaforward.collective.AllReduceBench;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
 import io.xaforward.transport.WireSecurity;
