@@ -72,6 +72,9 @@ public final class BenchReport {
         md.append("Runs: ").append(r.options().runs()).append(" (modes interleaved per run), ")
                 .append(r.options().durationMs()).append(" ms of traffic per sample")
                 .append(r.options().lowRatePps() > 0 ? ", socket senders paced at " + r.options().lowRatePps() + " pps" : ", senders flat out")
+                .append(r.options().gatewayCpuShare() < 1 ? String.format(java.util.Locale.ROOT,
+                        ", gateway CPU budgeted to %.0f%% (a SCHED_FIFO duty-cycle thread on the gateway's CPU takes the rest)",
+                        r.options().gatewayCpuShare() * 100) : "")
                 .append(". Figures: median [min-max] over runs.\n\n");
         md.append("Senders: **live** = the kernel's XDP generator (BPF_PROG_TEST_RUN live frames, xaf_trafficgen, XDP_TX out of the ")
                 .append("sender's veth: frames reach the gateway as XDP frames, no skb); **skb** = an AF_PACKET socket in the sender ")
@@ -205,6 +208,7 @@ public final class BenchReport {
         j.put("duration_ms", r.options().durationMs());
         j.put("low_rate_pps", r.options().lowRatePps());
         j.put("warmup_ms", r.options().warmupMs());
+        j.put("gateway_cpu_budget", r.options().gatewayCpuShare());
         List<Map<String, Object>> samples = new ArrayList<>();
         for (ForwardBench.Sample s : r.samples()) {
             Map<String, Object> m = new LinkedHashMap<>();

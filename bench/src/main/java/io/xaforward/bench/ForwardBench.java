@@ -8,6 +8,7 @@ import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.PayloadIntegrity;
 import io.xaforward.protocol.XafHeader;
+import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
 import io.xaforward.testbed.Testbed;
@@ -47,9 +48,38 @@ public final class ForwardBench {
      * process is measured warmed up (a JVM relay compiles its per-form code in its first second of traffic).
      */
     public record Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps,
-                          long warmupMs) {
+                          long warmupMs, double gatewayCpuShare, List<String> flows) {
         /** Default warm-up of the full bench: at 40-70 kpps the relay's JIT has compiled its hot path well before. */
         public static final long DEFAULT_WARMUP_MS = 1500;
+
+        /**
+         * {@code gatewayCpuShare} &lt; 1: the gateway's CPU is budgeted ({@link CpuBudget}) for every mode while it
+         * runs; {@code flows}: flow names to run (empty: every flow each mode can carry).
+         */
+        public Options {
+            if (!(gatewayCpuShare > 0 && gatewayCpuShare <= 1)) throw new IllegalArgumentException("gateway CPU share must be in (0, 1]");
+            flows = List.copyOf(flows);
+            for (String name : flows) {
+                if (FLOWS.stream().noneMatch(f -> f.name().equals(name))) {
+                    throw new IllegalArgumentException("unknown flow " + name + ", expected some of " + FLOWS.stream().map(Flow::name).toList());
+                }
+            }
+        }
+
+        public Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps,
+                       long warmupMs) {
+            this(quick, runs, sizes, modes, durationMs, lowRatePps, warmupMs, 1.0, List.of());
+        }
+
+        /** The same bench with the gateway's CPU budgeted to {@code share}. */
+        public Options withGatewayCpu(double share) {
+            return new Options(quick, runs, sizes, modes, durationMs, lowRatePps, warmupMs, share, flows);
+        }
+
+        /** The same bench on the named flows only. */
+        public Options withFlows(List<String> names) {
+            return new Options(quick, runs, sizes, modes, durationMs, lowRatePps, warmupMs, gatewayCpuShare, names);
+        }
 
         public Options(boolean quick, int runs, List<Integer> sizes, List<Mode> modes, long durationMs, long lowRatePps) {
             this(quick, runs, sizes, modes, durationMs, lowRatePps, quick ? durationMs : DEFAULT_WARMUP_MS);
@@ -109,6 +139,8 @@ public final class ForwardBench {
         public double loss() { return sent == 0 ? 0 : Math.max(0, 1 - (double) delivered / sent); }
         public double gatewayNsPerPacket() { return delivered == 0 ? 0 : (double) gatewayCpuNs / delivered; }
         public double softirqNsPerPacket() { return delivered == 0 ? 0 : (double) softirqNs / delivered; }
+        /** Gateway CPU time over the time it was measured (the sample and the drain after it): the share of its CPU it used. */
+        public double gatewayCpuShare() { return seconds <= 0 ? 0 : gatewayCpuNs / ((seconds + DRAIN_MS / 1e3) * 1e9); }
     }
 
     /** One RTT probe. */
@@ -206,15 +238,19 @@ public final class ForwardBench {
             case REFERENCE, KERNEL -> List.of(SAME);
             case XDP, RELAY, AFXDP -> FLOWS;
         };
+        if (!options.flows().isEmpty()) flows = flows.stream().filter(f -> options.flows().contains(f.name())).toList();
+        if (flows.isEmpty()) return;
         List<Sender> senders = switch (mode) {
             case REFERENCE, XDP -> options.quick() ? List.of(Sender.SKB) : List.of(Sender.LIVE, Sender.SKB);
             case KERNEL, RELAY, AFXDP -> List.of(Sender.SKB);
         };
         GatewayRunner runner = mode == Mode.REFERENCE ? null : GatewayMode.valueOf(mode.name()).newRunner();
         RedirectReference reference = null;
+        CpuBudget budget = null;
         try {
             if (runner != null) {
                 runner.start(state, plan, "gw");
+                budget = budget();
                 for (Flow f : flows) {
                     if (state.host(f.srcDc(), 0).ip() == null || state.host(f.dstDc(), 0).ip() == null) continue;
                     RttProbe.Rtt r = RttProbe.measure(plan, runner.mode(), rank(plan, f.srcDc()), rank(plan, f.dstDc()),
@@ -225,6 +261,7 @@ public final class ForwardBench {
             } else {
                 Node in = state.gatewayPort("gw", SAME.srcDc()), out = state.gatewayPort("gw", SAME.dstDc());
                 reference = new RedirectReference(in.namespace(), in.iface(), out.iface());
+                budget = budget();
             }
             CpuMeter cpu = new CpuMeter(portDevs, runner == null ? List.of() : runner.processIds());
             CpuMeter hosts = new CpuMeter(hostDevs, List.of());
@@ -243,18 +280,37 @@ public final class ForwardBench {
                         for (Sender sender : senders) {
                             Sample s = measure(plan, mode, sender, f, src, dst, payload, run, sink, cpu, hosts, options.durationMs());
                             samples.add(s);
-                            progress.printf("bench:   %-22s %-4s %-10s %5d B  %9.0f pps  %6.3f Gbit/s  loss %5.2f%%  gw %6.0f ns/pkt  prog %5.0f ns/pkt%n",
+                            progress.printf("bench:   %-22s %-4s %-10s %5d B  %9.0f pps  %6.3f Gbit/s  loss %5.2f%%  gw %6.0f ns/pkt  prog %5.0f ns/pkt  gw CPU %4.1f%%%n",
                                     mode.label(), sender.name().toLowerCase(), f.name(), payload, s.pps(), s.gbps(), s.loss() * 100,
-                                    s.gatewayNsPerPacket(), s.programNsPerPacket());
+                                    s.gatewayNsPerPacket(), s.programNsPerPacket(), s.gatewayCpuShare() * 100);
                         }
                     }
                 }
             }
         } finally {
+            if (budget != null) budget.close();
             if (reference != null) reference.close();
             if (runner != null) runner.close();
         }
     }
+
+    /**
+     * The gateway CPU budget for one mode (null without one): a duty-cycle thread on the gateway's CPU, so the
+     * ports' NAPI kthreads and any gateway process get the same share in every mode. Needs the pinning.
+     */
+    private CpuBudget budget() {
+        if (options.gatewayCpuShare() >= 1.0) return null;
+        if (!pinning()) throw new IllegalStateException("a gateway CPU budget needs two CPUs (the gateway's own CPU to budget)");
+        CpuBudget b = CpuBudget.start(GATEWAY_CPU, options.gatewayCpuShare(), BUDGET_PERIOD_NS);
+        progress.println("bench:   gateway CPU budget: " + b);
+        return b;
+    }
+
+    /** Wait after each sample's senders stop, before the counters are read (gateway CPU is measured over it too). */
+    static final long DRAIN_MS = 100;
+
+    /** Period of the gateway CPU budget's duty cycle: 100 periods per 1-second sample. */
+    static final long BUDGET_PERIOD_NS = 10_000_000L;
 
     private Sample measure(IdentifierPlan plan, Mode mode, Sender sender, Flow f, Node src, Node dst, int payload, int run,
                            XdpSink sink, CpuMeter cpu, CpuMeter hosts, long durationMs) {
@@ -280,7 +336,7 @@ public final class ForwardBench {
                     : SkbSender.run(src.namespace(), src.iface(), frame, src.form(), a, durationNs, options.lowRatePps(), etherType(src.form()), nextSeq, senderCpu);
             nextSeq += (int) sent; // the sink keeps the newest number per source: continue above it
             double seconds = (System.nanoTime() - t0) / 1e9;
-            sleep(100); // drain the veth rings and the relay's socket buffers
+            sleep(DRAIN_MS); // drain the veth rings and the relay's socket buffers
             CpuMeter.Sample cpuDelta = cpu.sample().minus(cpuBefore);
             XdpSink.Counts got = sink.counts().minus(before);
             ProgramRunStats.Reading prog = progBefore == null ? new ProgramRunStats.Reading(0, 0) : ProgramRunStats.read(progId).minus(progBefore);

@@ -75,6 +75,11 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(paramLabel = "FRACTION", names = "--pacing-fraction", defaultValue = "0.92", description = "transport pacing as a fraction of the link rate (default: ${DEFAULT-VALUE})")
     double pacingFraction;
 
+    @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
+            + "e.g. 25%%: every job is placed (gateway on its own CPU) and a real-time duty-cycle thread on that CPU takes the "
+            + "rest, which holds the ports' NAPI kernel threads and gateway processes the same way (default: 100%%, no budget)")
+    String gatewayCpu = "100%";
+
     @Option(paramLabel = "DIR", names = "--out", description = "where the report goes (default: xaf-bench/allreduce-TIME in the working directory; docs/bench holds the shipped reports)")
     Path out;
 
@@ -83,6 +88,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
         out = BenchCommand.outputDirectory(out, "allreduce");
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
@@ -102,7 +108,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
                 Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList());
         if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
-        AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).run();
+        AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         String command = "xaf " + (!args.isEmpty() && args.get(0).equals("bench") ? "" : "bench allreduce ") + String.join(" ", args);
         String md = AllReduceReport.write(r, out, command.strip(), machine != null ? machine : describeMachine());

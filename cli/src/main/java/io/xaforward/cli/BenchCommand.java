@@ -55,22 +55,31 @@ public final class BenchCommand {
         @Option(paramLabel = "MS", names = "--warmup-ms", description = "unrecorded warm-up traffic per flow and mode before its samples, so gateway processes (the JVM relay) are measured warmed up (default: 1500)")
         long warmupMs = ForwardBench.Options.DEFAULT_WARMUP_MS;
 
+        @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
+                + "e.g. 25%%: a real-time duty-cycle thread on the gateway's CPU takes the rest, which holds the ports' NAPI "
+                + "kernel threads and gateway processes the same way (default: 100%%, no budget)")
+        String gatewayCpu = "100%";
+
         @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/forward-TIME in the working directory; docs/bench holds the shipped reports)")
         Path out;
 
         @Override
         public Integer call() throws Exception {
             System.setProperty("java.awt.headless", "true");
+            double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu);
             out = outputDirectory(out, "forward");
             if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
             List<ForwardBench.Mode> m = modes.stream().map(ForwardBench.Mode::fromName).toList();
             ForwardBench.Options o = quick ? ForwardBench.Options.quick(m)
                     : new ForwardBench.Options(false, runs, List.copyOf(sizes), m, durationMs, 0, warmupMs);
+            if (share < 1) o = o.withGatewayCpu(share);
             StringBuilder cmd = new StringBuilder("xaf bench forward");
             if (quick) cmd.append(" --quick");
             else cmd.append(" --runs ").append(runs).append(" --sizes ").append(String.join(",", sizes.stream().map(String::valueOf).toList()))
                     .append(" --duration-ms ").append(durationMs).append(" --warmup-ms ").append(warmupMs);
-            cmd.append(" --modes ").append(String.join(",", modes)).append(" --out ").append(out);
+            cmd.append(" --modes ").append(String.join(",", modes));
+            if (share < 1) cmd.append(" --gateway-cpu ").append(gatewayCpu);
+            cmd.append(" --out ").append(out);
             ForwardBench.Result r = new ForwardBench(o, System.out).run(cmd.toString());
             BenchReport.write(r, out);
             System.out.println("bench: wrote " + out.resolve("forward.md") + ", forward.json, forward-pps.png, forward-cpu.png");

@@ -39,11 +39,17 @@ final class BenchTrainCommand implements Callable<Integer> {
             defaultValue = "udp")
     List<String> endpoints;
 
+    @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
+            + "e.g. 25%%: the job is placed (gateway on its own CPU) and a real-time duty-cycle thread on that CPU takes the "
+            + "rest, which holds the ports' NAPI kernel threads and gateway processes the same way (default: 100%%, no budget)")
+    String gatewayCpu = "100%";
+
     @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/train-TIME in the working directory; docs/bench holds the shipped reports)")
     Path out;
 
     @Override
     public Integer call() throws Exception {
+        double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
         out = BenchCommand.outputDirectory(out, "train");
         List<String> chosen = modes != null ? modes : quick ? List.of("xdp", "direct") : ALL_MODES;
         for (String m : chosen) GatewayMode.fromName(m); // unknown names fail before anything is set up
@@ -63,8 +69,8 @@ final class BenchTrainCommand implements Callable<Integer> {
         Path work = Files.createTempDirectory("xaf-bench-train-");
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
                 + (modes != null ? " --modes " + String.join(",", modes) : "") + " --endpoints " + String.join(",", endpoints)
-                + " --out " + out);
-        new TrainBench(configs, quick ? 1 : runs, out, work, System.out).run();
+                + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu) + " --out " + out);
+        new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).run();
         return 0;
     }
 }

@@ -78,6 +78,8 @@ public final class ClusterRun implements AutoCloseable {
     private final List<GatewayHandle> gateways = new ArrayList<>();
     private final Placement placement = new Placement();
     private boolean placed;
+    private double gatewayCpuShare = 1.0;
+    private io.xaforward.testbed.CpuBudget budget;
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
     private Topology topology;
@@ -118,6 +120,11 @@ public final class ClusterRun implements AutoCloseable {
         }
         if (Endpoint.fromName(spec.endpoint()) == Endpoint.AFXDP) releaseHostInterfaces(state);
         if (placed) out.println("xaf: placement: " + placement.describe());
+        if (placed && gatewayCpuShare < 1) {
+            if (!placement.pinning()) throw new IllegalStateException("a gateway CPU budget needs two CPUs (the gateway's own CPU to budget)");
+            budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare, 10_000_000L);
+            out.println("xaf: gateway CPU budget: " + budget);
+        }
         out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), spec.gatewayMode(), spec.endpoint(),
                 spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
         return plan;
@@ -146,6 +153,18 @@ public final class ClusterRun implements AutoCloseable {
     public ClusterRun placed() {
         if (topology != null) throw new IllegalStateException("placement must be chosen before up()");
         placed = true;
+        return this;
+    }
+
+    /**
+     * {@link #placed()}, with the gateway's CPU budgeted to {@code share} (0.05 to 1) while the job runs: a real-time
+     * duty-cycle thread on the gateway CPU ({@link io.xaforward.testbed.CpuBudget}) holds the ports' NAPI kernel
+     * threads and any gateway process alike. Needs two CPUs and root.
+     */
+    public ClusterRun placed(double gatewayCpuShare) {
+        if (!(gatewayCpuShare >= 0.05 && gatewayCpuShare <= 1)) throw new IllegalArgumentException("gateway CPU share must be 5% to 100%");
+        placed();
+        this.gatewayCpuShare = gatewayCpuShare;
         return this;
     }
 
@@ -261,6 +280,10 @@ public final class ClusterRun implements AutoCloseable {
     }
 
     private synchronized void teardown() {
+        if (budget != null) {
+            budget.close();
+            budget = null;
+        }
         for (Process p : workers) p.destroyForcibly();
         for (Process p : workers) {
             try {

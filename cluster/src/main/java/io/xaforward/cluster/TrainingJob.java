@@ -31,10 +31,18 @@ public final class TrainingJob {
     private final TrainJobSpec spec;
     private final PrintStream out;
     private boolean placed;
+    private double gatewayCpuShare = 1.0;
 
     /** Runs the job {@linkplain ClusterRun#placed() placed}: gateway and workers on CPUs of their own. */
     public TrainingJob placed() {
         placed = true;
+        return this;
+    }
+
+    /** {@link #placed()} with the gateway's CPU budgeted to {@code share} ({@link ClusterRun#placed(double)}). */
+    public TrainingJob placed(double gatewayCpuShare) {
+        placed = true;
+        this.gatewayCpuShare = gatewayCpuShare;
         return this;
     }
 
@@ -53,7 +61,7 @@ public final class TrainingJob {
         ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
                 spec.jobToken(), 0, spec.workDir(), spec.endpoint());
         try (ClusterRun cluster = new ClusterRun(clusterSpec, out)) {
-            if (placed) cluster.placed();
+            if (placed) cluster.placed(gatewayCpuShare);
             return runUp(cluster, start);
         }
     }

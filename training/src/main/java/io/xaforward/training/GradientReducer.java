@@ -6,8 +6,8 @@ import java.lang.foreign.MemorySegment;
  * The one collective a data-parallel step needs: replace the local buffer, in place, by the element-wise mean of
  * the buffers of all ranks. Every rank makes the same sequence of calls with the same lengths: once per step over
  * the whole buffer after backward, or (with overlap) once per finished suffix of the buffer, last parameters first,
- * from one communication thread while backward continues. The collective module implements it over the network; {@link InProcessReducer}
- * implements it across threads for tests.
+ * from one communication thread while backward continues. The collective module implements it over the network;
+ * the tests implement it across threads.
  *
  * <p>The buffer holds float32 values in native byte order: all parameter gradients in the trainer's fixed parameter
  * order, followed by one extra float carrying the rank's local loss (so the mean loss comes back for free; with

@@ -2,7 +2,6 @@ package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
-import io.xaforward.collective.AllReduceBench;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
 import io.xaforward.transport.WireSecurity;
@@ -103,6 +102,17 @@ public final class AllReduceBenchmark {
                          Map<String, Long> gatewayCounters) {}
 
     private final Options options;
+    private double gatewayCpuShare = 1.0;
+
+    /**
+     * Runs every job placed (gateway on its own CPU) with the gateway's CPU budgeted to {@code share}, the same for
+     * every mode ({@link io.xaforward.testbed.CpuBudget}); 1 (the default) runs them unplaced, as before.
+     */
+    public AllReduceBenchmark withGatewayCpu(double share) {
+        if (!(share >= 0.05 && share <= 1)) throw new IllegalArgumentException("gateway CPU share must be 5% to 100%");
+        this.gatewayCpuShare = share;
+        return this;
+    }
     private final PrintStream out;
 
     public AllReduceBenchmark(Options options, PrintStream out) {
@@ -143,7 +153,7 @@ public final class AllReduceBenchmark {
                             runsInJob);
                     AllReduceSpec spec = spec(options.topology(), mode, group, runsInJob, 0, jobNo,
                             gloo ? WireSecurity.CRC32C : wireSecurityOf(label));
-                    AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).onSample(s -> {
+                    AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).gatewayCpu(gatewayCpuShare).onSample(s -> {
                         out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", label, s.algorithm(),
                                 mb(List.of(s.bytes())), s.run() + 1, s.seconds() * 1e3, s.verified() ? "  verified" : "");
                     });
@@ -185,7 +195,7 @@ public final class AllReduceBenchmark {
         out.printf(Locale.ROOT, "== job %d: goodput on %s (links %.0f Mbit/s, pacing %.1f Mbit/s per rank) ==%n", jobNo,
                 t.name(), link / 1e6, pacing * 8 / 1e6);
         AllReduceSpec spec = spec(options.goodputTopology(), "xdp", List.of(), 1, pacing, jobNo, WireSecurity.CRC32C);
-        AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).run();
+        AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).gatewayCpu(gatewayCpuShare).run();
         double[] bps = o.goodput().stream().mapToDouble(AllReduceJob.Goodput::bitsPerSecond).toArray();
         for (AllReduceJob.Goodput g : o.goodput()) {
             out.printf(Locale.ROOT, "  %d MB each way in %.2f s: %.1f Mbit/s per direction (%.0f%% of the link)%n",

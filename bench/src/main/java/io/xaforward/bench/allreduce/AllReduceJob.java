@@ -90,6 +90,7 @@ public final class AllReduceJob {
     private final Duration jobTimeout;
     private Consumer<Sample> onSample = s -> { };
     private RankStarter starter;
+    private double gatewayCpuShare = 1.0;
 
     /** @param jobTimeout the whole job, start-up included, must finish within this */
     public AllReduceJob(AllReduceSpec spec, PrintStream out, Duration jobTimeout) {
@@ -104,6 +105,16 @@ public final class AllReduceJob {
         return this;
     }
 
+    /**
+     * Places the job (gateway on its own CPU, workers and the emulated network on the other, as the training bench
+     * does) and budgets the gateway's CPU to {@code share} ({@link ClusterRun#placed(double)}); 1 leaves the job as
+     * it was (unplaced).
+     */
+    public AllReduceJob gatewayCpu(double share) {
+        this.gatewayCpuShare = share;
+        return this;
+    }
+
     /** Called for every sample as soon as all ranks reported it (progress output). */
     public AllReduceJob onSample(Consumer<Sample> listener) {
         this.onSample = Objects.requireNonNull(listener, "listener");
@@ -113,6 +124,7 @@ public final class AllReduceJob {
     public Outcome run() throws Exception {
         long start = System.nanoTime();
         try (ClusterRun cluster = new ClusterRun(spec.cluster(), out)) {
+            if (gatewayCpuShare < 1) cluster.placed(gatewayCpuShare);
             IdentifierPlan plan = cluster.up();
             Path specFile = spec.cluster().workDir().resolve("allreduce.properties");
             spec.write(specFile);

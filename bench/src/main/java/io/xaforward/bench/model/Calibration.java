@@ -60,7 +60,17 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
                             double minStepMs, double maxStepMs, String gradient) {}
 
     /** One measured all-reduce cell. */
-    public record Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds) {}
+    public record Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds,
+                       String wireSecurity, double cpuMicrosPerDatagram) {
+        public Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds) {
+            this(bytes, mode, algorithm, medianSeconds, minSeconds, maxSeconds, "crc32c", Double.NaN);
+        }
+
+        /** The label the all-reduce bench gives the cell: mode, plus the wire security when it is not crc32c. */
+        public String label() {
+            return wireSecurity.equals("crc32c") ? mode : mode + "+" + wireSecurity;
+        }
+    }
 
     public static final String REFERENCE_MODE = "xdp";
 
@@ -105,12 +115,21 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         List<Cell> cells = new ArrayList<>();
         for (JsonElement e : ar.getAsJsonArray("cells")) {
             JsonObject c = e.getAsJsonObject();
+            // "xdp", "relay", "xdp+mac" (mode + wire security); baselines such as Gloo are not XAF cells: skipped
+            String label = c.get("mode").getAsString();
+            int plus = label.indexOf('+');
+            String mode = plus < 0 ? label : label.substring(0, plus);
+            String seal = plus < 0 ? "crc32c" : label.substring(plus + 1);
+            Algorithm alg = algorithmOrNull(c.get("algorithm").getAsString());
+            if (alg == null || !ClusterSpec.MODES.contains(mode) || !java.util.Set.of("crc32c", "mac", "encrypt").contains(seal)) continue;
             double[] s = doubles(c.getAsJsonArray("seconds"));
             double min = s[0], max = s[0];
             for (double v : s) { min = Math.min(min, v); max = Math.max(max, v); }
-            cells.add(new Cell(c.get("bytes").getAsLong(), c.get("mode").getAsString(),
-                    algorithm(c.get("algorithm").getAsString()), c.get("median_seconds").getAsDouble(), min, max));
+            double cpu = c.has("endpoint_cpu_us_per_datagram") && !c.get("endpoint_cpu_us_per_datagram").isJsonNull()
+                    ? c.get("endpoint_cpu_us_per_datagram").getAsDouble() : Double.NaN;
+            cells.add(new Cell(c.get("bytes").getAsLong(), mode, alg, c.get("median_seconds").getAsDouble(), min, max, seal, cpu));
         }
+        if (cells.isEmpty()) throw new IllegalArgumentException("calibration file " + allreduce + " has no XAF all-reduce cells");
         Calibration c = fit(gw, ratio, cells, ranks, allreduceCores, sources);
         return c.withTrain(trainCells);
     }
@@ -128,6 +147,26 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         double ns = ref.isEmpty() ? Double.NaN : xy / xx * 1e9;
         return new Calibration(gatewayNs, endpointNsPerEvent, overheadSeconds, fitCells, referenceMode, tunnelRatio,
                 allreduce, allreduceRanks, calibrationCores, sources, ns, List.copyOf(cells));
+    }
+
+    /**
+     * How much more endpoint CPU per datagram a wire-security mode costs than crc32c (the mode the all-reduce fit uses),
+     * from the workers' measured CPU per datagram of the reference mode's cells of both (same size and algorithm);
+     * 1 when the JSON does not have both.
+     */
+    public double sealFactor(String seal) {
+        if (seal.equals("crc32c")) return 1.0;
+        List<Double> ratios = new ArrayList<>();
+        for (Cell c : allreduce) {
+            if (!c.mode().equals(referenceMode) || !c.wireSecurity().equals(seal) || Double.isNaN(c.cpuMicrosPerDatagram())) continue;
+            for (Cell b : allreduce) {
+                if (b.mode().equals(referenceMode) && b.wireSecurity().equals("crc32c") && b.bytes() == c.bytes()
+                        && b.algorithm() == c.algorithm() && b.cpuMicrosPerDatagram() > 0) {
+                    ratios.add(c.cpuMicrosPerDatagram() / b.cpuMicrosPerDatagram());
+                }
+            }
+        }
+        return ratios.isEmpty() ? 1.0 : median(ratios);
     }
 
     /** Endpoint CPU per datagram event from the named bench ("allreduce" or "train"). */
@@ -154,12 +193,18 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         for (JsonElement e : train.getAsJsonArray()) {
             JsonObject j = e.getAsJsonObject();
             if (!"udp".equals(j.has("endpoint") ? j.get("endpoint").getAsString() : "udp")) continue;
+            boolean complete = true;
+            for (String key : List.of("config", "mode", "wan_rate", "median_step_ms", "compute_ms")) {
+                complete &= j.has(key) && !j.get(key).isJsonNull();
+            }
+            if (!complete) continue; // a row of another format (or a failed job) is not a cell
             String mode = j.get("mode").getAsString();
             if (mode.equals("direct")) continue; // no gateway: its bridge's cost is not in the forward bench
             groups.computeIfAbsent(j.get("config").getAsString() + "/" + mode, k -> new ArrayList<>()).add(j);
         }
         List<TrainCell> out = new ArrayList<>();
         for (var g : groups.values()) {
+            if (!g.getFirst().get("wan_rate").getAsString().matches("(?i)\\s*[0-9.]+\\s*[kmg]?bit\\s*")) continue;
             JsonObject first = g.getFirst();
             List<Double> steps = g.stream().map(j -> j.get("median_step_ms").getAsDouble()).toList();
             List<Double> compute = g.stream().map(j -> j.get("compute_ms").getAsDouble()).toList();
@@ -189,7 +234,8 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     static Calibration fit(Map<String, TreeMap<Integer, List<Double>>> gw, double ratio, List<Cell> cells, int ranks,
                            double cores, List<Path> sources) {
         if (ranks < 2 || ranks % 2 != 0) throw new IllegalArgumentException("the all-reduce bench JSON must have an even number of ranks (two DCs), had " + ranks);
-        List<Cell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
+        List<Cell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && c.wireSecurity().equals("crc32c")).toList();
+        if (ref.isEmpty()) ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
         if (ref.isEmpty()) throw new IllegalArgumentException("the all-reduce bench JSON has no " + REFERENCE_MODE + " cells to calibrate on");
         Calibration provisional = new Calibration(gw, 1.0, 0, 0, REFERENCE_MODE, ratio, cells, ranks, cores, sources, Double.NaN, List.of());
         // t = a + b * x + z: x = endpoint datagram events per shared core, z = the gateway's share of those cores.
@@ -197,7 +243,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         double[] x = new double[n], y = new double[n];
         for (int i = 0; i < n; i++) {
             Cell c = ref.get(i);
-            ClusterSpec spec = testbed(ranks, cores, c.bytes(), c.algorithm(), REFERENCE_MODE);
+            ClusterSpec spec = testbed(ranks, cores, c.bytes(), c.algorithm(), REFERENCE_MODE, c.wireSecurity());
             StepModel.Traffic t = StepModel.traffic(spec);
             x[i] = t.eventsPerRank() * spec.ranks() / cores;
             y[i] = c.medianSeconds() - t.gatewayPacketsPerGateway() * provisional.gatewayNsPerPacket(REFERENCE_MODE, t.chunkPayload()) * 1e-9 / cores;
@@ -227,8 +273,12 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** The all-reduce bench's testbed as a cluster: 2 DCs, one shared gateway, every process on {@code cores} cores. */
     public static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode) {
+        return testbed(ranks, cores, bytes, alg, mode, "crc32c");
+    }
+
+    static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode, String seal) {
         return new ClusterSpec("xaf bench allreduce testbed", 2, ranks / 2, 1, 1500, 0, 0, 0.2, 0.05, List.of(mode), 1,
-                true, 0.9, Map.of(), 1, cores, true, 1.0, true, alg, 4L << 20, 512, "mac", bytes,
+                true, 0.9, Map.of(), 1, cores, true, 1.0, true, alg, 4L << 20, 512, seal, bytes,
                 bytes / 1048576 + " MB", 0, false, 2.0 / 3, null, null, null, cores, "allreduce", "allreduce");
     }
 
@@ -274,12 +324,12 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         return d;
     }
 
-    static Algorithm algorithm(String name) {
+    static Algorithm algorithmOrNull(String name) {
         return switch (name) {
             case "hierarchical" -> Algorithm.HIERARCHICAL;
             case "ring" -> Algorithm.RING;
             case "ps", "parameter-server", "parameter_server" -> Algorithm.PARAMETER_SERVER;
-            default -> throw new IllegalArgumentException("unknown all-reduce algorithm '" + name + "' in the all-reduce bench JSON");
+            default -> null;
         };
     }
 

@@ -87,6 +87,15 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         return datacenters * ranksPerDc();
     }
 
+    /** A copy with another gradient size, algorithm, modes and wire security (a measured all-reduce cell). */
+    public ClusterSpec with(long bytes, Algorithm alg, List<String> newModes, String seal) {
+        return new ClusterSpec(name, datacenters, hostsPerDc, ranksPerHost, mtu, nicGbps, wanGbps, wanRttMs, lanRttMs,
+                newModes, gatewayCores, sharedGateway, coreEfficiency, gatewayCostScale, endpointCores, sharedCores,
+                gatewayOnSharedCores, endpointCostScale, calibratedOverhead, alg, bucketBytes, windowChunks,
+                seal, bytes, String.format(Locale.ROOT, "%.1f MB", bytes / 1048576.0), computeMs, overlap,
+                backwardShare, forwardJson, allreduceJson, trainJson, calibrationCores, testbed, endpointSource);
+    }
+
     /** A copy with another gradient size, algorithm and modes (for validation against measured cells). */
     public ClusterSpec with(long bytes, Algorithm alg, List<String> newModes) {
         return new ClusterSpec(name, datacenters, hostsPerDc, ranksPerHost, mtu, nicGbps, wanGbps, wanRttMs, lanRttMs,

@@ -42,12 +42,12 @@ public final class ModelReport {
         switch (testbed.testbed()) {
             case "allreduce" -> {
                 for (Calibration.Cell cell : cal.allreduce()) {
-                    ClusterSpec c = testbed.with(cell.bytes(), cell.algorithm(), List.of(cell.mode()));
+                    ClusterSpec c = testbed.with(cell.bytes(), cell.algorithm(), List.of(cell.mode()), cell.wireSecurity());
                     StepModel.Prediction p = StepModel.predict(c, cal, cell.mode());
                     rows.add(new ValidationRow(String.format(Locale.ROOT, "%d MB %s", cell.bytes() >> 20,
-                            Calibration.algorithmName(cell.algorithm())), cell.mode(), cell.medianSeconds(), cell.minSeconds(),
+                            Calibration.algorithmName(cell.algorithm())), cell.label(), cell.medianSeconds(), cell.minSeconds(),
                             cell.maxSeconds(), p.allreduceSeconds(), p.bound(),
-                            cell.mode().equals(cal.referenceMode()) && testbed.endpointSource().equals("allreduce")));
+                            cell.label().equals(cal.referenceMode()) && testbed.endpointSource().equals("allreduce")));
                 }
             }
             case "train" -> {
@@ -72,6 +72,10 @@ public final class ModelReport {
         b.append(String.format(Locale.ROOT, "- endpoint CPU per datagram event (send or receive, emulated network included): %.0f ns, "
                         + "fitted to %d %s cells of the all-reduce bench (%d ranks, %s shared cores)%n",
                 cal.endpointNsPerEvent(), cal.fitCells(), cal.referenceMode(), cal.allreduceRanks(), ClusterSpec.fmt(cal.calibrationCores())));
+        if (cal.sealFactor("mac") != 1.0) {
+            b.append(String.format(Locale.ROOT, "- mac wire security: endpoint CPU per datagram x %.2f (the workers' measured CPU per datagram, xdp+mac over xdp cells)%n",
+                    cal.sealFactor("mac")));
+        }
         if (!Double.isNaN(cal.trainEndpointNsPerEvent())) {
             b.append(String.format(Locale.ROOT, "- endpoint CPU per datagram event in the training testbed (pinned: four ranks, compute and the emulated "
                     + "network with its WAN namespace on one core): %.0f ns, fitted to the %s training cells%n", cal.trainEndpointNsPerEvent(), cal.referenceMode()));

@@ -126,7 +126,9 @@ public final class StepModel {
     public static Prediction predict(ClusterSpec c, Calibration cal, String mode) {
         Traffic t = traffic(c);
         double gwNs = cal.gatewayNsPerPacket(mode, t.chunkPayload()) * c.gatewayCostScale().getOrDefault(mode, 1.0);
-        double epNs = cal.endpointNs(c.endpointSource()) * c.endpointCostScale();
+        // the all-reduce fit is on crc32c cells; the training fit already includes the training's seal (mac)
+        double seal = c.endpointSource().equals("allreduce") ? cal.sealFactor(c.wireSecurity()) : 1.0;
+        double epNs = cal.endpointNs(c.endpointSource()) * c.endpointCostScale() * seal;
         double gwWork = t.gatewayPacketsPerGateway() * gwNs * 1e-9; // seconds of one core per gateway
         double gwCapacity = 1 + (c.gatewayCores() - 1) * c.coreEfficiency();
 

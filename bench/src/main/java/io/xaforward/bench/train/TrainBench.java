@@ -60,6 +60,14 @@ public final class TrainBench {
     private final Path outDir;
     private final Path workRoot;
     private final PrintStream out;
+    private double gatewayCpuShare = 1.0;
+
+    /** Budgets the gateway's CPU to {@code share} in every job, the same for every mode ({@link io.xaforward.testbed.CpuBudget}). */
+    public TrainBench withGatewayCpu(double share) {
+        if (!(share >= 0.05 && share <= 1)) throw new IllegalArgumentException("gateway CPU share must be 5% to 100%");
+        this.gatewayCpuShare = share;
+        return this;
+    }
 
     public TrainBench(List<Config> configs, int runs, Path outDir, Path workRoot, PrintStream out) {
         if (runs < 1) throw new IllegalArgumentException("runs must be >= 1");
@@ -130,7 +138,7 @@ public final class TrainBench {
                         TrainResult res;
                         try {
                             res = new TrainingJob(withEndpoint(spec, endpoint), new PrintStream(PrintStream.nullOutputStream()))
-                                    .placed().run();
+                                    .placed(gatewayCpuShare).run();
                         } catch (Exception e) {
                             // One failed job must not throw away an hour of others: report it with the cell.
                             String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
@@ -233,7 +241,10 @@ public final class TrainBench {
         md.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version"))
                 .append(", JDK ").append(Runtime.version()).append(". Cells run interleaved (A B C A B C ...); ")
-                .append(runs).append(" run(s) each; figures are medians with [min, max] over runs.\n\n");
+                .append(runs).append(" run(s) each; figures are medians with [min, max] over runs.")
+                .append(gatewayCpuShare < 1 ? String.format(Locale.ROOT, " The gateway's CPU is budgeted to %.0f%% in every job"
+                        + " (a real-time duty-cycle thread on its CPU takes the rest; docs/bench/README.md).", gatewayCpuShare * 100) : "")
+                .append("\n\n");
         md.append(BenchTrainText.INTRO);
         List<Map<String, Object>> json = new ArrayList<>();
         for (Config c : configs) {

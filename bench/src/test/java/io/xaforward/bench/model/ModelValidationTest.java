@@ -91,6 +91,21 @@ class ModelValidationTest {
     }
 
     @Test
+    void aLaterBenchFormatWithSealsAndBaselines() throws Exception {
+        // A later all-reduce run: cells labelled xdp and xdp+mac with the workers' CPU per datagram, and a Gloo row.
+        Calibration cal = Calibration.load(fixture("forward.json"), fixture("allreduce-seal.json"), fixture("train.json"), 2);
+        assertEquals(2, cal.allreduce().size(), "the Gloo baseline is not an XAF cell");
+        assertEquals(1, cal.fitCells(), "fitted on the crc32c xdp cell only");
+        assertEquals(4.675635156075556 / 3.7002901986850265, cal.sealFactor("mac"), 1e-9);
+        assertEquals(1.0, cal.sealFactor("crc32c"));
+        List<ModelReport.ValidationRow> rows = ModelReport.validate(testbed(), cal);
+        ModelReport.ValidationRow mac = rows.stream().filter(r -> r.mode().equals("xdp+mac")).findFirst().orElseThrow();
+        assertTrue(!mac.fitted() && Math.abs(mac.error()) <= 0.15, "xdp+mac error " + mac.error());
+        ModelReport.ValidationRow crc = rows.stream().filter(r -> r.mode().equals("xdp")).findFirst().orElseThrow();
+        assertTrue(crc.fitted() && Math.abs(crc.error()) < 0.01);
+    }
+
+    @Test
     void aWrongTestbedDescriptionFailsValidation() throws Exception {
         // The same file with every process on one core instead of two predicts the 64 MB cells far off: the check
         // above can fail.

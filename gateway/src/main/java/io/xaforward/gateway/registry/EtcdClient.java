@@ -212,7 +212,7 @@ public final class EtcdClient implements AutoCloseable {
         return m;
     }
 
-    /** An administrative call (users, roles, auth enable) with a JSON body, for {@link LocalEtcd}. */
+    /** An administrative call (users, roles, auth enable) with a JSON body (the tests' local etcd sets up users and roles with it). */
     void admin(String path, Map<String, ?> body) {
         call(path, GSON.toJson(body));
     }

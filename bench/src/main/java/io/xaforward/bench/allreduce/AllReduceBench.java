@@ -1,7 +1,13 @@
-package io.xaforward.collective;
+package io.xaforward.bench.allreduce;
+
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.CollectiveGroup;
+import io.xaforward.collective.Collectives;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -10,11 +16,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-import static io.xaforward.collective.Wire.F32;
-
 /**
- * The core of {@code xaf bench allreduce}: times all-reduces of given sizes and reports bandwidth as nccl-tests
- * defines it, so numbers are comparable with GPU cluster results: algbw = bytes / time, busbw = algbw · 2(n−1)/n
+ * Times all-reduces of given sizes and reports bandwidth as nccl-tests defines it ({@link #busBandwidth} is the one
+ * definition {@code xaf bench allreduce} reports with), so numbers are comparable with GPU cluster results: algbw = bytes / time, busbw = algbw · 2(n−1)/n
  * (the fraction of the data each rank must send and receive in any all-reduce, which makes busbw comparable across
  * rank counts and with link speed). Timed iterations use MEAN on a buffer of ones, which keeps the values stable;
  * one more SUM iteration over integer-valued data checks the result exactly.
@@ -23,6 +27,8 @@ import static io.xaforward.collective.Wire.F32;
  * {@link #runRank} is what each process runs when ranks live in separate processes.
  */
 public final class AllReduceBench {
+
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /**
      * One size on one rank or (in-process) the slowest rank.

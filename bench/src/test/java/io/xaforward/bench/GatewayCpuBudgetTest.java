@@ -1,0 +1,67 @@
+package io.xaforward.bench;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The gateway CPU budget holds the same for a gateway in the kernel (the XDP program and Linux forwarding, both in
+ * the ports' threaded-NAPI kernel threads) and for a gateway process (the relay): with the senders flat out, none
+ * uses more than its budget of the gateway's CPU (measured from /proc/PID/schedstat of its kthreads and threads),
+ * and each that used more without the budget forwards fewer packets with it. Needs root and two CPUs.
+ */
+class GatewayCpuBudgetTest {
+    static final double BUDGET = 0.25;
+
+    @Test
+    @Timeout(240)
+    void budgetLimitsKernelAndProcessGatewaysAlike() throws Exception {
+        System.setProperty("java.awt.headless", "true");
+        assertTrue(ForwardBench.pinning(), "this test needs two CPUs");
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
+        ForwardBench.Options base = new ForwardBench.Options(false, 1, List.of(64),
+                List.of(ForwardBench.Mode.XDP, ForwardBench.Mode.KERNEL, ForwardBench.Mode.RELAY), 1000, 0, 1000)
+                .withFlows(List.of("ipv4->ipv4"));
+        ForwardBench.Result free = new ForwardBench(base, out).run("test: no budget");
+        ForwardBench.Result held = new ForwardBench(base.withGatewayCpu(BUDGET), out).run("test: budget 25%");
+        String progress = log.toString(StandardCharsets.UTF_8);
+        assertFalse(held.samples().isEmpty(), progress);
+        StringBuilder table = new StringBuilder();
+        int limited = 0;
+        for (ForwardBench.Sample h : held.samples()) {
+            ForwardBench.Sample f = free.samples().stream()
+                    .filter(s -> s.mode() == h.mode() && s.sender() == h.sender() && s.flow().equals(h.flow())).findFirst().orElseThrow();
+            table.append(String.format(Locale.ROOT, "%s %s: free %.0f kpps at %.0f%% CPU, budget %.0f kpps at %.0f%% CPU%n",
+                    h.mode(), h.sender(), f.pps() / 1e3, f.gatewayCpuShare() * 100, h.pps() / 1e3, h.gatewayCpuShare() * 100));
+            String what = h.mode() + " " + h.sender() + "\n" + table + progress;
+            // never more than the budget, in the kernel or in a process
+            assertTrue(h.gatewayCpuShare() <= BUDGET + 0.05, what);
+            if (f.gatewayCpuShare() >= BUDGET + 0.15) {
+                // the gateway used more than its budget without one: with it, it forwards less ...
+                assertTrue(h.pps() <= 0.75 * f.pps(), what);
+                // ... and uses its budget: a process gateway all of it (its socket buffers keep what arrived while
+                // the budget thread held the CPU); a kernel gateway at least half (the veth's 256-slot ring drops
+                // what arrives beyond it, so what is left to do in its window is what arrived since)
+                double floor = h.mode() == ForwardBench.Mode.RELAY ? BUDGET - 0.05 : BUDGET / 2;
+                assertTrue(h.gatewayCpuShare() >= floor, what);
+                limited++;
+            }
+        }
+        // the XDP gateway with the live generator and the relay with skb senders both use more than the budget without it
+        String modes = table.toString();
+        assertTrue(held.samples().stream().anyMatch(s -> s.mode() == ForwardBench.Mode.XDP && s.sender() == ForwardBench.Sender.LIVE),
+                modes + progress);
+        assertTrue(limited >= 2, "fewer than two samples used more than the budget without it:\n" + modes + progress);
+        assertTrue(held.samples().stream().anyMatch(s -> s.mode() == ForwardBench.Mode.RELAY), modes);
+        assertTrue(progress.contains("gateway CPU budget: 25% of CPU 1"), progress);
+        System.out.print(modes);
+    }
+}

@@ -1,0 +1,73 @@
+package io.xaforward.testbed;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The duty-cycle budget holds a process's thread to its share of the gateway CPU. (The same for the gateway's kernel
+ * threads: GatewayCpuBudgetTest in the bench module, through live XDP, kernel and relay gateways.)
+ */
+class CpuBudgetTest {
+
+    /** CPU time a thread pinned to {@code cpu} that always wants to run gets in {@code ms}, as a share. */
+    static double spinnerShare(int cpu, long ms) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        long[] cpuNs = new long[2];
+        Thread t = Thread.ofPlatform().start(() -> {
+            CpuAffinityForTest.pin(cpu);
+            var bean = ManagementFactory.getThreadMXBean();
+            long x = 0;
+            // settle on the CPU, then measure
+            long warm = System.nanoTime() + 200_000_000L;
+            while (System.nanoTime() < warm) x++;
+            cpuNs[0] = bean.getCurrentThreadCpuTime();
+            long t0 = System.nanoTime();
+            while (!stop.get()) x++;
+            cpuNs[1] = bean.getCurrentThreadCpuTime() - cpuNs[0];
+            cpuNs[0] = System.nanoTime() - t0;
+            if (x == 42) System.out.print("");
+        });
+        Thread.sleep(200 + ms);
+        stop.set(true);
+        t.join();
+        return (double) cpuNs[1] / cpuNs[0];
+    }
+
+    @Test
+    void aBudgetHoldsAProcessToItsShare() throws Exception {
+        int cpu = Runtime.getRuntime().availableProcessors() - 1;
+        for (double share : new double[]{0.25, 0.5}) {
+            try (CpuBudget b = CpuBudget.start(cpu, share, 10_000_000L)) {
+                // Other work on that CPU (a build beside the test) can only take from the spinner's share, never add
+                // to it: every sample stays under the budget, and the best of three reaches it.
+                double best = 0;
+                for (int sample = 0; sample < 3 && best < share - 0.05; sample++) {
+                    double got = spinnerShare(cpu, 2000);
+                    assertTrue(got <= share + 0.05, "budget " + share + ": the spinner got " + got + " of CPU " + cpu);
+                    best = Math.max(best, got);
+                }
+                assertTrue(Math.abs(best - share) <= 0.05, "budget " + share + ": the spinner got at best " + best + " of CPU " + cpu);
+                assertTrue(b.periods() > 150, "periods " + b.periods());
+            }
+        }
+        // without a budget the spinner gets (nearly) the whole CPU: the measurement can tell the difference
+        assertTrue(spinnerShare(cpu, 1000) > 0.6);
+    }
+
+    @Test
+    void badSettingsAreRefused() {
+        assertEquals(0.25, CpuBudget.parseShare("25%"));
+        assertEquals(0.25, CpuBudget.parseShare("0.25"));
+        assertEquals(0.25, CpuBudget.parseShare("25"));
+        assertEquals(1.0, CpuBudget.parseShare("100%"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CpuBudget.parseShare("2%")).getMessage().contains("between 5% and 100%"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CpuBudget.parseShare("half")).getMessage().contains("not a percentage"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CpuBudget.start(0, 1.5, 10_000_000L)).getMessage().contains("between 5%"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CpuBudget.start(4096, 0.5, 10_000_000L)).getMessage().contains("does not exist"));
+    }
+}
