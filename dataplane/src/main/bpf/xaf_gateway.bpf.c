@@ -492,7 +492,12 @@ static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_le
 		return v;
 	}
 
+	/* PROTOCOL.md §6: a hop limit above the ingress port's cap is clamped to it, so a frame sent (or forged) with
+	 * 255 cannot circle a loop between gateways for 254 hops. hop_limit is outside every seal: rewriting it is
+	 * what gateways do anyway. */
 	hop = xaf->hop_limit;
+	if (port->max_hop && hop > port->max_hop)
+		hop = port->max_hop;
 	if (hop <= 1)
 		return drop(XAF_C_DROP_HOP_LIMIT);
 

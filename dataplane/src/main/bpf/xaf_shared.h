@@ -113,7 +113,8 @@ struct xaf_route {
 struct xaf_port {
 	__u32 slot;            /* 0..63, the bit in xaf_route.ingress_mask */
 	__u8  form;            /* enum xaf_form this interface speaks */
-	__u8  reserved[3];
+	__u8  max_hop;         /* hop_limit cap at ingress: larger values are clamped to it (PROTOCOL.md §6); 0 = none */
+	__u8  reserved[2];
 };
 
 /* counters: PERCPU_ARRAY of one struct xaf_counters (key 0), indexed inside by enum xaf_counter. */

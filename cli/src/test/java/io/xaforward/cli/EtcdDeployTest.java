@@ -94,7 +94,8 @@ class EtcdDeployTest {
             inGateway(c -> { c.put(key, flow(route), 0); return null; });
         }
         Path config = machines.dir.resolve("gateway-ports.yaml");
-        StringBuilder y = new StringBuilder("metrics: 127.0.0.1:9464\nports:\n");
+        // The hop limit cap comes from the file and must survive every route set the registry applies.
+        StringBuilder y = new StringBuilder("metrics: 127.0.0.1:9464\nmax-hop-limit: " + HOP_CAP + "\nports:\n");
         for (Node p : machines.state.gatewayPorts("gw")) {
             y.append("  - {interface: ").append(p.iface()).append(", form: ").append(p.form().configName()).append("}\n");
         }
@@ -217,6 +218,17 @@ class EtcdDeployTest {
 
         inGateway(c -> { c.delete(ROUTES + "bad"); c.delete(ROUTES + "extra"); return null; });
         assertEquals(planIds, awaitRouteKeys(k -> !k.contains(extraId)), "removed route left the map");
+        assertHopCapKept();
+    }
+
+    static final int HOP_CAP = 5;
+
+    /** Every port still clamps arriving hop limits to the file's {@code max-hop-limit} (the kernel's ports map). */
+    static void assertHopCapKept() {
+        Map<String, Long> m = metrics();
+        for (Node p : machines.state.gatewayPorts("gw")) {
+            assertEquals((long) HOP_CAP, m.get("xaf_port_max_hop_limit{" + p.iface() + "}"), p.iface() + ": " + m);
+        }
     }
 
     /** The registry endpoint of the workers of one data center: etcd on the gateway host, at its port address there. */
@@ -290,6 +302,7 @@ class EtcdDeployTest {
         Map<String, Long> after = metrics();
         assertEquals(before.get("xaf_registry_resyncs_total") + hups.get(), after.get("xaf_registry_resyncs_total"),
                 "every SIGHUP re-reads the registry: " + gateway.output());
+        assertHopCapKept();
         for (var e : after.entrySet()) {
             if (e.getKey().startsWith("xaf_packets_total{drop_")) {
                 assertEquals(before.getOrDefault(e.getKey(), 0L), e.getValue(), e.getKey() + " during the reloads");

@@ -294,6 +294,27 @@ class GatewayEndToEndTest {
         assertEquals(v6.mtu(), portMtu(v6));
     }
 
+    /**
+     * The hop limit cap every port applies (PROTOCOL.md §6), as the kernel's ports map holds it: the default 16 from
+     * start, a changed {@code max-hop-limit} from the next reload on, and back.
+     */
+    @Test
+    @Order(4)
+    void aChangedHopLimitCapAppliesOnReload() throws Exception {
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        for (Node p : state.gatewayPorts("gw")) assertEquals(16, metricWithLabel("xaf_port_max_hop_limit", "port", p.iface()));
+        long reloads = metric("xaf_config_reloads_total", null);
+        writeUnnoticed("max-hop-limit: 3\n" + base);
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 1);
+        for (Node p : state.gatewayPorts("gw")) assertEquals(3, metricWithLabel("xaf_port_max_hop_limit", "port", p.iface()));
+        assertTrue(gateway.sawLine(state.gatewayPorts("gw").getFirst().iface() + ": hop limit cap 3 (was 16)"), gateway.output());
+        writeUnnoticed(base);
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 2);
+        for (Node p : state.gatewayPorts("gw")) assertEquals(16, metricWithLabel("xaf_port_max_hop_limit", "port", p.iface()));
+    }
+
     @Test
     @Order(5)
     void sighupReloadsAndATornFileChangesNothing() throws Exception {

@@ -59,7 +59,8 @@ public final class SharedLayouts {
     public static final StructLayout PORT = structLayout(
             JAVA_INT.withName("slot"),
             JAVA_BYTE.withName("form"),
-            sequenceLayout(3, JAVA_BYTE).withName("reserved")).withName("xaf_port");
+            JAVA_BYTE.withName("max_hop"),
+            sequenceLayout(2, JAVA_BYTE).withName("reserved")).withName("xaf_port");
 
     /** struct xaf_counters, 2816 bytes: the one per-CPU value of the counters map, indexed by {@link Counter#code()}. */
     public static final StructLayout COUNTERS_VALUE = structLayout(

@@ -172,8 +172,14 @@ public final class XafDataplane implements AutoCloseable {
         };
     }
 
-    /** One entry of the ports map: the port's slot (its bit in ingress masks) and its network form. */
-    public record PortEntry(int slot, int form) {}
+    /**
+     * One entry of the ports map: the port's slot (its bit in ingress masks), its network form and the cap on the
+     * hop limit of frames arriving on it (docs/PROTOCOL.md §6).
+     */
+    public record PortEntry(int slot, int form, int maxHopLimit) {}
+
+    /** The hop limit cap of a port unless its gateway's configuration says otherwise (PROTOCOL.md §6). */
+    public static final int DEFAULT_MAX_HOP_LIMIT = 16;
 
     /** The ports map as the kernel holds it: ifindex -> slot and form. */
     public Map<Integer, PortEntry> ports() {
@@ -182,7 +188,8 @@ public final class XafDataplane implements AutoCloseable {
             key.set(ValueLayout.JAVA_INT, 0, ifindex);
             if (ports.lookup(key, portValue)) {
                 out.put(ifindex, new PortEntry(portValue.get(ValueLayout.JAVA_INT, SharedLayouts.offset(PORT, "slot")),
-                        Byte.toUnsignedInt(portValue.get(ValueLayout.JAVA_BYTE, SharedLayouts.offset(PORT, "form")))));
+                        Byte.toUnsignedInt(portValue.get(ValueLayout.JAVA_BYTE, SharedLayouts.offset(PORT, "form"))),
+                        Byte.toUnsignedInt(portValue.get(ValueLayout.JAVA_BYTE, SharedLayouts.offset(PORT, "max_hop")))));
             }
         }
         return out;
@@ -197,14 +204,27 @@ public final class XafDataplane implements AutoCloseable {
         }
     }
 
-    /** Makes {@code ifindex} a gateway port with bit {@code slot} in route ingress masks, speaking {@code form}. */
+    /**
+     * Makes {@code ifindex} a gateway port with bit {@code slot} in route ingress masks, speaking {@code form}, with
+     * the default hop limit cap ({@value #DEFAULT_MAX_HOP_LIMIT}).
+     */
     public void setPort(int ifindex, int slot, int form) {
+        setPort(ifindex, slot, form, DEFAULT_MAX_HOP_LIMIT);
+    }
+
+    /**
+     * As {@link #setPort(int, int, int)}; frames arriving on the port with a hop limit above {@code maxHopLimit}
+     * (2..255) are forwarded as if they had arrived with {@code maxHopLimit} (PROTOCOL.md §6).
+     */
+    public void setPort(int ifindex, int slot, int form, int maxHopLimit) {
         if (slot < 0 || slot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("slot " + slot + " not in 0..63");
         if (form < SharedLayouts.FORM_IPV4 || form > SharedLayouts.FORM_ID) throw new IllegalArgumentException("unknown form " + form);
+        if (maxHopLimit < 2 || maxHopLimit > 255) throw new IllegalArgumentException("hop limit cap " + maxHopLimit + " not in 2..255");
         key.set(ValueLayout.JAVA_INT, 0, ifindex);
         portValue.fill((byte) 0);
         portValue.set(ValueLayout.JAVA_INT, SharedLayouts.offset(PORT, "slot"), slot);
         portValue.set(ValueLayout.JAVA_BYTE, SharedLayouts.offset(PORT, "form"), (byte) form);
+        portValue.set(ValueLayout.JAVA_BYTE, SharedLayouts.offset(PORT, "max_hop"), (byte) maxHopLimit);
         ports.update(key, portValue, BpfMap.ANY);
     }
 

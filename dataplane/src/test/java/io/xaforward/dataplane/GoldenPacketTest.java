@@ -138,6 +138,22 @@ class GoldenPacketTest {
                 }
             }
         }
+        // ---- the hop limit cap at ingress (PROTOCOL.md §6): a hop limit above the ingress port's cap (16 unless
+        //      configured) is clamped to it, then decremented as always; at or below the cap nothing changes ----
+        int[][] hops = {{16, 255, 15}, {16, 17, 15}, {16, 16, 15}, {16, 2, 1}, {4, 255, 3}, {4, 5, 3}, {4, 4, 3}, {255, 255, 254}};
+        for (int[] h : hops) {
+            int cap = h[0], arrived = h[1], leaves = h[2];
+            byte[] payload = payload(40 + cap, ++seed);
+            Xaf x = Xaf.of(arrived, NET, JOB, TOKEN, payload);
+            Consumer<XafDataplane> setup = dp -> {
+                if (cap == XafDataplane.DEFAULT_MAX_HOP_LIMIT) dp.setPort(LO, IN_SLOT, FORM_IPV4); // the default
+                else dp.setPort(LO, IN_SLOT, FORM_IPV4, cap);
+                dp.setTxPort(TX_SLOT, LO);
+                dp.putRoute(NET, route(FORM_ID));
+            };
+            f.add(new Fixture("hop limit cap " + cap + ": arrives with " + arrived + ", leaves with " + leaves, ingress(FORM_IPV4, x.bytes()),
+                    FORM_IPV4, setup, XDP_REDIRECT, expectedEgress(FORM_ID, x.withHop(leaves).bytes()), Counter.FORWARDED, true, null, FORM_ID));
+        }
         // a frame that continues in fragments cannot go to an AF_XDP socket (single-buffer only): counted, not lost
         byte[] jumbo = ingress(FORM_IPV4, Xaf.of(9, NET, JOB, TOKEN, payload(8000, 99)).bytes());
         f.add(new Fixture("local: a multi-buffer frame is too big for the AF_XDP socket", jumbo, FORM_IPV4,

@@ -24,7 +24,7 @@ class SharedLayoutsTest {
     static final List<String> ROUTE_FIELDS = List.of("tx_slot", "action", "egress_form", "reserved0", "ingress_mask",
             "job_id", "job_token", "drop_one_in", "src_id", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
             "dst_port", "reserved1");
-    static final List<String> PORT_FIELDS = List.of("slot", "form", "reserved");
+    static final List<String> PORT_FIELDS = List.of("slot", "form", "max_hop", "reserved");
     static final List<String> COUNTERS_FIELDS = List.of("packets", "bytes", "port_rx_packets", "port_rx_bytes", "port_tx_packets", "port_tx_bytes", "port_tx_too_big");
     static final List<String> C_COUNTERS = List.of("XAF_C_RX_XAF", "XAF_C_PASS_NON_XAF", "XAF_C_FORWARDED",
             "XAF_C_TO_LOCAL", "XAF_C_DROP_MALFORMED", "XAF_C_DROP_NO_ROUTE", "XAF_C_DROP_HOP_LIMIT",

@@ -6,7 +6,8 @@ import io.xaforward.protocol.XafHeader;
 
 /**
  * The route checks of PROTOCOL.md §7 for a valid XAF frame, in the spec's order (the order the XDP program uses):
- * route lookup, ingress port, job id and token, hop limit, and whether the rebuilt frame fits the egress port's MTU.
+ * route lookup, ingress port, job id and token, hop limit, and whether the rebuilt frame fits the egress port's MTU;
+ * and the hop limit a forwarded frame leaves with ({@link #forwardedHopLimit}: clamped to the gateway's cap).
  * Both Java engines (the UDP/AF_PACKET relay and the AF_XDP gateway) call this, so the same bad frame is counted under
  * the same reason whatever engine forwards it. Allocates nothing.
  */
@@ -30,7 +31,18 @@ public final class ForwardingDecision {
         int egressMtu();
     }
 
+    /** The hop limit cap of a gateway unless its configuration says otherwise ({@code max-hop-limit}). */
+    public static final int DEFAULT_MAX_HOP_LIMIT = 16;
+
     private ForwardingDecision() {}
+
+    /**
+     * The hop limit a forwarded frame leaves with (PROTOCOL.md §6): what it arrived with, clamped to the gateway's cap
+     * {@code maxHopLimit} (2..255), less one. Only for frames {@link #decide} forwards (they arrived with 2 or more).
+     */
+    public static int forwardedHopLimit(int arrived, int maxHopLimit) {
+        return Math.min(arrived, maxHopLimit) - 1;
+    }
 
     /**
      * @param xaf         the frame's XAF header (already validated, §7 step 2)

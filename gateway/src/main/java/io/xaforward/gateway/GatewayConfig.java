@@ -11,7 +11,25 @@ import java.util.Optional;
  * docs/GATEWAY.md documents the file.
  */
 public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics, boolean reload,
-                            List<PortConfig> ports, List<RouteConfig> routes) {
+                            List<PortConfig> ports, List<RouteConfig> routes, int maxHopLimit) {
+
+    /**
+     * The default cap on the hop limit of arriving frames ({@code max-hop-limit}): a frame that arrives with more
+     * is forwarded as if it carried this many (docs/PROTOCOL.md §6).
+     */
+    public static final int DEFAULT_MAX_HOP_LIMIT = ForwardingDecision.DEFAULT_MAX_HOP_LIMIT;
+
+    public GatewayConfig {
+        if (maxHopLimit < 2 || maxHopLimit > 255) {
+            throw new IllegalArgumentException("max-hop-limit must be 2..255, was " + maxHopLimit);
+        }
+    }
+
+    /** With the default hop limit cap. */
+    public GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics, boolean reload,
+                         List<PortConfig> ports, List<RouteConfig> routes) {
+        this(attach, metrics, reload, ports, routes, DEFAULT_MAX_HOP_LIMIT);
+    }
 
     public enum AttachMode {
         /** Native (driver) XDP only; fail if the interface cannot do it. */

@@ -70,7 +70,7 @@ public final class GatewayConfigParser {
     private GatewayConfig parseText(String yaml) {
         Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");
-        checkKeys(top, "top level", Set.of("attach", "metrics", "reload", "ports", "routes"));
+        checkKeys(top, "top level", Set.of("attach", "metrics", "reload", "max-hop-limit", "ports", "routes"));
 
         GatewayConfig.AttachMode attach = switch (str(top, "attach", "native", "top level")) {
             case "native" -> GatewayConfig.AttachMode.NATIVE;
@@ -79,6 +79,7 @@ public final class GatewayConfigParser {
         };
         Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
         boolean reload = bool(top, "reload", true, "top level");
+        int maxHopLimit = (int) integer(top, "max-hop-limit", GatewayConfig.DEFAULT_MAX_HOP_LIMIT, 2, 255, "top level");
 
         List<GatewayConfig.PortConfig> ports = new ArrayList<>();
         Set<String> names = new HashSet<>();
@@ -110,7 +111,7 @@ public final class GatewayConfigParser {
             }
             routes.add(r);
         }
-        return new GatewayConfig(attach, metrics, reload, List.copyOf(ports), List.copyOf(routes));
+        return new GatewayConfig(attach, metrics, reload, List.copyOf(ports), List.copyOf(routes), maxHopLimit);
     }
 
     private GatewayConfig.RouteConfig parseRoute(Map<?, ?> r, String entry, List<GatewayConfig.PortConfig> ports) {

@@ -181,8 +181,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         Set<Integer> slots = new HashSet<>();
         for (GatewayConfig.PortConfig p : config.ports()) {
             int ifindex = Syscalls.ifNameToIndex(p.iface());
-            XafDataplane.PortEntry want = new XafDataplane.PortEntry(p.slot(), p.form().code());
-            if (!want.equals(current.remove(ifindex))) dp.setPort(ifindex, p.slot(), p.form().code());
+            XafDataplane.PortEntry want = new XafDataplane.PortEntry(p.slot(), p.form().code(), config.maxHopLimit());
+            if (!want.equals(current.remove(ifindex))) dp.setPort(ifindex, p.slot(), p.form().code(), config.maxHopLimit());
             int mtu = Syscalls.mtu(p.iface());
             if (dp.txPort(p.slot()) != ifindex) dp.setTxPort(p.slot(), ifindex, mtu);
             else if (dp.portMtu(p.slot()) != mtu) dp.setPortMtu(p.slot(), mtu);
@@ -226,6 +226,27 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
                 LOG.info("{}: MTU {} (was {})", p.iface(), mtu, was);
             }
         }
+    }
+
+    /**
+     * Gives every port the hop limit cap of {@code c} where the ports map holds another (a reload that changes
+     * {@code max-hop-limit}); one map element per port, each updated atomically.
+     */
+    private void refreshHopLimitCap(GatewayConfig c) {
+        Map<Integer, XafDataplane.PortEntry> current = dataplane.ports();
+        for (GatewayConfig.PortConfig p : c.ports()) {
+            int ifindex = ifindexes.get(p.iface());
+            XafDataplane.PortEntry was = current.get(ifindex);
+            if (was == null || was.maxHopLimit() != c.maxHopLimit()) {
+                dataplane.setPort(ifindex, p.slot(), p.form().code(), c.maxHopLimit());
+                LOG.info("{}: hop limit cap {} (was {})", p.iface(), c.maxHopLimit(), was == null ? "none" : was.maxHopLimit());
+            }
+        }
+    }
+
+    /** The ports map as the kernel holds it (ifindex -> slot, form, hop limit cap). */
+    public synchronized Map<Integer, XafDataplane.PortEntry> portEntries() {
+        return dataplane.ports();
     }
 
     /** The egress limit the data plane applies to frames leaving by {@code iface} (its MTU at start or last reload). */
@@ -334,6 +355,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
             refreshMtus(next);
             result = RouteReconciler.apply(routeTable, wanted);
+            refreshHopLimitCap(next);
         } catch (RuntimeException e) {
             recordReload(false);
             throw e;
@@ -358,7 +380,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     @Override
     public void applyRoutes(List<GatewayConfig.RouteConfig> routes) {
         GatewayConfig c = config;
-        apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes)));
+        apply(new GatewayConfig(c.attach(), c.metrics(), c.reload(), c.ports(), List.copyOf(routes), c.maxHopLimit()));
     }
 
     /** Stops following the config file (a route registry owns the routes instead). */
@@ -397,6 +419,13 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
                 .append("# TYPE xaf_port_mtu_bytes gauge\n");
         for (GatewayConfig.PortConfig port : config.ports()) {
             b.append("xaf_port_mtu_bytes{port=\"").append(port.iface()).append("\"} ").append(portMtu(port.iface())).append('\n');
+        }
+        b.append("# HELP xaf_port_max_hop_limit The hop limit cap the data plane applies to frames arriving on the port (max-hop-limit).\n")
+                .append("# TYPE xaf_port_max_hop_limit gauge\n");
+        Map<Integer, XafDataplane.PortEntry> portMap = portEntries();
+        for (GatewayConfig.PortConfig port : config.ports()) {
+            XafDataplane.PortEntry e = portMap.get(ifindexes.get(port.iface()));
+            b.append("xaf_port_max_hop_limit{port=\"").append(port.iface()).append("\"} ").append(e == null ? 0 : e.maxHopLimit()).append('\n');
         }
         b.append("# HELP xaf_routes Routes programmed.\n# TYPE xaf_routes gauge\nxaf_routes ").append(config.routes().size()).append('\n');
         synchronized (this) {

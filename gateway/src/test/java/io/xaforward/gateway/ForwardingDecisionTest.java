@@ -183,4 +183,42 @@ class ForwardingDecisionTest {
                 ForwardingDecision.decide(xaf, new JavaRoute(1L << PORT_SLOT, JOB, TOKEN), PORT_SLOT));
         assertEquals(ForwardingDecision.Verdict.DROP_NO_ROUTE, ForwardingDecision.decide(xaf, null, PORT_SLOT));
     }
+
+    /**
+     * The hop limit a forwarded frame leaves with, through the XDP program (BPF_PROG_TEST_RUN, its output frame) and
+     * the Java engines' {@link ForwardingDecision#forwardedHopLimit}: clamped to the ingress port's cap, then less one,
+     * for every arriving value and a few caps (the default 16 included).
+     */
+    @Test
+    void everyEngineClampsTheHopLimitToTheCap() {
+        int outer = NetworkForm.ID.outerHeaderLength();
+        for (int cap : new int[] {2, 4, ForwardingDecision.DEFAULT_MAX_HOP_LIMIT, 64, 255}) {
+            try (XafDataplane dp = XafDataplane.load()) {
+                dp.setPort(LO, PORT_SLOT, SharedLayouts.FORM_ID, cap);
+                dp.setTxPort(TX_SLOT, LO);
+                dp.putRoute(NET, Route.forward(TX_SLOT, SharedLayouts.FORM_ID, 0, JOB, TOKEN, 0x22, MAC_A, MAC_B,
+                        null, null, 0, 0));
+                for (int hop = 0; hop <= 255; hop++) {
+                    ForwardingDecision.Verdict v = ForwardingDecision.decide(header(frame(NET, JOB, TOKEN, hop)),
+                            new JavaRoute(0, JOB, TOKEN), PORT_SLOT);
+                    ProgTestRun.Result r = ProgTestRun.run(dp.programFd(), frame(NET, JOB, TOKEN, hop), LO, 0);
+                    if (hop <= 1) {
+                        assertEquals(ForwardingDecision.Verdict.DROP_HOP_LIMIT, v);
+                        assertEquals(ProgTestRun.XDP_DROP, r.action(), "hop " + hop);
+                        continue;
+                    }
+                    assertEquals(ForwardingDecision.Verdict.FORWARD, v, "hop " + hop);
+                    assertEquals(ProgTestRun.XDP_REDIRECT, r.action(), "cap " + cap + ", hop " + hop);
+                    int expected = Math.min(hop, cap) - 1;
+                    assertEquals(expected, ForwardingDecision.forwardedHopLimit(hop, cap), "Java, cap " + cap + ", hop " + hop);
+                    assertEquals(expected, Byte.toUnsignedInt(r.frame()[outer + XafHeader.HOP_LIMIT_OFFSET]),
+                            "XDP, cap " + cap + ", hop " + hop);
+                }
+            }
+        }
+    }
+
+    static XafHeader header(byte[] frame) {
+        return new XafHeader().wrap(MemorySegment.ofArray(frame), NetworkForm.ID.outerHeaderLength());
+    }
 }

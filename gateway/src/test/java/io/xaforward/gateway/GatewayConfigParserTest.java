@@ -126,6 +126,19 @@ class GatewayConfigParserTest {
     }
 
     @Test
+    void maxHopLimitDefaultsTo16AndIsBounded() {
+        String rest = "ports: [{interface: a, form: id}]\nroutes: []\n";
+        assertEquals(16, GatewayConfigParser.parse(rest, "g").maxHopLimit());
+        assertEquals(4, GatewayConfigParser.parse("max-hop-limit: 4\n" + rest, "g").maxHopLimit());
+        assertEquals(255, GatewayConfigParser.parse("max-hop-limit: 255\n" + rest, "g").maxHopLimit());
+        for (String bad : new String[] {"1", "0", "256", "-3", "sixteen"}) {
+            var e = assertThrows(GatewayConfigParser.ConfigException.class,
+                    () -> GatewayConfigParser.parse("max-hop-limit: " + bad + "\n" + rest, "g.yaml"), bad);
+            assertTrue(e.getMessage().startsWith("g.yaml: top level: max-hop-limit"), e.getMessage());
+        }
+    }
+
+    @Test
     void metricsCanBeTurnedOff() {
         assertTrue(GatewayConfigParser.parse("metrics: off\nports: [{interface: a, form: id}]\nroutes: []", "g").metrics().isEmpty());
         assertTrue(GatewayConfigParser.parse("metrics: \"off\"\nports: [{interface: a, form: id}]\nroutes: []", "g").metrics().isEmpty());

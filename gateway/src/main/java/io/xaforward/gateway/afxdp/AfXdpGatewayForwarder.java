@@ -69,12 +69,15 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     private final FrameHandler handler = this::onFrame;
     private AfXdpGatewayPort ingress;
     private volatile boolean running = true;
+    /** The configuration's cap on arriving hop limits (PROTOCOL.md §6). */
+    private final int maxHopLimit;
     private Thread thread;
     /** The ports as an array: the polling loop iterates without an Iterator. */
     private AfXdpGatewayPort[] polled;
 
     /** Opens every port of {@code config} (socket + XDP program) and resolves its forward routes. */
     AfXdpGatewayForwarder(GatewayConfig config, XskConfig xsk) {
+        maxHopLimit = config.maxHopLimit();
         try {
             for (GatewayConfig.PortConfig p : config.ports()) ports.add(new AfXdpGatewayPort(p, xsk));
             for (GatewayConfig.RouteConfig r : config.routes()) {
@@ -178,7 +181,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
             case DROP_HOP_LIMIT -> { counters[DROP_HOP_LIMIT]++; return; }
             case DROP_TOO_BIG -> { counters[DROP_TOO_BIG]++; r.egress().traffic.tooBig(); return; }
         }
-        int hop = xaf.hopLimit();
+        int hop = ForwardingDecision.forwardedHopLimit(xaf.hopLimit(), maxHopLimit);
         AfXdpGatewayPort out = r.egress();
         int xafBytes = XafHeader.LENGTH + f.payloadLength();
         int outer = r.form().outerHeaderLength();
@@ -199,7 +202,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
         }
         MemorySegment dst = out.frameAt(tx);
         MemorySegment.copy(frame, at, dst, outer, xafBytes);
-        xaf.wrap(dst, outer).hopLimit(hop - 1);
+        xaf.wrap(dst, outer).hopLimit(hop);
         writer.encapsulate(dst, r.form(), r.addressing());
         out.socket.submitTx();
         if (++out.pendingTx >= TX_FLUSH_AT) out.flush();

@@ -111,7 +111,7 @@ public final class DecisionFuzzer {
 
     /** Installs the reference routes and the fuzz port (lo, slot {@value #PORT_SLOT}) in {@code dp}. */
     static void install(XafDataplane dp, DecisionFuzzer f) {
-        dp.setPort(LO, PORT_SLOT, NetworkForm.IPV4.code());
+        dp.setPort(LO, PORT_SLOT, NetworkForm.IPV4.code(), ForwardingDecision.DEFAULT_MAX_HOP_LIMIT);
         dp.setTxPort(TX_SLOT, LO, EGRESS_MTU);
         for (int net : new int[] {FuzzFrames.NET_TO_IPV4, FuzzFrames.NET_TO_IPV6, FuzzFrames.NET_TO_ID, FuzzFrames.NET_FENCED}) {
             FuzzRoute r = f.lookup(net);
@@ -139,11 +139,13 @@ public final class DecisionFuzzer {
             case DROP_HOP_LIMIT -> Counter.DROP_HOP_LIMIT;
             case DROP_TOO_BIG -> Counter.DROP_TOO_BIG;
             case FORWARD -> {
-                // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit - 1
+                // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit clamped
+                // to the port's cap (install() gives the XDP port the default) and decremented
                 int outer = r.egress().outerHeaderLength();
                 int xafBytes = XafHeader.LENGTH + f.payloadLength();
                 MemorySegment.copy(frameSeg, f.xafOffset(), expectedSeg, outer, xafBytes);
-                xaf.wrap(expectedSeg, outer).hopLimit(xaf.hopLimit() - 1);
+                xaf.wrap(expectedSeg, outer).hopLimit(ForwardingDecision.forwardedHopLimit(xaf.hopLimit(),
+                        ForwardingDecision.DEFAULT_MAX_HOP_LIMIT));
                 expectedLength = writer.encapsulate(expectedSeg, r.egress(), r.addressing());
                 yield Counter.FORWARDED;
             }

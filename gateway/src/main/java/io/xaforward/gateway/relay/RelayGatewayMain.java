@@ -128,8 +128,11 @@ public final class RelayGatewayMain {
     private final IntRouteTable routes = new IntRouteTable();
     private final AtomicLongArray counters = new AtomicLongArray(COUNTER_NAMES.length);
     private volatile boolean running = true;
+    /** The configuration's cap on arriving hop limits (PROTOCOL.md §6). */
+    private final int maxHopLimit;
 
     RelayGatewayMain(GatewayConfig config) throws IOException {
+        maxHopLimit = config.maxHopLimit();
         try {
             for (GatewayConfig.PortConfig p : config.ports()) ports.add(new Port(p));
             for (GatewayConfig.RouteConfig r : config.routes()) {
@@ -267,19 +270,19 @@ public final class RelayGatewayMain {
             case DROP_HOP_LIMIT -> { counters.incrementAndGet(DROP_HOP_LIMIT); return; }
             case DROP_TOO_BIG -> { counters.incrementAndGet(DROP_TOO_BIG); r.egress().traffic.tooBig(); return; }
         }
-        int hop = w.xaf.hopLimit();
+        int hop = ForwardingDecision.forwardedHopLimit(w.xaf.hopLimit(), maxHopLimit);
         Port egress = r.egress();
         try {
             if (egress.udp != null) {
                 MemorySegment.copy(w.inSeg, offset, w.outSeg, 0, xafBytes);
-                w.xaf.wrap(w.outSeg, 0).hopLimit(hop - 1);
+                w.xaf.wrap(w.outSeg, 0).hopLimit(hop);
                 w.out.clear().limit(xafBytes);
                 egress.udp.send(w.out, r.udpDestination());
                 egress.traffic.sent(egress.config.form().outerHeaderLength() + xafBytes);
             } else {
                 int at = NetworkForm.ID.outerHeaderLength();
                 MemorySegment.copy(w.inSeg, offset, w.outSeg, at, xafBytes);
-                w.xaf.wrap(w.outSeg, at).hopLimit(hop - 1);
+                w.xaf.wrap(w.outSeg, at).hopLimit(hop);
                 int len = w.writer.encapsulate(w.outSeg, NetworkForm.ID, r.idAddressing());
                 egress.packet.send(w.outSeg, len);
                 egress.traffic.sent(len);
