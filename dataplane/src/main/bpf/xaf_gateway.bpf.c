@@ -12,10 +12,11 @@
  * Layout (Katran style): the headers beside this file hold the parts, this file the decisions.
  *   xaf_shared.h   wire format and map keys/values, the one header shared with Java (SharedLayouts)
  *   xaf_maps.h     the maps
- *   xaf_parse.h    outer header lengths, the cursor and the parsers of each form
+ *   xaf_parse.h    outer header lengths, the cursor, the parsers of each form and of the XAF header
  *   xaf_csum.h     checksums summed inline
  *   xaf_rewrite.h  the egress form's outer headers written from a route
- * Every frame ends at a single exit that records one outcome counter (plus RX_XAF for XAF frames).
+ * Below: the entry point, then its steps in the order of docs/PROTOCOL.md §7 (identify, validate, route, then
+ * deliver locally or forward), then the single exit that records one outcome counter (plus RX_XAF for XAF frames).
  *
  * Cost per frame matters (a gateway CPU forwards millions of frames per second), so the forwarding path makes only
  * the helper calls it cannot avoid: the frame's length (bpf_xdp_get_buff_len: fragments included), two hash lookups
@@ -24,11 +25,6 @@
  * bpf_csum_diff call) and multi-byte header fields are read with single loads.
  */
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -54,76 +50,74 @@ struct port_use {
 	__u32 tx_len;
 };
 
-/* ---- The program --------------------------------------------------------------------------- */
-
-static __always_inline struct verdict drop(__u32 counter)
+static __always_inline struct verdict verdict(__u32 action, __u32 counter)
 {
-	struct verdict v = { .action = XDP_DROP, .counter = counter };
+	struct verdict v = { .action = action, .counter = counter };
 	return v;
 }
 
+static __always_inline struct verdict drop(__u32 counter)
+{
+	return verdict(XDP_DROP, counter);
+}
+
+/* The entry point's steps, defined below it in the order a frame meets them. */
+static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_len, int *is_xaf, struct port_use *use);
+static __always_inline struct verdict deliver_local(struct xdp_md *ctx, __u32 frame_len, const struct xaf_frame *f);
+static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_len, const struct xaf_port *port,
+					      const struct xaf_route *r, struct xaf_hdr *xaf, __be32 network_id,
+					      const struct xaf_frame *f, struct port_use *use);
+static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes, const struct port_use *use);
+
+/* xdp.frags: frames larger than one buffer (jumbo frames) reach the program; see process() for what that asks of it */
+SEC("xdp.frags")
+int xaf_gateway(struct xdp_md *ctx)
+{
+	__u32 bytes = bpf_xdp_get_buff_len(ctx); /* ingress frame length, fragments included, before any rewrite */
+	int is_xaf = 0;
+	struct port_use use = { .rx_slot = XAF_MAX_PORTS, .tx_slot = XAF_MAX_PORTS, .tx_len = 0 };
+	struct verdict v = process(ctx, bytes, &is_xaf, &use);
+
+	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF and on their port */
+	count(is_xaf, v.counter, bytes, &use);
+	return v.action;
+}
+
 /*
- * frame_len is the whole frame (bpf_xdp_get_buff_len): with fragments (xdp.frags, jumbo frames) data..data_end is
- * only the first buffer. Every header the program reads or writes must lie in that first buffer; the payload, which
- * the program never touches, may continue in fragments.
+ * One frame, decided in the order of docs/PROTOCOL.md §7. frame_len is the whole frame (bpf_xdp_get_buff_len): with
+ * fragments (xdp.frags, jumbo frames) data..data_end is only the first buffer. Every header the program reads or
+ * writes must lie in that first buffer; the payload, which the program never touches, may continue in fragments.
  */
 static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_len, int *is_xaf, struct port_use *use)
 {
-	struct verdict pass = { .action = XDP_PASS, .counter = XAF_C_PASS_NON_XAF };
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct cursor c = { .pos = data, .end = data_end };
+	struct cursor c = { .pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end };
 	struct xaf_frame f = {};
-	struct ethhdr *eth;
 	struct xaf_hdr *xaf;
 	struct xaf_port *port;
 	struct xaf_route *r;
 	__u32 ifindex = ctx->ingress_ifindex;
-	__u32 l2_len, key, out_len, tx_slot;
-	__u32 *mtu;
 	__be32 network_id;
-	__u16 payload_len;
-	__u8 hop;
-	int proto, rc;
-	long ret;
+	__u32 key;
+	int rc;
 
+	/* 1. Identify: only frames on a port, and of those only XAF frames, are the gateway's; the rest pass. */
 	port = bpf_map_lookup_elem(&ports, &ifindex);
 	if (!port)
-		return pass;
-
-	proto = parse_ethhdr(&c, &eth);
-	if (proto == bpf_htons(ETH_P_IP))
-		rc = parse_ipv4(&c, &f);
-	else if (proto == bpf_htons(ETH_P_IPV6))
-		rc = parse_ipv6(&c, &f);
-	else if (proto == bpf_htons(XAF_ETH_P_ID))
-		rc = parse_id(&c, &f);
-	else
-		rc = 0;
+		return verdict(XDP_PASS, XAF_C_PASS_NON_XAF);
+	rc = parse_outer(&c, &f);
 	if (rc == 0)
-		return pass;
+		return verdict(XDP_PASS, XAF_C_PASS_NON_XAF);
 	*is_xaf = 1;
 	use->rx_slot = port->slot;
+
+	/* 2. Validate: the outer headers, the XAF header and the lengths they claim agree. */
 	if (rc < 0)
 		return drop(XAF_C_DROP_MALFORMED);
-
-	xaf = c.pos;
-	/* bounds: the whole 48-byte XAF header */
-	if ((void *)(xaf + 1) > data_end)
-		return drop(XAF_C_DROP_MALFORMED);
-	/* magic (2 bytes) + version (1) in one load; type, the fourth byte, is masked out */
-	if ((word32(xaf) & bpf_htonl(0xFFFFFF00)) != bpf_htonl((XAF_MAGIC << 16) | (XAF_VERSION << 8)) ||
-	    xaf->hdr_len != XAF_HDR_LEN)
-		return drop(XAF_C_DROP_MALFORMED);
-	payload_len = bpf_ntohs(word16((void *)xaf + 40));
-	if (f.xaf_len != XAF_HDR_LEN + (__u32)payload_len)
+	xaf = parse_xaf_hdr(&c, &f, frame_len);
+	if (!xaf)
 		return drop(XAF_C_DROP_MALFORMED);
 
-	/* The frame must hold everything the headers claim; bytes beyond that are padding to trim. */
-	l2_len = ETH_HLEN + f.l3_len;
-	if (frame_len < l2_len)
-		return drop(XAF_C_DROP_MALFORMED);
-
+	/* 3. Route: the route of the network index identifier, the ingress port it allows, the job it serves. */
 	network_id = word32((void *)xaf + 8);
 	key = bpf_ntohl(network_id);
 	r = bpf_map_lookup_elem(&routes, &key);
@@ -133,21 +127,44 @@ static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_le
 		return drop(XAF_C_DROP_INGRESS);
 	if (word32((void *)xaf + 12) != bpf_htonl(r->job_id) || word32((void *)xaf + 16) != bpf_htonl(r->job_token))
 		return drop(XAF_C_DROP_BAD_TOKEN);
-	/* PROTOCOL.md §7: LOCAL hands the frame over as it arrived (padding trimmed): the hop limit is neither
-	 * checked nor decremented and fault injection does not apply, so no checksum changes either. */
-	if (r->action == XAF_ACT_LOCAL) {
-		/* an AF_XDP socket takes single-buffer frames: one that continues in fragments would be lost after
-		 * the redirect, uncounted */
-		if (l2_len > (__u32)(data_end - data))
-			return drop(XAF_C_DROP_TOO_BIG);
-		if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
-			return drop(XAF_C_DROP_MALFORMED);
-		ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
-		if (ret != XDP_REDIRECT)
-			return drop(XAF_C_DROP_REDIRECT);
-		struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_TO_LOCAL };
-		return v;
-	}
+	if (r->action == XAF_ACT_LOCAL)
+		return deliver_local(ctx, frame_len, &f);
+	return forward(ctx, frame_len, port, r, xaf, network_id, &f, use);
+}
+
+/*
+ * LOCAL (PROTOCOL.md §7) hands the frame over as it arrived (padding trimmed): the hop limit is neither checked nor
+ * decremented and fault injection does not apply, so no checksum changes either.
+ */
+static __always_inline struct verdict deliver_local(struct xdp_md *ctx, __u32 frame_len, const struct xaf_frame *f)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 l2_len = ETH_HLEN + f->l3_len;
+
+	/* an AF_XDP socket takes single-buffer frames: one that continues in fragments would be lost after the
+	 * redirect, uncounted */
+	if (l2_len > (__u32)(data_end - data))
+		return drop(XAF_C_DROP_TOO_BIG);
+	if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
+		return drop(XAF_C_DROP_MALFORMED);
+	if (bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP) != XDP_REDIRECT)
+		return drop(XAF_C_DROP_REDIRECT);
+	return verdict(XDP_REDIRECT, XAF_C_TO_LOCAL);
+}
+
+/*
+ * FORWARD (PROTOCOL.md §6 and §7): hop limit, fault injection, egress form, egress port and its MTU, in that order;
+ * then the frame is resized for the egress form, its outer headers rewritten and it is redirected to the egress port.
+ */
+static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_len, const struct xaf_port *port,
+					      const struct xaf_route *r, struct xaf_hdr *xaf, __be32 network_id,
+					      const struct xaf_frame *f, struct port_use *use)
+{
+	__u32 l2_len = ETH_HLEN + f->l3_len;
+	__u32 out_len, tx_slot;
+	__u32 *mtu;
+	__u8 hop;
 
 	/* PROTOCOL.md §6: a hop limit above the ingress port's cap is clamped to it, so a frame sent (or forged) with
 	 * 255 cannot circle a loop between gateways for 254 hops. hop_limit is outside every seal: rewriting it is
@@ -177,7 +194,7 @@ static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_le
 	mtu = bpf_map_lookup_elem(&port_mtus, &tx_slot);
 	if (!mtu || !*mtu)
 		return drop(XAF_C_DROP_REDIRECT); /* no port at that slot */
-	if (out_len - ETH_HLEN + f.xaf_len > *mtu) {
+	if (out_len - ETH_HLEN + f->xaf_len > *mtu) {
 		use->tx_slot = tx_slot;
 		return drop(XAF_C_DROP_TOO_BIG);
 	}
@@ -185,30 +202,16 @@ static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_le
 	/* Trim trailing padding, then move the start of the frame so the new outer headers fit exactly. */
 	if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
 		return drop(XAF_C_DROP_MALFORMED);
-	if (f.outer_len != out_len && bpf_xdp_adjust_head(ctx, (int)f.outer_len - (int)out_len))
+	if (f->outer_len != out_len && bpf_xdp_adjust_head(ctx, (int)f->outer_len - (int)out_len))
 		return drop(XAF_C_DROP_REDIRECT);
-
-	switch (r->egress_form) {
-	case XAF_FORM_IPV4:
-		rc = write_ipv4(ctx, r, f.xaf_len);
-		break;
-	case XAF_FORM_IPV6:
-		rc = write_ipv6(ctx, r, f.xaf_len);
-		break;
-	default:
-		rc = write_id(ctx, r, f.xaf_len, network_id);
-		break;
-	}
-	if (rc)
+	if (write_outer(ctx, r, f->xaf_len, network_id))
 		return drop(XAF_C_DROP_MALFORMED);
 
-	ret = bpf_redirect_map(&tx_ports, r->tx_slot, XDP_DROP);
-	if (ret != XDP_REDIRECT)
+	if (bpf_redirect_map(&tx_ports, r->tx_slot, XDP_DROP) != XDP_REDIRECT)
 		return drop(XAF_C_DROP_REDIRECT);
 	use->tx_slot = r->tx_slot;
-	use->tx_len = out_len + f.xaf_len;
-	struct verdict v = { .action = XDP_REDIRECT, .counter = XAF_C_FORWARDED };
-	return v;
+	use->tx_len = out_len + f->xaf_len;
+	return verdict(XDP_REDIRECT, XAF_C_FORWARDED);
 }
 
 /* One lookup for all counters of this CPU, per port included; per-CPU values need no atomics. */
@@ -243,20 +246,6 @@ static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes, const 
 			c->port_tx_too_big[tx] += 1;
 		}
 	}
-}
-
-/* xdp.frags: frames larger than one buffer (jumbo frames) reach the program; see process() for what that asks of it */
-SEC("xdp.frags")
-int xaf_gateway(struct xdp_md *ctx)
-{
-	__u32 bytes = bpf_xdp_get_buff_len(ctx); /* ingress frame length, fragments included, before any rewrite */
-	int is_xaf = 0;
-	struct port_use use = { .rx_slot = XAF_MAX_PORTS, .tx_slot = XAF_MAX_PORTS, .tx_len = 0 };
-	struct verdict v = process(ctx, bytes, &is_xaf, &use);
-
-	/* the single exit: every frame is counted once by outcome, XAF frames also as RX_XAF and on their port */
-	count(is_xaf, v.counter, bytes, &use);
-	return v.action;
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * xaf_parse.h - reading a frame: the outer header lengths of each form, a cursor over the frame and the parsers
- * that identify an XAF frame in each form (docs/PROTOCOL.md §7, "Identify"). Parsers only read.
+ * that identify an XAF frame in each form (docs/PROTOCOL.md §7, "Identify" and "Validate"). Parsers only read.
  */
 #ifndef XAF_PARSE_H
 #define XAF_PARSE_H
@@ -165,6 +165,49 @@ static __always_inline int parse_id(struct cursor *c, struct xaf_frame *f)
 	f->form = XAF_FORM_ID;
 	c->pos = id + 1;
 	return 1;
+}
+
+/*
+ * The outer headers of any form: 1 for an XAF frame (c->pos then at its XAF header), 0 for anything else, -1 for an
+ * XAF frame that is malformed.
+ */
+static __always_inline int parse_outer(struct cursor *c, struct xaf_frame *f)
+{
+	struct ethhdr *eth;
+	int proto = parse_ethhdr(c, &eth);
+
+	if (proto == bpf_htons(ETH_P_IP))
+		return parse_ipv4(c, f);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return parse_ipv6(c, f);
+	if (proto == bpf_htons(XAF_ETH_P_ID))
+		return parse_id(c, f);
+	return 0;
+}
+
+/*
+ * The XAF header at c->pos, checked against what the outer headers claim: the header, or NULL for a malformed
+ * frame. Bytes beyond the claimed length are padding; frame_len (fragments included) must hold the rest.
+ */
+static __always_inline struct xaf_hdr *parse_xaf_hdr(struct cursor *c, const struct xaf_frame *f, __u32 frame_len)
+{
+	struct xaf_hdr *xaf = c->pos;
+	__u16 payload_len;
+
+	/* bounds: the whole 48-byte XAF header */
+	if ((void *)(xaf + 1) > c->end)
+		return NULL;
+	/* magic (2 bytes) + version (1) in one load; type, the fourth byte, is masked out */
+	if ((word32(xaf) & bpf_htonl(0xFFFFFF00)) != bpf_htonl((XAF_MAGIC << 16) | (XAF_VERSION << 8)) ||
+	    xaf->hdr_len != XAF_HDR_LEN)
+		return NULL;
+	payload_len = bpf_ntohs(word16((void *)xaf + 40));
+	if (f->xaf_len != XAF_HDR_LEN + (__u32)payload_len)
+		return NULL;
+	/* The frame must hold everything the headers claim; bytes beyond that are padding to trim. */
+	if (frame_len < ETH_HLEN + f->l3_len)
+		return NULL;
+	return xaf;
 }
 
 #endif /* XAF_PARSE_H */

@@ -130,4 +130,17 @@ static __always_inline int write_id(struct xdp_md *ctx, const struct xaf_route *
 	return 0;
 }
 
+/* The outer headers of r->egress_form, from the frame's start: 0, or -1 when they do not fit the first buffer. */
+static __always_inline int write_outer(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len, __be32 network_id)
+{
+	switch (r->egress_form) {
+	case XAF_FORM_IPV4:
+		return write_ipv4(ctx, r, xaf_len);
+	case XAF_FORM_IPV6:
+		return write_ipv6(ctx, r, xaf_len);
+	default:
+		return write_id(ctx, r, xaf_len, network_id);
+	}
+}
+
 #endif /* XAF_REWRITE_H */
