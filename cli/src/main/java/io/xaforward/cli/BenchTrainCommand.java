@@ -21,6 +21,7 @@ import java.util.concurrent.Callable;
         footerHeading = "%nExample:%n",
         footer = {"  xaf bench train --quick --out bench-results"})
 final class BenchTrainCommand implements Callable<Integer> {
+    static final List<String> CONFIGS = List.of("comm-bound", "gateway-bound");
     static final List<String> ALL_MODES = List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp", "direct");
 
     @Option(paramLabel = "N", names = "--runs", defaultValue = "3", description = "runs per cell, interleaved (default: ${DEFAULT-VALUE})")
@@ -39,6 +40,10 @@ final class BenchTrainCommand implements Callable<Integer> {
             defaultValue = "udp")
     List<String> endpoints;
 
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--configs", split = ",",
+            description = "configurations to run, comm-bound and/or gateway-bound (default: both)")
+    List<String> configNames;
+
     @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
             + "e.g. 25%%: the job is placed (gateway on its own CPU) and a real-time duty-cycle thread on that CPU takes the "
             + "rest, which holds the ports' NAPI kernel threads and gateway processes the same way (default: 100%%, no budget)")
@@ -50,6 +55,10 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
+        List<String> wanted = configNames != null ? configNames : CONFIGS;
+        for (String c : wanted) {
+            if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
+        }
         out = BenchCommand.outputDirectory(out, "train");
         List<String> chosen = modes != null ? modes : quick ? List.of("xdp", "direct") : ALL_MODES;
         for (String m : chosen) GatewayMode.fromName(m); // unknown names fail before anything is set up
@@ -60,15 +69,16 @@ final class BenchTrainCommand implements Callable<Integer> {
             configs.add(new TrainBench.Config("quick", cross, same, "200mbit", "tiny", 5, 8, endpoints, chosen,
                     "Smoke run: tiny GPT, 5 steps."));
         } else {
-            configs.add(new TrainBench.Config("comm-bound", cross, same, "200mbit", "wide", steps, 8, endpoints, chosen,
+            if (wanted.contains("comm-bound")) configs.add(new TrainBench.Config("comm-bound", cross, same, "200mbit", "wide", steps, 8, endpoints, chosen,
                     "Wide one-layer GPT (1.9 M parameters, 7.5 MB gradient): the all-reduce across the WAN dominates a step."));
-            configs.add(new TrainBench.Config("gateway-bound", cross, same, "4gbit", "wide", steps, 8, endpoints, chosen,
+            if (wanted.contains("gateway-bound")) configs.add(new TrainBench.Config("gateway-bound", cross, same, "4gbit", "wide", steps, 8, endpoints, chosen,
                     "The same job with a WAN wider than any gateway here forwards: the gateway (and the endpoints) set"
                             + " the pace."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
-                + (modes != null ? " --modes " + String.join(",", modes) : "") + " --endpoints " + String.join(",", endpoints)
+                + (modes != null ? " --modes " + String.join(",", modes) : "")
+                + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + String.join(",", endpoints)
                 + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu) + " --out " + out);
         new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).run();
         return 0;

@@ -59,8 +59,10 @@ public final class ModelCommand implements Callable<Integer> {
         Path home = UserPaths.installDirectory().resolve("docs").resolve("bench");
         Path fwd = c.forwardJson() != null ? c.forwardJson() : home.resolve("forward.json");
         Path ar = c.allreduceJson() != null ? c.allreduceJson() : home.resolve("allreduce.json");
-        Path train = c.trainJson() != null ? c.trainJson() : Files.exists(home.resolve("train.json")) ? home.resolve("train.json") : null;
-        return Calibration.load(fwd, ar, train, c.calibrationCores());
+        // the shipped training runs: without a gateway budget (train.json) and with one (train-budget.json)
+        List<Path> trains = c.trainJson() != null ? List.of(c.trainJson())
+                : java.util.stream.Stream.of("train.json", "train-budget.json").map(home::resolve).filter(Files::exists).toList();
+        return Calibration.load(fwd, ar, trains, c.calibrationCores());
     }
 
     /** --vary: the cartesian product of the values, one table row per combination and mode. */

@@ -24,4 +24,14 @@ class GatewayCpuOptionTest {
             }
         }
     }
+
+    @Test
+    void unknownTrainingConfigurationIsRefusedBeforeSetup() {
+        CommandLine cl = Main.commandLine();
+        StringWriter err = new StringWriter();
+        cl.setErr(new PrintWriter(err, true));
+        int rc = cl.execute("bench", "train", "--configs", "gateway-bound,wan-bound", "--out", "/nonexistent/never-created");
+        assertEquals(1, rc, err.toString());
+        assertTrue(err.toString().contains("unknown configuration 'wan-bound' (known: comm-bound, gateway-bound)"), err.toString());
+    }
 }

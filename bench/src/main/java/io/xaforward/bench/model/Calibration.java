@@ -57,7 +57,14 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** One measured training cell (udp endpoints): median over runs of each run's median step. */
     public record TrainCell(String config, String mode, double wanGbps, double computeMs, double medianStepMs,
-                            double minStepMs, double maxStepMs, String gradient) {}
+                            double minStepMs, double maxStepMs, String gradient, double gatewayCpuShare,
+                            double gatewayNsPerPacket) {
+        /** The configuration as the report names it, with the gateway's CPU budget when it had one. */
+        public String label() {
+            return config + " (" + ClusterSpec.fmt(wanGbps) + " Gbit/s WAN"
+                    + (gatewayCpuShare < 1 ? String.format(java.util.Locale.ROOT, ", gateway CPU %.0f%%", gatewayCpuShare * 100) : "") + ")";
+        }
+    }
 
     /** One measured all-reduce cell. */
     public record Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds,
@@ -99,16 +106,27 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** Reads the bench JSON files and fits the endpoint cost. {@code train} may be null. */
     public static Calibration load(Path forward, Path allreduce, Path train, double allreduceCores) throws IOException {
+        return load(forward, allreduce, train == null ? List.of() : List.of(train), allreduceCores);
+    }
+
+    /**
+     * Reads the bench JSON files and fits the endpoint cost; {@code trains} are training bench JSON files whose rows are
+     * taken together (e.g. a run without a gateway CPU budget and one with), possibly none.
+     */
+    public static Calibration load(Path forward, Path allreduce, List<Path> trains, double allreduceCores) throws IOException {
         JsonObject fwd = read(forward).getAsJsonObject();
         List<TrainCell> trainCells = List.of();
         Map<String, TreeMap<Integer, List<Double>>> gw = gatewayCosts(fwd);
         double ratio = Double.NaN;
         List<Path> sources = new ArrayList<>(List.of(forward, allreduce));
-        if (train != null) {
-            JsonElement t = read(train);
-            ratio = tunnelRatio(t);
-            trainCells = trainCells(t);
-            sources.add(train);
+        if (!trains.isEmpty()) {
+            com.google.gson.JsonArray rows = new com.google.gson.JsonArray();
+            for (Path train : trains) {
+                rows.addAll(read(train).getAsJsonArray());
+                sources.add(train);
+            }
+            ratio = tunnelRatio(rows);
+            trainCells = trainCells(rows);
         }
         JsonObject ar = read(allreduce).getAsJsonObject();
         int ranks = ar.get("ranks").getAsInt();
@@ -136,7 +154,8 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** This calibration with the training cells and the endpoint cost fitted to them. */
     Calibration withTrain(List<TrainCell> cells) {
-        List<TrainCell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
+        // fitted to the reference mode's cells without a gateway budget: there the gateway is not the limit
+        List<TrainCell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && c.gatewayCpuShare() >= 1).toList();
         double xy = 0, xx = 0;
         for (TrainCell c : ref) {
             ClusterSpec spec = trainTestbed(c);
@@ -183,7 +202,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     /** The pinned training testbed of xaf bench train for one cell: 2 DCs x 2 hosts, workers on one core. */
     public static ClusterSpec trainTestbed(TrainCell c) {
         return new ClusterSpec("xaf bench train testbed", 2, 2, 1, 1500, 0, c.wanGbps(), 0.2, 0.05, List.of(c.mode()), 1,
-                true, 0.9, Map.of(), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL, 4L << 20, 512, "mac",
+                true, 0.9, ClusterSpec.budgetScale(Map.of(), c.gatewayCpuShare()), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL, 4L << 20, 512, "mac",
                 io.xaforward.training.ModelConfig.preset(c.gradient()).gradientBytes(), c.gradient(), c.computeMs(), false,
                 2.0 / 3, null, null, null, 2, "train", "train");
     }
@@ -200,7 +219,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
             if (!complete) continue; // a row of another format (or a failed job) is not a cell
             String mode = j.get("mode").getAsString();
             if (mode.equals("direct")) continue; // no gateway: its bridge's cost is not in the forward bench
-            groups.computeIfAbsent(j.get("config").getAsString() + "/" + mode, k -> new ArrayList<>()).add(j);
+            groups.computeIfAbsent(j.get("config").getAsString() + "/" + mode + "/" + cpuShare(j), k -> new ArrayList<>()).add(j);
         }
         List<TrainCell> out = new ArrayList<>();
         for (var g : groups.values()) {
@@ -211,9 +230,16 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
             String gradient = first.has("preset") ? first.get("preset").getAsString() : "wide";
             out.add(new TrainCell(first.get("config").getAsString(), first.get("mode").getAsString(),
                     gbps(first.get("wan_rate").getAsString()), median(compute), median(steps),
-                    Collections.min(steps), Collections.max(steps), gradient));
+                    Collections.min(steps), Collections.max(steps), gradient, cpuShare(first), median(g.stream()
+                    .filter(j -> j.has("gateway_ns_per_packet") && !j.get("gateway_ns_per_packet").isJsonNull())
+                    .map(j -> j.get("gateway_ns_per_packet").getAsDouble()).filter(v -> !Double.isNaN(v)).toList())));
         }
         return out;
+    }
+
+    /** The gateway's CPU budget of a training bench row (rows of runs without one, or of older runs: 1). */
+    static double cpuShare(JsonObject row) {
+        return row.has("gateway_cpu_share") && !row.get("gateway_cpu_share").isJsonNull() ? row.get("gateway_cpu_share").getAsDouble() : 1.0;
     }
 
     /** "200mbit", "4gbit", "1500kbit" in Gbit/s. */
@@ -303,6 +329,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
             JsonObject j = e.getAsJsonObject();
             if (j.has("endpoint") && !"udp".equals(j.get("endpoint").getAsString())) continue;
             if (!j.has("gateway_ns_per_packet") || j.get("gateway_ns_per_packet").isJsonNull()) continue;
+            if (cpuShare(j) < 1) continue; // per-packet figures from runs without a budget only
             String mode = j.get("mode").getAsString();
             if (mode.equals("kernel")) kernel.add(j.get("gateway_ns_per_packet").getAsDouble());
             if (mode.equals("kernel-tunnel")) tunnel.add(j.get("gateway_ns_per_packet").getAsDouble());
@@ -311,7 +338,20 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         return median(tunnel) / median(kernel);
     }
 
+    /**
+     * Gateway CPU per packet of {@code mode} as the training bench measured it (median over its cells without a
+     * gateway budget; the budget does not change the work per packet), or NaN where it has no such cell. The training
+     * testbed's own traffic (a mix of chunks and ACKs, bursts, a busy sender core) costs the gateway a different
+     * amount per packet than the forward bench's steady stream, the relay's least of all (its JIT warm-up is behind it).
+     */
+    public double trainGatewayNsPerPacket(String mode) {
+        List<Double> v = train.stream().filter(c -> c.mode().equals(mode) && c.gatewayCpuShare() >= 1 && !Double.isNaN(c.gatewayNsPerPacket()))
+                .map(TrainCell::gatewayNsPerPacket).toList();
+        return v.isEmpty() ? Double.NaN : median(v);
+    }
+
     static double median(List<Double> v) {
+        if (v.isEmpty()) return Double.NaN;
         List<Double> s = new ArrayList<>(v);
         Collections.sort(s);
         int n = s.size();

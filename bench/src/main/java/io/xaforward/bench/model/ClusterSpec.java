@@ -114,6 +114,26 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                 trainJson, calibrationCores, testbed, endpointSource);
     }
 
+    /**
+     * Per-mode cost scales for a gateway that gets {@code share} of each of its cores: every mode's per-packet time
+     * divided by the share (modes without a scale of their own start from 1).
+     */
+    static Map<String, Double> budgetScale(Map<String, Double> scale, double share) {
+        if (share >= 1) return scale;
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String mode : MODES) out.put(mode, scale.getOrDefault(mode, 1.0) / share);
+        return out;
+    }
+
+    /** A copy whose gateway gets {@code share} of each of its cores (a training cell measured with a budget). */
+    public ClusterSpec withGatewayShare(double share) {
+        return new ClusterSpec(name, datacenters, hostsPerDc, ranksPerHost, mtu, nicGbps, wanGbps, wanRttMs, lanRttMs,
+                modes, gatewayCores, sharedGateway, coreEfficiency, budgetScale(gatewayCostScale, share), endpointCores,
+                sharedCores, gatewayOnSharedCores, endpointCostScale, calibratedOverhead, algorithm, bucketBytes,
+                windowChunks, wireSecurity, gradientBytes, gradientLabel, computeMs, overlap, backwardShare, forwardJson,
+                allreduceJson, trainJson, calibrationCores, testbed, endpointSource);
+    }
+
     /** A copy with another WAN rate and compute time (a measured training configuration). */
     public ClusterSpec withWan(double gbps, double ms, List<String> newModes) {
         return new ClusterSpec(name, datacenters, hostsPerDc, ranksPerHost, mtu, nicGbps, gbps, wanRttMs, lanRttMs,
@@ -194,7 +214,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
     private static final Set<String> TOP = Set.of("name", "datacenters", "hosts_per_dc", "ranks_per_host", "mtu",
             "nic_gbps", "wan_gbps", "wan_rtt_ms", "lan_rtt_ms", "gateway", "endpoint", "allreduce", "window_chunks",
             "wire_security", "gradient", "gradient_mb", "compute_ms", "overlap", "backward_share", "calibration", "testbed");
-    private static final Set<String> GATEWAY = Set.of("modes", "cores", "placement", "core_efficiency", "cost_scale");
+    private static final Set<String> GATEWAY = Set.of("modes", "cores", "placement", "core_efficiency", "cost_scale", "cpu_share");
     private static final Set<String> ENDPOINT = Set.of("cores_per_host", "shared_cores", "gateway_on_shared_cores",
             "cost_scale", "fixed_overhead", "calibration");
     private static final Set<String> ALLREDUCE = Set.of("algorithm", "bucket_mb");
@@ -245,6 +265,9 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
             double v = positive("gateway.cost_scale", cs);
             for (String mode : MODES) scale.put(mode, v);
         }
+
+        // a gateway that gets only a share of each core (xaf bench --gateway-cpu) takes 1/share as long per packet
+        scale = budgetScale(scale, gw.num("cpu_share", 1.0, 0.05, 1));
 
         double epCores = ep.num("cores_per_host", 1.0, 0.01, 4096);
         double shared = ep.num("shared_cores", 0.0, 0, 4096);

@@ -53,11 +53,11 @@ public final class ModelReport {
             case "train" -> {
                 if (cal.train().isEmpty()) throw new IllegalArgumentException("--validate of a training testbed needs train.json (calibration.train:)");
                 for (Calibration.TrainCell cell : cal.train()) {
-                    ClusterSpec c = testbed.withWan(cell.wanGbps(), cell.computeMs(), List.of(cell.mode()));
+                    ClusterSpec c = testbed.withWan(cell.wanGbps(), cell.computeMs(), List.of(cell.mode())).withGatewayShare(cell.gatewayCpuShare());
                     StepModel.Prediction p = StepModel.predict(c, cal, cell.mode());
-                    rows.add(new ValidationRow(cell.config() + " (" + ClusterSpec.fmt(cell.wanGbps()) + " Gbit/s WAN)", cell.mode(),
+                    rows.add(new ValidationRow(cell.label(), cell.mode(),
                             cell.medianStepMs() / 1e3, cell.minStepMs() / 1e3, cell.maxStepMs() / 1e3, p.stepSeconds(), p.bound(),
-                            cell.mode().equals(cal.referenceMode()) && testbed.endpointSource().equals("train")));
+                            cell.mode().equals(cal.referenceMode()) && cell.gatewayCpuShare() >= 1 && testbed.endpointSource().equals("train")));
                 }
             }
             default -> throw new IllegalArgumentException("--validate needs a cluster file that describes a testbed of this machine "
@@ -92,6 +92,15 @@ public final class ModelReport {
         }
         b.setLength(b.length() - 1);
         b.append('\n');
+        if (!cal.train().isEmpty()) {
+            b.append("- gateway CPU per packet in xaf bench train (used for files that describe the training testbed; cells without a budget):");
+            for (String mode : ClusterSpec.MODES) {
+                double ns = cal.trainGatewayNsPerPacket(mode);
+                if (!Double.isNaN(ns)) b.append(String.format(Locale.ROOT, " %s %.0f ns;", mode, ns));
+            }
+            b.setLength(b.length() - 1);
+            b.append('\n');
+        }
         if (!Double.isNaN(cal.tunnelRatio())) {
             b.append(String.format(Locale.ROOT, "- kernel-tunnel = kernel x %.2f (their ratio of gateway CPU per packet in xaf bench train)%n", cal.tunnelRatio()));
         }

@@ -125,7 +125,10 @@ public final class StepModel {
 
     public static Prediction predict(ClusterSpec c, Calibration cal, String mode) {
         Traffic t = traffic(c);
-        double gwNs = cal.gatewayNsPerPacket(mode, t.chunkPayload()) * c.gatewayCostScale().getOrDefault(mode, 1.0);
+        // a file that describes the training testbed takes the per-packet costs that testbed measured (same traffic)
+        double trained = c.testbed().equals("train") ? cal.trainGatewayNsPerPacket(mode) : Double.NaN;
+        double gwNs = (Double.isNaN(trained) ? cal.gatewayNsPerPacket(mode, t.chunkPayload()) : trained)
+                * c.gatewayCostScale().getOrDefault(mode, 1.0);
         // the all-reduce fit is on crc32c cells; the training fit already includes the training's seal (mac)
         double seal = c.endpointSource().equals("allreduce") ? cal.sealFactor(c.wireSecurity()) : 1.0;
         double epNs = cal.endpointNs(c.endpointSource()) * c.endpointCostScale() * seal;

@@ -289,13 +289,14 @@ public final class TrainBench {
         out.println("wrote " + outDir.resolve("train.md"));
     }
 
-    private static Map<String, Object> jsonRun(Config c, Run r) {
+    private Map<String, Object> jsonRun(Config c, Run r) {
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("config", c.name());
         run.put("endpoint", r.cell().endpoint());
         run.put("mode", r.cell().mode());
         run.put("topology", r.topology());
         run.put("wan_rate", c.wanRate());
+        run.put("gateway_cpu_share", gatewayCpuShare);
         run.put("run", r.run());
         run.put("median_step_ms", r.result().medianStepMs());
         run.put("compute_ms", r.result().meanComputeMs());

@@ -142,4 +142,60 @@ class StepModelTest {
         var t = assertThrows(IllegalArgumentException.class, () -> noTrain.gatewayNsPerPacket("kernel-tunnel", 1400));
         assertTrue(t.getMessage().contains("train.json"), t.getMessage());
     }
+
+    /** gateway.cpu_share: a gateway with a quarter of its core takes four times as long per packet; bad shares refused. */
+    @Test
+    void aGatewayCpuShareDividesTheGatewaysRate() {
+        StepModel.Prediction whole = StepModel.predict(spec(""), cal(), "relay");
+        StepModel.Prediction quarter = StepModel.predict(spec("").withGatewayShare(0.25), cal(), "relay");
+        assertEquals(4 * whole.stage("gateway"), quarter.stage("gateway"), 1e-9);
+        assertEquals(4 * whole.gatewayNsPerPacket(), quarter.gatewayNsPerPacket(), 1e-9);
+        StepModel.Prediction fromFile = StepModel.predict(ClusterSpec.parse("""
+                datacenters: 2
+                hosts_per_dc: 4
+                mtu: 1500
+                gateway: {modes: [xdp, relay], cores: 1, cpu_share: 0.25, cost_scale: {relay: 2}}
+                gradient_mb: 100
+                compute_ms: 200
+                """, null), cal(), "relay");
+        assertEquals(8 * whole.stage("gateway"), fromFile.stage("gateway"), 1e-9, "the share applies on top of the cost scale");
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> ClusterSpec.parse("datacenters: 2\nhosts_per_dc: 1\ngradient_mb: 1\ngateway: {cpu_share: 0.01}\n", null))
+                .getMessage().contains("cpu_share"));
+    }
+
+    /**
+     * Training cells with a gateway budget: grouped apart from the same configuration without one, left out of the
+     * endpoint fit and of the per-packet costs (the budget is what they test), predicted with the budget applied.
+     */
+    @Test
+    void budgetedTrainingCellsArePredictedNotFitted() {
+        com.google.gson.JsonArray rows = new com.google.gson.JsonArray();
+        for (double share : new double[] {1.0, 0.1}) {
+            for (String mode : List.of("xdp", "relay")) {
+                com.google.gson.JsonObject r = new com.google.gson.JsonObject();
+                r.addProperty("config", "gateway-bound");
+                r.addProperty("endpoint", "udp");
+                r.addProperty("mode", mode);
+                r.addProperty("wan_rate", "4gbit");
+                if (share < 1) r.addProperty("gateway_cpu_share", share);
+                r.addProperty("median_step_ms", share < 1 ? 2000 : 800);
+                r.addProperty("compute_ms", 200);
+                r.addProperty("gateway_ns_per_packet", (mode.equals("xdp") ? 3000 : 14000) * (share < 1 ? 3 : 1));
+                r.addProperty("preset", "wide");
+                rows.add(r);
+            }
+        }
+        List<Calibration.TrainCell> cells = Calibration.trainCells(rows);
+        assertEquals(4, cells.size());
+        Calibration c = cal().withTrain(cells);
+        assertEquals(3000, c.trainGatewayNsPerPacket("xdp"), 1e-9, "the budgeted run's per-packet figure is not used");
+        assertEquals(14000, c.trainGatewayNsPerPacket("relay"), 1e-9);
+        Calibration unbudgetedOnly = cal().withTrain(cells.stream().filter(t -> t.gatewayCpuShare() >= 1).toList());
+        assertEquals(unbudgetedOnly.trainEndpointNsPerEvent(), c.trainEndpointNsPerEvent(), 1e-9, "the fit ignores budgeted cells");
+        Calibration.TrainCell budgeted = cells.stream().filter(t -> t.gatewayCpuShare() < 1 && t.mode().equals("relay")).findFirst().orElseThrow();
+        assertEquals("gateway-bound (4 Gbit/s WAN, gateway CPU 10%)", budgeted.label());
+        ClusterSpec bed = Calibration.trainTestbed(budgeted);
+        assertEquals(10.0, bed.gatewayCostScale().get("relay"), 1e-9);
+    }
 }
