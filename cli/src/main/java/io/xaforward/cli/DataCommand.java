@@ -60,6 +60,13 @@ final class DataCommand {
             System.out.printf(Locale.ROOT, "xaf data: %s -> %s: %,d train + %,d validation tokens (%s, vocabulary %d) in %.1f s%n",
                     meta.source(), out, meta.train_tokens(), meta.val_tokens(), meta.tokenizer(), meta.vocab_size(),
                     (System.nanoTime() - start) / 1e9);
+            String preset = TrainData.defaultPreset(meta.tokenizer());
+            int context = io.xaforward.training.ModelConfig.preset(preset).contextLength();
+            if (meta.val_tokens() < context + 1) {
+                System.out.printf(Locale.ROOT, "xaf data: warning: the validation split has %,d tokens, fewer than one context of"
+                        + " %d (+1) of preset %s: xaf train cannot measure a validation loss on it; give more text or a larger"
+                        + " --val-fraction%n", meta.val_tokens(), context, preset);
+            }
             return 0;
         }
     }

@@ -53,6 +53,15 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** The tokenizer named on the command line, else the one the checkpoint's model was trained with. */
     static Tokenizer tokenizerFor(CheckpointModel model, String tokenizerName) {
-        return tokenizerName != null ? Tokenizer.byName(tokenizerName) : TextGenerator.tokenizerFor(model.config());
+        Tokenizer trained = TextGenerator.tokenizerFor(model.config());
+        if (tokenizerName == null) return trained;
+        Tokenizer t = Tokenizer.byName(tokenizerName);
+        if (!t.name().equals(trained.name())) {
+            // Another tokenizer's ids mean other text: the output would be garbage, not an error.
+            throw new IllegalArgumentException("--tokenizer " + t.name() + " (" + t.vocabSize() + " ids) does not fit the checkpoint's"
+                    + " vocabulary of " + model.config().vocabSize() + " ids, which is " + trained.name() + "'s: leave --tokenizer out or give "
+                    + trained.name());
+        }
+        return t;
     }
 }

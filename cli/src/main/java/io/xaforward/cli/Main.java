@@ -35,7 +35,7 @@ public final class Main {
         cl.registerConverter(java.nio.file.Path.class, UserPaths::resolve); // relative to the caller, not the install dir
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             // Users get one clear line; XAF_DEBUG=1 shows the stack trace.
-            cmd.getErr().println("xaf: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+            cmd.getErr().println("xaf: " + UserPaths.describe(ex));
             if (System.getenv("XAF_DEBUG") != null) ex.printStackTrace(cmd.getErr());
             return 1;
         });

@@ -34,10 +34,6 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
     String gatewayMode;
 
-    @Option(paramLabel = "PRESET", names = "--preset", defaultValue = "gpt2-tiny",
-            description = "model shape: gpt2-tiny (GPT-2 vocabulary), tiny (bytes), wide, small, gpt2-124m or pythia-70m; docs/DATA.md lists their shapes (default: ${DEFAULT-VALUE})")
-    String preset;
-
     @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
 
@@ -46,15 +42,9 @@ final class TrainCommand implements Callable<Integer> {
             + "error of ~0.014 nats on Europarl)")
     int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
 
-    @Option(paramLabel = "N", names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps (default: ${DEFAULT-VALUE})")
-    long checksumEvery;
-
     @Option(paramLabel = "PATH", names = "--data", description = "DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)"
             + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
     Path data;
-
-    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes, for text and for .bin files without meta.json (default: from the preset's vocabulary)")
-    String tokenizer;
 
     @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
@@ -67,9 +57,6 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from; every option not given here takes the value the checkpoint recorded (its config.json), and training runs on to --steps in total")
     Path resume;
-
-    @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
-    int threads;
 
     @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
     long pacingMbps;
@@ -110,8 +97,7 @@ final class TrainCommand implements Callable<Integer> {
      */
     void inheritSettings() throws java.io.IOException {
         if (resume == null || commandSpec == null) return;
-        UserPaths.requireFile(resume, "checkpoint");
-        String recorded = io.xaforward.training.DataParallelTrainer.checkpointSettings(resume);
+        String recorded = io.xaforward.training.DataParallelTrainer.checkpointSettings(checkCheckpoint(resume));
         if (recorded.isEmpty()) return; // a checkpoint of an older version: the command line says everything
         java.util.List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
         if (args.isEmpty()) return;
@@ -138,10 +124,81 @@ final class TrainCommand implements Callable<Integer> {
         throw new IllegalArgumentException("topologies/" + name + " not found (run from the XAForward directory or set XAF_HOME)");
     }
 
-    TrainJobSpec spec() throws Exception {
+    /** {@code file} when it is a training checkpoint (model.ckpt, checkpoints/step-N.ckpt); one clear error otherwise. */
+    static Path checkCheckpoint(Path file) {
+        UserPaths.requireFile(file, "checkpoint");
+        try {
+            io.xaforward.training.DataParallelTrainer.checkpointPreset(file);
+            return file;
+        } catch (java.io.IOException e) {
+            String why = e.getMessage() == null || e.getMessage().endsWith("is not a checkpoint of this format") ? ""
+                    : " (" + e.getMessage() + ")";
+            throw new IllegalArgumentException("--resume " + file + " is not a training checkpoint of xaf train" + why
+                    + ": give OUT/model.ckpt or OUT/checkpoints/step-N.ckpt (a .safetensors file from xaf export holds weights only)");
+        }
+    }
+
+    /**
+     * Checks everything the run needs (topology, preset, options, checkpoint, data, output directory) before anything
+     * is created: a bad one is one clear error, with no namespace, work directory or output left behind.
+     */
+    void checkBeforeStart() throws Exception {
         if (topology == null) topology = shippedTopology("two-dc.yaml").toAbsolutePath().normalize(); // recorded in the settings
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
+        io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
+        io.xaforward.training.ModelConfig model;
+        try {
+            model = io.xaforward.training.ModelConfig.preset(loop.preset);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("--preset " + loop.preset + ": " + e.getMessage());
+        }
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
+        io.xaforward.cluster.Endpoint.resolve(endpoint, gatewayMode);
+        if (resume != null) {
+            String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
+            if (!trained.equals(model.name())) {
+                throw new IllegalArgumentException("--resume " + resume + " was trained with preset " + trained + ", not " + loop.preset
+                        + " (give --preset " + trained + ")");
+            }
+        }
+        if (data != null && !Files.exists(data)) throw new IllegalArgumentException("data " + data + " not found");
+        TrainData.checkTokenizer(loop.tokenizer, loop.preset);
+        if (out != null) checkWritableDirectory("--out", out);
+        if (workDir != null) checkWritableDirectory("--work-dir", workDir);
+        if (!io.xaforward.testbed.Netns.isRoot()) {
+            throw new IllegalArgumentException(commandName + " needs root (network namespaces, XDP): run it as root or with sudo");
+        }
+    }
+
+    /**
+     * One clear error unless {@code dir} is (or can be made) a directory this process can write into. Probes by
+     * creating it and a file in it, then removes whatever the probe created: nothing is left behind.
+     */
+    static void checkWritableDirectory(String option, Path dir) {
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException(option + " " + dir + " is a file, not a directory");
+        }
+        Path created = dir.toAbsolutePath().normalize();
+        while (created.getParent() != null && !Files.exists(created.getParent())) created = created.getParent();
+        boolean existed = Files.exists(dir);
+        try {
+            Files.createDirectories(dir);
+            Files.delete(Files.createTempFile(dir, ".xaf-probe-", ""));
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            throw new IllegalArgumentException(option + " " + dir + " cannot be written: " + UserPaths.describe(e));
+        } finally {
+            if (!existed) {
+                try {
+                    DataCommand.deleteTree(created);
+                } catch (java.io.IOException ignored) {
+                    // best effort: it is empty, and the error above says why
+                }
+            }
+        }
+    }
+
+    TrainJobSpec spec() throws Exception {
+        checkBeforeStart();
         if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
         Algorithm.fromName(loop.algorithm);
         WireSecurity.fromName(wireSecurity);
@@ -150,14 +207,19 @@ final class TrainCommand implements Callable<Integer> {
         if (wire == WireDtype.BF16 && Algorithm.fromName(loop.algorithm) == Algorithm.PARAMETER_SERVER) {
             throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
         }
-        if (resume != null) UserPaths.requireFile(resume, "checkpoint");
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
-        Path dataPath = TrainData.resolve(data, tokenizer, preset, dir);
+        Path dataPath;
+        try {
+            dataPath = TrainData.resolve(data, loop.tokenizer, loop.preset, dir);
+        } catch (Exception e) {
+            if (createdWorkDir) DataCommand.deleteTree(dir); // nothing of this run is worth keeping yet
+            throw e;
+        }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        return new TrainJobSpec(topology, prefix, gatewayMode, loop.algorithm, preset, loop.steps, loop.batch, loop.seed, loop.lr,
+        return new TrainJobSpec(topology, prefix, gatewayMode, loop.algorithm, loop.preset, loop.steps, loop.batch, loop.seed, loop.lr,
                 loop.warmup,
-                evalEvery, checksumEvery, dataPath, 1, new SecureRandom().nextInt(), threads,
+                evalEvery, loop.checksumEvery, dataPath, 1, new SecureRandom().nextInt(), loop.threads,
                 loop.bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
                 wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity, endpoint, evalWindows);
     }

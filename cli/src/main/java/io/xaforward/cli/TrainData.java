@@ -19,9 +19,25 @@ import java.nio.file.Path;
 final class TrainData {
     private TrainData() {}
 
+    /** The default preset for data of {@code tokenizer}: gpt2-tiny for GPT-2's ids, tiny for bytes. */
+    static String defaultPreset(String tokenizer) {
+        return tokenizer.equals("bytes") ? "tiny" : "gpt2-tiny";
+    }
+
     /** The tokenizer a preset's vocabulary implies: GPT-2's for 50257 ids (or more), bytes otherwise. */
     static String defaultTokenizer(String preset) {
         return ModelConfig.preset(preset).vocabSize() >= 50257 ? "gpt2" : "bytes";
+    }
+
+    /** The tokenizer of --tokenizer (or the preset's), checked against the preset's vocabulary. */
+    static Tokenizer checkTokenizer(String tokenizer, String preset) {
+        Tokenizer t = Tokenizer.byName(tokenizer != null ? tokenizer : defaultTokenizer(preset));
+        ModelConfig model = ModelConfig.preset(preset);
+        if (t.vocabSize() > model.vocabSize()) {
+            throw new IllegalArgumentException("tokenizer " + t.name() + " has " + t.vocabSize() + " ids, more than preset "
+                    + preset + "'s vocabulary of " + model.vocabSize() + " (use --preset gpt2-tiny or --tokenizer bytes)");
+        }
+        return t;
     }
 
     /**
@@ -31,12 +47,8 @@ final class TrainData {
      * @return the path to hand to the workers (a missing file there means: generate the synthetic corpus)
      */
     static Path resolve(Path data, String tokenizer, String preset, Path workDir) throws IOException {
-        Tokenizer t = Tokenizer.byName(tokenizer != null ? tokenizer : defaultTokenizer(preset));
+        Tokenizer t = checkTokenizer(tokenizer, preset);
         ModelConfig model = ModelConfig.preset(preset);
-        if (t.vocabSize() > model.vocabSize()) {
-            throw new IllegalArgumentException("tokenizer " + t.name() + " has " + t.vocabSize() + " ids, more than preset "
-                    + preset + "'s vocabulary of " + model.vocabSize() + " (use --preset gpt2-tiny or --tokenizer bytes)");
-        }
         Path resolved;
         if (data == null) {
             resolved = t.name().equals("bytes") ? workDir.resolve("corpus.txt") : DataCommand.cachedEuroparl(t);
@@ -91,6 +103,12 @@ final class TrainData {
             throw new IllegalArgumentException("data " + data + " was tokenized with " + opened.tokenizer().name() + " ("
                     + opened.train().vocabSize() + " ids), more than preset " + model.name() + "'s vocabulary of "
                     + model.vocabSize());
+        }
+        long validation = opened.validation() == null ? 0 : opened.validation().size();
+        if (validation < model.contextLength() + 1) {
+            System.out.println("xaf: warning: the validation split of " + data + " has " + validation + " tokens, fewer than one"
+                    + " context of " + model.contextLength() + " (+1): the validation loss cannot be measured on it; give more"
+                    + " text, or a larger --val-fraction to xaf data prepare");
         }
     }
 }

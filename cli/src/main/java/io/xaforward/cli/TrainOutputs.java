@@ -32,8 +32,20 @@ final class TrainOutputs {
         try {
             return new TrainingJob(spec, out).run();
         } catch (Exception e) {
-            out.println("xaf: the job failed; work directory kept with the worker logs: " + spec.workDir());
+            if (cmd.createdWorkDir && !hasLogs(spec.workDir())) {
+                DataCommand.deleteTree(spec.workDir()); // failed before any worker or gateway wrote a log: nothing to keep
+            } else {
+                out.println("xaf: the job failed; work directory kept with the logs: " + spec.workDir());
+            }
             throw e;
+        }
+    }
+
+    /** True when a worker or gateway of the job wrote a log into {@code workDir}. */
+    static boolean hasLogs(Path workDir) throws IOException {
+        if (!Files.isDirectory(workDir)) return false;
+        try (var files = Files.walk(workDir)) {
+            return files.anyMatch(f -> f.getFileName().toString().endsWith(".log"));
         }
     }
 

@@ -36,6 +36,26 @@ final class UserPaths {
         return installDirectory().resolve(".cache").resolve(name);
     }
 
+    /**
+     * What went wrong, for a one-line error: a file system error as "FILE: reason" (its message alone is often just
+     * the path), anything else as its message.
+     */
+    static String describe(Throwable e) {
+        if (e instanceof java.nio.file.FileSystemException f) {
+            String reason = f.getReason() != null ? f.getReason() : switch (f) {
+                case java.nio.file.NoSuchFileException n -> "no such file or directory";
+                case java.nio.file.AccessDeniedException a -> "permission denied";
+                case java.nio.file.FileAlreadyExistsException x -> "already exists";
+                case java.nio.file.NotDirectoryException d -> "not a directory";
+                case java.nio.file.DirectoryNotEmptyException d -> "directory not empty";
+                default -> f.getClass().getSimpleName();
+            };
+            return (f.getFile() != null ? f.getFile() : "") + (f.getOtherFile() != null ? " -> " + f.getOtherFile() : "")
+                    + ": " + reason;
+        }
+        return e.getMessage() != null ? e.getMessage() : e.toString();
+    }
+
     static Path requireFile(Path p, String what) {
         if (!Files.exists(p)) throw new IllegalArgumentException(what + " " + p + " not found");
         return p;

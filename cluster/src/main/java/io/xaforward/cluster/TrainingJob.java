@@ -94,6 +94,28 @@ public final class TrainingJob {
         }
     }
 
+    /** One line for a worker that failed: its rank, exit status, the reason its log gives, and the log's path. */
+    static String workerFailed(int rank, int exitCode, String logTail, Path log) {
+        String status = exitCode > 128 ? "killed by signal " + (exitCode - 128) : "exit " + exitCode;
+        return "worker rank " + rank + " failed (" + status + "): " + lastError(logTail) + " (its log: " + log + ")";
+    }
+
+    /**
+     * The line of a worker's log that says why it failed, for a one-line error: its last "xaf: ..." line, else the last
+     * exception line, else its last line.
+     */
+    static String lastError(String log) {
+        java.util.List<String> lines = log.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            if (lines.get(i).startsWith("xaf: ")) return lines.get(i).substring(5);
+        }
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            String l = lines.get(i);
+            if (!l.startsWith("at ") && (l.contains("Exception") || l.contains("Error"))) return l;
+        }
+        return lines.isEmpty() ? "no output" : lines.getLast();
+    }
+
     /** Per-step metrics as JSON lines: metrics.jsonl in the work directory. */
     public static Path metricsFile(TrainJobSpec spec) {
         return JobMetrics.file(spec);
@@ -116,8 +138,8 @@ public final class TrainingJob {
             if (e.exitCode() != null) {
                 exited++;
                 if (e.exitCode() != 0 || !done.containsKey(e.rank())) {
-                    throw new IllegalStateException("worker rank " + e.rank() + " failed (exit " + e.exitCode() + "):\n"
-                            + cluster.logTail(e.rank(), 15));
+                    throw new IllegalStateException(workerFailed(e.rank(), e.exitCode(), cluster.logTail(e.rank(), 60),
+                            cluster.workerLog(e.rank())));
                 }
                 continue;
             }

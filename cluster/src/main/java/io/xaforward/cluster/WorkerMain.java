@@ -44,6 +44,8 @@ public final class WorkerMain {
             run(spec, rank);
         } catch (Throwable t) {
             LOG.error("rank {} failed", rank, t);
+            // The launcher shows this last line as the reason (TrainingJob.lastError); the stack trace stays in the log.
+            System.err.println("xaf: " + (t.getMessage() != null ? t.getMessage() : t.toString()));
             System.out.flush();
             System.exit(1);
         }

@@ -301,7 +301,7 @@ public final class GatewayConfigParser {
     }
 
     /** A gateway config that cannot be used; the message names the file and the entry. */
-    public static final class ConfigException extends RuntimeException {
+    public static class ConfigException extends RuntimeException {
         public ConfigException(String message) {
             super(message);
         }

@@ -28,7 +28,7 @@ public final class CorpusPreparer {
     /** Prepares a UTF-8 text file as one document. */
     public static DataMeta prepareFile(Path text, Tokenizer tokenizer, Path outDir, double validationFraction)
             throws IOException {
-        return prepare(List.of(Files.readString(text)), text.toAbsolutePath().toString(), tokenizer, outDir,
+        return prepare(List.of(TextFiles.readUtf8(text)), text.toAbsolutePath().toString(), tokenizer, outDir,
                 validationFraction);
     }
 

@@ -512,6 +512,11 @@ public final class DataParallelTrainer implements AutoCloseable {
         settings = json == null ? "" : json;
     }
 
+    /** The preset a checkpoint was trained with; a clear error for a file that is not a training checkpoint. */
+    public static String checkpointPreset(Path file) throws IOException {
+        return CheckpointFile.readHeader(file, CHECKPOINT_MAGIC).preset();
+    }
+
     /** The settings a checkpoint carries (see {@link #recordSettings}); "" for one written without them. */
     public static String checkpointSettings(Path file) throws IOException {
         return CheckpointFile.readHeader(file, CHECKPOINT_MAGIC).settings();

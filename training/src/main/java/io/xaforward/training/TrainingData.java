@@ -59,7 +59,7 @@ public final class TrainingData {
             return new Opened(split.train(), split.validation(), t);
         }
         TokenDataset all = tokenizer instanceof ByteTokenizer ? TextDataset.open(data)
-                : new IdArrayDataset(tokenizer.encode(Files.readString(data)), tokenizer.vocabSize());
+                : new IdArrayDataset(tokenizer.encode(TextFiles.readUtf8(data)), tokenizer.vocabSize());
         TokenDataset.Split split = all.split(VALIDATION_FRACTION);
         return new Opened(split.train(), split.validation(), tokenizer);
     }
