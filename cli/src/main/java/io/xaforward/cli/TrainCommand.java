@@ -34,10 +34,6 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
     String gatewayMode;
 
-    @Option(paramLabel = "PRESET", names = "--preset", defaultValue = "gpt2-tiny",
-            description = "model shape: gpt2-tiny (GPT-2 vocabulary), tiny (bytes), wide, small, gpt2-124m or pythia-70m; docs/DATA.md lists their shapes (default: ${DEFAULT-VALUE})")
-    String preset;
-
     @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
 
@@ -46,15 +42,9 @@ final class TrainCommand implements Callable<Integer> {
             + "error of ~0.014 nats on Europarl)")
     int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
 
-    @Option(paramLabel = "N", names = "--checksum-every", defaultValue = "25", description = "compare weight checksums of all ranks every N steps (default: ${DEFAULT-VALUE})")
-    long checksumEvery;
-
     @Option(paramLabel = "PATH", names = "--data", description = "DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)"
             + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
     Path data;
-
-    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes, for text and for .bin files without meta.json (default: from the preset's vocabulary)")
-    String tokenizer;
 
     @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
@@ -67,9 +57,6 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from; every option not given here takes the value the checkpoint recorded (its config.json), and training runs on to --steps in total")
     Path resume;
-
-    @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
-    int threads;
 
     @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
     long pacingMbps;
@@ -161,21 +148,21 @@ final class TrainCommand implements Callable<Integer> {
         io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
         io.xaforward.training.ModelConfig model;
         try {
-            model = io.xaforward.training.ModelConfig.preset(preset);
+            model = io.xaforward.training.ModelConfig.preset(loop.preset);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("--preset " + preset + ": " + e.getMessage());
+            throw new IllegalArgumentException("--preset " + loop.preset + ": " + e.getMessage());
         }
         GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
         io.xaforward.cluster.Endpoint.resolve(endpoint, gatewayMode);
         if (resume != null) {
             String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
             if (!trained.equals(model.name())) {
-                throw new IllegalArgumentException("--resume " + resume + " was trained with preset " + trained + ", not " + preset
+                throw new IllegalArgumentException("--resume " + resume + " was trained with preset " + trained + ", not " + loop.preset
                         + " (give --preset " + trained + ")");
             }
         }
         if (data != null && !Files.exists(data)) throw new IllegalArgumentException("data " + data + " not found");
-        TrainData.checkTokenizer(tokenizer, preset);
+        TrainData.checkTokenizer(loop.tokenizer, loop.preset);
         if (out != null) checkWritableDirectory("--out", out);
         if (workDir != null) checkWritableDirectory("--work-dir", workDir);
         if (!io.xaforward.testbed.Netns.isRoot()) {
@@ -224,15 +211,15 @@ final class TrainCommand implements Callable<Integer> {
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath;
         try {
-            dataPath = TrainData.resolve(data, tokenizer, preset, dir);
+            dataPath = TrainData.resolve(data, loop.tokenizer, loop.preset, dir);
         } catch (Exception e) {
             if (createdWorkDir) DataCommand.deleteTree(dir); // nothing of this run is worth keeping yet
             throw e;
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        return new TrainJobSpec(topology, prefix, gatewayMode, loop.algorithm, preset, loop.steps, loop.batch, loop.seed, loop.lr,
+        return new TrainJobSpec(topology, prefix, gatewayMode, loop.algorithm, loop.preset, loop.steps, loop.batch, loop.seed, loop.lr,
                 loop.warmup,
-                evalEvery, checksumEvery, dataPath, 1, new SecureRandom().nextInt(), threads,
+                evalEvery, loop.checksumEvery, dataPath, 1, new SecureRandom().nextInt(), loop.threads,
                 loop.bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
                 wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity, endpoint, evalWindows);
     }

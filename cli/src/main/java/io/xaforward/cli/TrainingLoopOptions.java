@@ -3,10 +3,28 @@ package io.xaforward.cli;
 import picocli.CommandLine.Option;
 
 /**
- * The options that shape the training loop itself, the same for a whole job: {@code xaf train} (all ranks in one
- * testbed) and {@code xaf worker} (one rank of a real deployment) must agree on them, so they are declared once.
+ * The options that shape the training job itself, with one set of defaults: {@code xaf train} (all ranks in one
+ * testbed), {@code xaf worker} (one rank of a real deployment) and {@code xaf launch} (which passes its options on to
+ * xaf worker) must agree on them, so they are declared once, here.
  */
 final class TrainingLoopOptions {
+    /** The model of a job unless --preset says otherwise: GPT-2's vocabulary, small enough for two cores. */
+    static final String DEFAULT_PRESET = "gpt2-tiny";
+
+    @Option(paramLabel = "PRESET", names = "--preset", defaultValue = DEFAULT_PRESET,
+            description = "model shape, the same on every rank: gpt2-tiny (GPT-2 vocabulary), tiny (bytes), wide, small, gpt2-124m or pythia-70m; docs/DATA.md lists their shapes (default: ${DEFAULT-VALUE})")
+    String preset = DEFAULT_PRESET;
+
+    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes, for text and for .bin files without meta.json (default: from the preset's vocabulary)")
+    String tokenizer;
+
+    @Option(paramLabel = "N", names = "--checksum-every", defaultValue = "25", description = "every rank's weight checksum every N steps, compared"
+            + " across the ranks (xaf train) or printed (xaf worker); 0 = never (default: ${DEFAULT-VALUE})")
+    long checksumEvery = 25;
+
+    @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads per worker (default: ${DEFAULT-VALUE})")
+    int threads = 1;
+
     @Option(paramLabel = "N", names = "--steps", defaultValue = "300", description = "training steps (default: ${DEFAULT-VALUE})")
     long steps = 300;
 

@@ -97,16 +97,6 @@ final class WorkerCommand implements Callable<Integer> {
             + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file")
     Path data;
 
-    @Option(paramLabel = "NAME", names = "--tokenizer", description = "gpt2 or bytes, for a text file and for .bin files without meta.json "
-            + "(default: from the preset's vocabulary)")
-    String tokenizer;
-
-    @Option(paramLabel = "PRESET", names = "--preset", defaultValue = "tiny", description = "model preset, the same on every rank (default: ${DEFAULT-VALUE})")
-    String preset;
-
-    @Option(paramLabel = "N", names = "--threads", defaultValue = "1", description = "intra-op threads (default: ${DEFAULT-VALUE})")
-    int threads;
-
     @Option(paramLabel = "DIR", names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
     Path checkpointDir;
 
@@ -116,18 +106,15 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--resume", description = "continue from the newest checkpoint that every rank has")
     boolean resume;
 
-    @Option(paramLabel = "N", names = "--checksum-every", defaultValue = "0", description = "print the weight checksum every N steps, 0 = never (default: ${DEFAULT-VALUE})")
-    long checksumEvery;
-
     @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds;
 
     @Option(paramLabel = "SECONDS", names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
     long startTimeoutSeconds;
 
-    @Option(names = "--wire-security", defaultValue = "mac", paramLabel = "MODE",
+    @Option(names = "--wire-security", defaultValue = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY, paramLabel = "MODE",
             description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
-    String wireSecurity = "mac";
+    String wireSecurity = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY;
 
     @Option(names = "--secret-file", paramLabel = "FILE",
             description = "the job secret (64 hex digits, mode 600), the same file on every host; xaf launch writes one")
@@ -160,10 +147,10 @@ final class WorkerCommand implements Callable<Integer> {
 
     WorkerOptions options() throws IOException {
         WireSecurity mode = WireSecurity.fromName(wireSecurity);
-        return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), preset, loop.steps,
+        return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), loop.preset, loop.steps,
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
-                Tokenizer.byName(tokenizer != null ? tokenizer : TrainData.defaultTokenizer(preset)), threads, loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir,
-                checkpointEvery, resume, checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
+                Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
+                loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
                 Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode));
     }
 

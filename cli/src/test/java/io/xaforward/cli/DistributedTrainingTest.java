@@ -43,7 +43,7 @@ class DistributedTrainingTest {
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
         cmd.gatewayMode = "xdp";
         cmd.loop.algorithm = "hierarchical";
-        cmd.preset = "tiny";
+        cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
         cmd.loop.seed = 77;
@@ -51,8 +51,8 @@ class DistributedTrainingTest {
         cmd.loop.warmup = 2;
         cmd.evalEvery = STEPS;
         cmd.evalWindows = 300;
-        cmd.checksumEvery = 1;
-        cmd.threads = 1;
+        cmd.loop.checksumEvery = 1;
+        cmd.loop.threads = 1;
         cmd.loop.bucketMb = 1; // several buckets, so the pipelining path is exercised
         cmd.workDir = dir;
         cmd.endpoint = endpoint;

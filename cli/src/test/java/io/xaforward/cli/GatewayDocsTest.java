@@ -75,6 +75,26 @@ class GatewayDocsTest {
         assertFalse(c.routes().isEmpty());
     }
 
+    /**
+     * DEPLOY.md's threat model speaks to operators about every boundary: each wire mode and what it protects, the
+     * ports, etcd access, per-run keys, the hop limit cap, the config file's settle rule and the metrics endpoint.
+     */
+    @Test
+    void deployMdsThreatModelCoversEveryBoundary() throws IOException {
+        String deploy = Files.readString(DOCS.resolve("DEPLOY.md"));
+        Matcher m = Pattern.compile("(?ms)^## \\d+\\. Threat model\\n(.*?)(?=^## )").matcher(deploy);
+        assertTrue(m.find(), "DEPLOY.md has no threat model section");
+        String model = m.group(1);
+        for (io.xaforward.transport.WireSecurity mode : io.xaforward.transport.WireSecurity.values()) {
+            assertTrue(model.contains("| `" + mode.cliName() + "` |"), mode + " missing from the wire mode table");
+        }
+        for (String topic : List.of("accidents only", "authenticity", "confidentiality", "UDP 9450", "TCP 2379", "TCP 9464",
+                "**etcd.**", "`/xaf/routes/GW/`", "`/xaf/jobs/JOB/`", "run nonce", "replay", "`max-hop-limit`",
+                "open for writing", "**The job secret**", "**The metrics endpoint**", "forge a NACK")) {
+            assertTrue(model.contains(topic), "the threat model says nothing about " + topic);
+        }
+    }
+
     /** Every namespace and gateway interface the testbed's topologies make. */
     static Set<String> testbedNames() throws IOException {
         Set<String> names = new TreeSet<>();

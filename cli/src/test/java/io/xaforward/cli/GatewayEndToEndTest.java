@@ -315,6 +315,52 @@ class GatewayEndToEndTest {
         for (Node p : state.gatewayPorts("gw")) assertEquals(16, metricWithLabel("xaf_port_max_hop_limit", "port", p.iface()));
     }
 
+    /**
+     * The settle rule (GATEWAY.md, "Reloading") against a writer that rewrites the file in place and pauses inside
+     * {@code routes:} for 3 s, longer than the 2 s in-place settle time, with what it wrote so far a valid config of
+     * one route fewer: the gateway waits for the writer to close the file and applies the whole new file, never the
+     * shorter route set.
+     */
+    @Test
+    @Order(4)
+    void anInPlaceRewriteThatPausesInsideRoutesIsAppliedWhole() throws Exception {
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
+        String next = base + "  - id: 0x00ff0002\n    job: 255\n    token: 1\n    egress: " + idPort.iface()
+                + "\n    dst-mac: 02:00:00:00:00:02\n";
+        int cut = base.lastIndexOf("\n  - id: ") + 1; // before the last route of the running config
+        String part1 = next.substring(0, cut), part2 = next.substring(cut);
+        assertEquals(plan.worldSize() - 1, io.xaforward.gateway.GatewayConfigParser.parse(part1, "part1").routes().size(),
+                "the first part alone is a valid config with one route fewer");
+        long failures = metric("xaf_config_reload_failures_total", null);
+        Process writer = new ProcessBuilder("sh", "-c", "exec 3>\"$0\"; printf %s \"$1\" >&3; sleep 3; printf %s \"$2\" >&3",
+                configFile.toString(), part1, part2).inheritIO().start();
+        long fewest = Long.MAX_VALUE;
+        while (writer.isAlive()) {
+            fewest = Math.min(fewest, metric("xaf_routes", null));
+            Thread.sleep(100);
+        }
+        assertEquals(0, writer.waitFor());
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (metric("xaf_routes", null) != plan.worldSize() + 1 && System.currentTimeMillis() < deadline) {
+            fewest = Math.min(fewest, metric("xaf_routes", null));
+            Thread.sleep(100);
+        }
+        assertEquals(plan.worldSize(), fewest, "the shorter route set written before the pause was applied: " + gateway.output());
+        assertEquals(plan.worldSize() + 1, metric("xaf_routes", null), gateway.output());
+        assertEquals(failures, metric("xaf_config_reload_failures_total", null), "no half-written file was parsed and rejected");
+        writeUnnoticed(base);
+        gateway.signal("HUP");
+        awaitMetric("xaf_routes", plan.worldSize());
+        // The watcher may still re-read the file once (its mtime moved during the write): let it settle first, so
+        // the next test counts only its own reloads.
+        long reloads;
+        do {
+            reloads = metric("xaf_config_reloads_total", null);
+            Thread.sleep(3000);
+        } while (metric("xaf_config_reloads_total", null) != reloads);
+    }
+
     @Test
     @Order(5)
     void sighupReloadsAndATornFileChangesNothing() throws Exception {

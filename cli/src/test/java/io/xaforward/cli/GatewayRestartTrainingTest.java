@@ -35,15 +35,15 @@ class GatewayRestartTrainingTest {
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
         cmd.gatewayMode = "xdp";
         cmd.loop.algorithm = "hierarchical";
-        cmd.preset = "tiny";
+        cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
         cmd.loop.seed = 91;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
         cmd.evalEvery = 0;
-        cmd.checksumEvery = 5;
-        cmd.threads = 1;
+        cmd.loop.checksumEvery = 5;
+        cmd.loop.threads = 1;
         cmd.workDir = dir;
         cmd.endpoint = "udp";
         return cmd.spec();

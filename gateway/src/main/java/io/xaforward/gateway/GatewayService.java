@@ -40,6 +40,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     private static final long SETTLE_MS = 200;
     /** As SETTLE_MS, for a file rewritten in place (same inode), where a writer's pause shows a shorter file. */
     private static final long IN_PLACE_SETTLE_MS = 2000;
+    /** How long one reload waits for a process that holds the file open for writing (the watcher then tries again). */
+    private static final long WRITER_WAIT_MS = 60_000;
 
     private final Path configFile;
     private final StableFileReader configReader;
@@ -62,7 +64,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
 
     private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
         this.configFile = configFile;
-        this.configReader = new StableFileReader(configFile, SETTLE_MS, IN_PLACE_SETTLE_MS);
+        this.configReader = new StableFileReader(configFile, SETTLE_MS, IN_PLACE_SETTLE_MS, WRITER_WAIT_MS);
         this.config = config;
         for (GatewayConfig.PortConfig p : config.ports()) {
             ifindexes.put(p.iface(), resolveIfindex(p.iface()));
@@ -309,6 +311,9 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             last = now;
             try {
                 reload();
+            } catch (StableFileReader.StillBeingWritten e) {
+                LOG.warn("reload postponed, keeping the running routes: {}", e.getMessage());
+                last = null; // the next poll tries again
             } catch (RuntimeException e) {
                 LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }

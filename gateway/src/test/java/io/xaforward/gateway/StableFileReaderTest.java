@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.channels.FileChannel;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.*;
@@ -66,7 +68,7 @@ class StableFileReaderTest {
         Path file = Files.createTempFile("xaf-gw-pause", ".yaml");
         try {
             Files.writeString(file, TWO_ROUTES);
-            StableFileReader reader = new StableFileReader(file, 100, 1500);
+            StableFileReader reader = new StableFileReader(file, 100, 1500, 20_000);
             assertEquals(TWO_ROUTES, reader.read());
             AtomicReference<Throwable> writerFailure = new AtomicReference<>();
             Thread writer = Thread.ofPlatform().start(() -> {
@@ -90,13 +92,92 @@ class StableFileReaderTest {
         }
     }
 
+    /**
+     * The settle rule's second half: a writer that keeps the file open and pauses inside {@code routes:} for five
+     * times the in-place settle time (long enough for any time rule to take the shorter config it wrote so far) is
+     * waited for, because it still holds the file open for writing.
+     */
+    @Test
+    void aWriterThatPausesInsideRoutesLongerThanTheSettleTimeIsWaitedFor() throws Exception {
+        Path file = Files.createTempFile("xaf-gw-long-pause", ".yaml");
+        try {
+            Files.writeString(file, TWO_ROUTES);
+            StableFileReader reader = new StableFileReader(file, 100, 300, 20_000);
+            assertEquals(TWO_ROUTES, reader.read());
+            AtomicReference<Throwable> writerFailure = new AtomicReference<>();
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.TRUNCATE_EXISTING)) {
+                    out.write(FULL.getBytes(StandardCharsets.UTF_8)); // the first route: a valid config by itself
+                    out.flush();
+                    Thread.sleep(1500);
+                    out.write(TWO_ROUTES.substring(FULL.length()).getBytes(StandardCharsets.UTF_8));
+                } catch (Exception e) {
+                    writerFailure.set(e);
+                }
+            });
+            Thread.sleep(50);
+            String read = reader.read();
+            writer.join();
+            assertNull(writerFailure.get());
+            assertEquals(TWO_ROUTES, read, "the shorter route set written before the pause was taken for the file");
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /** As above with another process as the writer, the way an operator's shell or tool writes: found in /proc. */
+    @Test
+    void aWriterProcessThatPausesInsideRoutesIsWaitedFor() throws Exception {
+        Path file = Files.createTempFile("xaf-gw-shell", ".yaml");
+        try {
+            Files.writeString(file, TWO_ROUTES);
+            StableFileReader reader = new StableFileReader(file, 100, 300, 20_000);
+            // exec 3> truncates the same inode (a rewrite in place) and keeps it open across the pause
+            Process sh = new ProcessBuilder("sh", "-c", "exec 3>\"$0\"; printf %s \"$1\" >&3; sleep 1.5; printf %s \"$2\" >&3",
+                    file.toString(), FULL, TWO_ROUTES.substring(FULL.length())).inheritIO().start();
+            long deadline = System.currentTimeMillis() + 5000;
+            while (!Files.readString(file).equals(FULL) && System.currentTimeMillis() < deadline) Thread.sleep(10);
+            assertEquals(FULL, Files.readString(file), "the writer's first part");
+            String read = reader.read();
+            assertEquals(0, sh.waitFor());
+            assertEquals(TWO_ROUTES, read);
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
+    void writersAreTheProcessesThatHoldTheFileOpenForWriting() throws Exception {
+        Path file = Files.createTempFile("xaf-gw-writers", ".yaml");
+        String me = ProcessHandle.current().pid() + " (";
+        try {
+            Files.writeString(file, FULL);
+            assertEquals(List.of(), StableFileReader.writers(file));
+            try (FileChannel r = FileChannel.open(file, StandardOpenOption.READ)) {
+                assertEquals(List.of(), StableFileReader.writers(file), "open for reading only");
+            }
+            try (FileChannel w = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+                List<String> writers = StableFileReader.writers(file);
+                assertEquals(1, writers.size(), writers.toString());
+                assertTrue(writers.getFirst().startsWith(me), writers.toString());
+                // A reader gives up after its longest wait, naming the writer; the running config stays.
+                var e = assertThrows(StableFileReader.StillBeingWritten.class, () -> new StableFileReader(file, 20, 20, 300).read());
+                assertTrue(e.getMessage().contains("still open for writing by " + me), e.getMessage());
+            }
+            assertEquals(List.of(), StableFileReader.writers(file), "closed");
+            assertEquals(FULL, new StableFileReader(file, 20, 20, 300).read());
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
     @Test
     void aFileRenamedOverTheConfigSettlesOnTheShortTime() throws Exception {
         Path dir = Files.createTempDirectory("xaf-gw-rename");
         Path file = dir.resolve("gw.yaml");
         try {
             Files.writeString(file, FULL);
-            StableFileReader reader = new StableFileReader(file, 100, 60_000);
+            StableFileReader reader = new StableFileReader(file, 100, 60_000, 20_000);
             Path tmp = dir.resolve("gw.yaml.tmp");
             Files.writeString(tmp, TWO_ROUTES);
             Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
