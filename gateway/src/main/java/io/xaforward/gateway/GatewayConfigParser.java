@@ -23,7 +23,7 @@ import java.util.Set;
  * that a bad config fails before anything is attached.
  */
 public final class GatewayConfigParser {
-    /** Entries of the XDP program's route map (XAF_MAX_ROUTES in xaf_gateway.bpf.c). */
+    /** Entries of the XDP program's route map (XAF_MAX_ROUTES in xaf_shared.h). */
     public static final int MAX_ROUTES = 65536;
     private final String source;
     private final int maxRoutes;

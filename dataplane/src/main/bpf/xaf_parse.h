@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xaf_parse.h - reading a frame: the outer header lengths of each form, a cursor over the frame and the parsers
+ * that identify an XAF frame in each form (docs/PROTOCOL.md §7, "Identify" and "Validate"). Parsers only read.
+ */
+#ifndef XAF_PARSE_H
+#define XAF_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xaf_shared.h"
+
+#define IPV4_HDR_LEN   20
+#define IPV6_HDR_LEN   40
+#define UDP_HDR_LEN    8
+#define IP_MF          0x2000
+#define IP_OFFSET_MASK 0x1FFF
+
+/* Outer header length (everything before the XAF header) of each form. */
+#define OUTER_IPV4 (ETH_HLEN + IPV4_HDR_LEN + UDP_HDR_LEN) /* 42 */
+#define OUTER_IPV6 (ETH_HLEN + IPV6_HDR_LEN + UDP_HDR_LEN) /* 62 */
+#define OUTER_ID   (ETH_HLEN + XAF_ID_HDR_LEN)             /* 26 */
+#define OUTER_MAX  OUTER_IPV6
+
+/* Cursor over the frame: where the next header starts. */
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+/* What parsing learnt about an XAF frame. */
+struct xaf_frame {
+	__u32 outer_len;   /* bytes before the XAF header: OUTER_IPV4, OUTER_IPV6 or OUTER_ID */
+	__u32 l3_len;      /* bytes from the end of Ethernet to the end of the payload, as the headers claim */
+	__u32 xaf_len;     /* XAF header + payload as the UDP/ID length field claims */
+	__u16 udp_check;   /* ingress UDP checksum (raw), 0 when none/ID form */
+	__u8  form;        /* enum xaf_form */
+};
+
+/*
+ * A 32-bit word of a packed header read with one load. The headers sit at 2-byte-aligned offsets; x86 (and the
+ * verifier there) accepts unaligned packet loads, where the packed struct's field would cost four byte loads.
+ */
+static __always_inline __u32 word32(const void *p)
+{
+	return *(const __u32 *)p;
+}
+
+static __always_inline __u16 word16(const void *p)
+{
+	return *(const __u16 *)p;
+}
+
+static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
+{
+	struct ethhdr *h = c->pos;
+
+	/* bounds: the whole 14-byte Ethernet header must be in the frame */
+	if ((void *)(h + 1) > c->end)
+		return -1;
+	c->pos = h + 1;
+	*eth = h;
+	return h->h_proto; /* network order */
+}
+
+/* Returns 1 for an XAF-over-UDP/IPv4 frame, 0 for anything else, -1 for an XAF frame that is malformed. */
+static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
+{
+	struct iphdr *iph = c->pos;
+	struct udphdr *udp;
+	__u32 ihl_bytes;
+
+	/* bounds: the fixed 20-byte IPv4 header */
+	if ((void *)(iph + 1) > c->end)
+		return 0;
+	if (iph->version != 4 || iph->protocol != IPPROTO_UDP)
+		return 0;
+	/* a non-first fragment has no UDP header: it cannot be recognised, leave it to the kernel */
+	if (bpf_ntohs(iph->frag_off) & IP_OFFSET_MASK)
+		return 0;
+	ihl_bytes = iph->ihl * 4;
+	if (ihl_bytes < IPV4_HDR_LEN)
+		return 0;
+	udp = (void *)iph + ihl_bytes; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
+	/* bounds: the identifying field, the UDP destination port (the first 4 bytes of the UDP header) */
+	if ((void *)udp + 4 > c->end)
+		return 0;
+	if (udp->dest != bpf_htons(XAF_UDP_PORT))
+		return 0;
+	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(udp + 1) > c->end)
+		return -1;
+	/* From here on it is XAF traffic: anything unexpected is a malformed XAF frame. */
+	if (ihl_bytes != IPV4_HDR_LEN || (bpf_ntohs(iph->frag_off) & IP_MF))
+		return -1;
+	f->outer_len = OUTER_IPV4;
+	f->l3_len = bpf_ntohs(iph->tot_len);
+	f->xaf_len = bpf_ntohs(udp->len);
+	if (f->xaf_len < UDP_HDR_LEN || f->l3_len != IPV4_HDR_LEN + f->xaf_len)
+		return -1;
+	f->xaf_len -= UDP_HDR_LEN;
+	f->udp_check = udp->check;
+	f->form = XAF_FORM_IPV4;
+	c->pos = udp + 1;
+	return 1;
+}
+
+/* As parse_ipv4, for XAF over UDP/IPv6. */
+static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
+{
+	struct ipv6hdr *ip6 = c->pos;
+	struct udphdr *udp;
+
+	/* bounds: the fixed 40-byte IPv6 header */
+	if ((void *)(ip6 + 1) > c->end)
+		return 0;
+	/* XAF is carried directly in UDP: no extension headers */
+	if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
+		return 0;
+	udp = (void *)(ip6 + 1);
+	/* bounds: the identifying field, the UDP destination port */
+	if ((void *)udp + 4 > c->end)
+		return 0;
+	if (udp->dest != bpf_htons(XAF_UDP_PORT))
+		return 0;
+	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(udp + 1) > c->end)
+		return -1;
+	f->outer_len = OUTER_IPV6;
+	f->l3_len = IPV6_HDR_LEN + bpf_ntohs(ip6->payload_len);
+	f->xaf_len = bpf_ntohs(udp->len);
+	if (f->xaf_len < UDP_HDR_LEN || bpf_ntohs(ip6->payload_len) != f->xaf_len)
+		return -1;
+	f->xaf_len -= UDP_HDR_LEN;
+	f->udp_check = udp->check;
+	f->form = XAF_FORM_IPV6;
+	c->pos = udp + 1;
+	return 1;
+}
+
+/* As parse_ipv4, for the identifier-native ID form. */
+static __always_inline int parse_id(struct cursor *c, struct xaf_frame *f)
+{
+	struct xaf_id_hdr *id = c->pos;
+
+	/* bounds: up to the identifying field, next_hdr (byte 8 of the ID header) */
+	if ((void *)id + 9 > c->end)
+		return 0;
+	if (id->next_hdr != XAF_ID_NEXT_XAF)
+		return 0;
+	/* bounds: the rest of the 12-byte ID header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(id + 1) > c->end)
+		return -1;
+	f->outer_len = OUTER_ID;
+	f->xaf_len = bpf_ntohs(id->length);
+	f->l3_len = XAF_ID_HDR_LEN + f->xaf_len;
+	f->udp_check = 0;
+	f->form = XAF_FORM_ID;
+	c->pos = id + 1;
+	return 1;
+}
+
+/*
+ * The outer headers of any form: 1 for an XAF frame (c->pos then at its XAF header), 0 for anything else, -1 for an
+ * XAF frame that is malformed.
+ */
+static __always_inline int parse_outer(struct cursor *c, struct xaf_frame *f)
+{
+	struct ethhdr *eth;
+	int proto = parse_ethhdr(c, &eth);
+
+	if (proto == bpf_htons(ETH_P_IP))
+		return parse_ipv4(c, f);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return parse_ipv6(c, f);
+	if (proto == bpf_htons(XAF_ETH_P_ID))
+		return parse_id(c, f);
+	return 0;
+}
+
+/*
+ * The XAF header at c->pos, checked against what the outer headers claim: the header, or NULL for a malformed
+ * frame. Bytes beyond the claimed length are padding; frame_len (fragments included) must hold the rest.
+ */
+static __always_inline struct xaf_hdr *parse_xaf_hdr(struct cursor *c, const struct xaf_frame *f, __u32 frame_len)
+{
+	struct xaf_hdr *xaf = c->pos;
+	__u16 payload_len;
+
+	/* bounds: the whole 48-byte XAF header */
+	if ((void *)(xaf + 1) > c->end)
+		return NULL;
+	/* magic (2 bytes) + version (1) in one load; type, the fourth byte, is masked out */
+	if ((word32(xaf) & bpf_htonl(0xFFFFFF00)) != bpf_htonl((XAF_MAGIC << 16) | (XAF_VERSION << 8)) ||
+	    xaf->hdr_len != XAF_HDR_LEN)
+		return NULL;
+	payload_len = bpf_ntohs(word16((void *)xaf + 40));
+	if (f->xaf_len != XAF_HDR_LEN + (__u32)payload_len)
+		return NULL;
+	/* The frame must hold everything the headers claim; bytes beyond that are padding to trim. */
+	if (frame_len < ETH_HLEN + f->l3_len)
+		return NULL;
+	return xaf;
+}
+
+#endif /* XAF_PARSE_H */
