@@ -66,7 +66,8 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(paramLabel = "FILE", names = "--topology", description = "topology (default: topologies/two-dc.yaml)")
     Path topology;
 
-    @Option(paramLabel = "FILE", names = "--goodput-topology", description = "rate-limited topology for goodput (default: topologies/two-dc-ratelimited.yaml; 'none' skips it)")
+    @Option(paramLabel = "FILE", names = "--goodput-topology", description = "topology for goodput: with rate-limited links, goodput as a fraction of the link rate; without, the "
+            + "line rate of one unpaced stream each way (default: topologies/two-dc-ratelimited.yaml; 'none' skips it)")
     String goodputTopology;
 
     @Option(paramLabel = "MB", names = "--goodput-mb", description = "MB each way per goodput transfer (default: 16; 4 with --quick)")

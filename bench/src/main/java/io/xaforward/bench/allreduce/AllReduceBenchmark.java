@@ -90,11 +90,15 @@ public final class AllReduceBenchmark {
         public double busbwMax() { return AllReduceBench.busBandwidth(bytes / minSeconds() / 1e9, ranks); }
     }
 
-    /** Goodput on the rate-limited topology: payload per direction over the configured link rate. */
+    /**
+     * Goodput: payload per direction, over the configured link rate on a rate-limited topology; on a topology without
+     * rate limits ({@code linkBitsPerSecond} 0, unpaced) the line rate one stream each way reaches.
+     */
     public record GoodputResult(Path topology, long linkBitsPerSecond, long pacingBytesPerSecond, long bytes,
                                 double[] bitsPerSecond, long retransmits) {
         public double medianBitsPerSecond() { return median(bitsPerSecond); }
-        public double fraction() { return medianBitsPerSecond() / linkBitsPerSecond; }
+        public double fraction() { return linkBitsPerSecond > 0 ? medianBitsPerSecond() / linkBitsPerSecond : Double.NaN; }
+        public boolean rateLimited() { return linkBitsPerSecond > 0; }
     }
 
     /** Everything {@link AllReduceReport} writes. */
@@ -189,17 +193,22 @@ public final class AllReduceBenchmark {
 
     private GoodputResult goodput(int jobNo) throws Exception {
         Topology t = Topology.load(options.goodputTopology());
-        long link = t.links().stream().mapToLong(LinkLimit::bitsPerSecond).min()
-                .orElseThrow(() -> new IllegalArgumentException(options.goodputTopology() + " has no rate-limited link"));
-        long pacing = (long) (link / 8.0 * options.pacingFraction());
-        out.printf(Locale.ROOT, "== job %d: goodput on %s (links %.0f Mbit/s, pacing %.1f Mbit/s per rank) ==%n", jobNo,
-                t.name(), link / 1e6, pacing * 8 / 1e6);
+        // a topology without rate-limited links measures what one stream each way reaches unpaced (line rate)
+        long link = t.links().stream().mapToLong(LinkLimit::bitsPerSecond).min().orElse(0);
+        long pacing = link > 0 ? (long) (link / 8.0 * options.pacingFraction()) : 0;
+        if (link > 0) {
+            out.printf(Locale.ROOT, "== job %d: goodput on %s (links %.0f Mbit/s, pacing %.1f Mbit/s per rank) ==%n", jobNo,
+                    t.name(), link / 1e6, pacing * 8 / 1e6);
+        } else {
+            out.printf(Locale.ROOT, "== job %d: goodput on %s (no rate limit, unpaced) ==%n", jobNo, t.name());
+        }
         AllReduceSpec spec = spec(options.goodputTopology(), "xdp", List.of(), 1, pacing, jobNo, WireSecurity.CRC32C);
         AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).gatewayCpu(gatewayCpuShare).run();
         double[] bps = o.goodput().stream().mapToDouble(AllReduceJob.Goodput::bitsPerSecond).toArray();
         for (AllReduceJob.Goodput g : o.goodput()) {
-            out.printf(Locale.ROOT, "  %d MB each way in %.2f s: %.1f Mbit/s per direction (%.0f%% of the link)%n",
-                    g.bytes() >> 20, g.seconds(), g.bitsPerSecond() / 1e6, 100 * g.bitsPerSecond() / link);
+            out.printf(Locale.ROOT, "  %d MB each way in %.2f s: %.1f Mbit/s per direction%s%n",
+                    g.bytes() >> 20, g.seconds(), g.bitsPerSecond() / 1e6,
+                    link > 0 ? String.format(Locale.ROOT, " (%.0f%% of the link)", 100 * g.bitsPerSecond() / link) : "");
         }
         long retransmits = o.done().values().stream().mapToLong(l -> l.integer("retransmits")).sum();
         return new GoodputResult(options.goodputTopology(), link, pacing, options.goodputBytes(), bps, retransmits);

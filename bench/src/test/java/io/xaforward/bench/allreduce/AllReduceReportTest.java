@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class AllReduceReportTest {
@@ -50,5 +51,27 @@ class AllReduceReportTest {
         String json = Files.readString(dir.resolve("allreduce.json"));
         assertTrue(json.contains("\"endpoint_cpu_us_per_datagram\": 4.0"), json);
         assertTrue(Files.size(dir.resolve("allreduce.png")) > 1000);
+    }
+
+    /** Goodput on a topology without rate limits: line-rate Mbit/s per direction, no fraction of a link. */
+    @Test
+    void goodputWithoutARateLimitIsReportedAsLineRate(@TempDir Path dir) throws Exception {
+        long bytes = 64L << 20;
+        AllReduceBenchmark.Cell xaf = new AllReduceBenchmark.Cell("xdp", "hierarchical", bytes, 4,
+                new double[] {1.0, 1.1, 1.2}, new double[] {3.0, 3.0, 3.0});
+        AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(Path.of("topologies/two-dc.yaml"),
+                List.of("xdp"), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 3, 256L << 20, 2, 2,
+                Path.of("topologies/two-dc.yaml"), bytes, 3, 0.92, dir, null, false, List.of(WireSecurity.CRC32C));
+        AllReduceBenchmark.GoodputResult g = new AllReduceBenchmark.GoodputResult(Path.of("topologies/two-dc.yaml"), 0, 0,
+                bytes, new double[] {2.0e9, 1.5e9, 2.5e9}, 12);
+        assertFalse(g.rateLimited());
+        assertTrue(Double.isNaN(g.fraction()));
+        AllReduceBenchmark.Result r = new AllReduceBenchmark.Result(o, 4, List.of(xaf), g, 60, Map.of());
+        String md = AllReduceReport.write(r, dir, "xaf bench allreduce", "test machine");
+        assertTrue(md.contains("## Goodput of one message stream each way, no rate limit"), md);
+        assertTrue(md.contains("| 2000.0 | 2000.0, 1500.0, 2500.0 | 12 |"), md);
+        assertFalse(md.contains("fraction of link rate"), md);
+        String json = Files.readString(dir.resolve("allreduce.json"));
+        assertTrue(json.contains("\"link_bps\": 0"), json);
     }
 }
