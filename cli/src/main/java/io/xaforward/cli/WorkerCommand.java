@@ -169,10 +169,9 @@ final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         WorkerOptions o = options();
-        java.nio.file.Files.createDirectories(checkpointDir);
-        RunSettings.write(io.xaforward.cluster.deploy.ClusterWorker.settingsFile(checkpointDir, rank), RunSettings.json("xaf worker", this));
+        // the settings are written once the rank has joined (a rank that never joins leaves no directory behind)
         try (WorldSource source = worldSource(o)) {
-            new ClusterWorker(o, System.out).run(source);
+            new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
         }
         return 0;
     }
