@@ -33,20 +33,80 @@ import java.util.concurrent.Callable;
                 "      --cluster cluster.yaml --data corpus.txt --steps 1000 \\",
                 "      --checkpoint-dir /var/lib/xaf/job7"})
 final class WorkerCommand implements Callable<Integer> {
-    @Option(paramLabel = "ID", names = "--job", required = true, description = "job id, 1..65535")
-    int job;
+    @Option(paramLabel = "ID", names = "--job", description = "job id, 1..65535 (default: the cluster file's job; with --etcd, required)")
+    Integer job;
 
-    @Option(paramLabel = "N", names = "--world", required = true, description = "number of ranks in the job")
-    int world;
+    @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else the cluster file's number of ranks; with --etcd, one of them is required)")
+    Integer world;
 
-    @Option(paramLabel = "N", names = "--rank", required = true, description = "this process's rank, 0..world-1")
-    int rank;
+    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; with --etcd and neither, the rendezvous assigns one)")
+    Integer rank;
 
-    @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on")
+    @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
     String iface;
 
-    @Option(paramLabel = "FORM", names = "--form", required = true, description = "network form of this host's data center: ipv4, ipv6 or id")
+    @Option(paramLabel = "FORM", names = "--form", description = "network form of this host's data center: ipv4, ipv6 or id (default: the cluster file's, for this rank; with --etcd, required)")
     String form;
+
+    /** Where torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK) are read; tests give their own. */
+    java.util.Map<String, String> environment = System.getenv();
+
+    /**
+     * Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster
+     * file. {@code rank} is -1 when the etcd rendezvous is to assign it.
+     */
+    record Identity(int job, int world, int rank, String iface, NetworkForm form) {}
+
+    /** An integer from torchrun's environment, or null when the variable is not set. */
+    private Integer fromEnvironment(String name) {
+        String v = environment.get(name);
+        if (v == null || v.isBlank()) return null;
+        try {
+            return Integer.parseInt(v.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("the environment variable " + name + "='" + v + "' is not a number");
+        }
+    }
+
+    Identity identity() {
+        io.xaforward.cluster.world.World file = peers.cluster != null ? io.xaforward.cluster.world.ClusterFile.read(peers.cluster) : null;
+        String where = file != null ? "" : " (with --etcd there is no cluster file to take it from)";
+        int j;
+        if (job != null) j = job;
+        else if (file != null) j = file.jobId();
+        else throw new IllegalArgumentException("give the job id: --job ID" + where);
+        Integer w = world != null ? world : fromEnvironment("WORLD_SIZE");
+        if (w == null && file != null) w = file.worldSize();
+        if (w == null) throw new IllegalArgumentException("give the number of ranks: --world N or WORLD_SIZE" + where);
+        Integer r = rank != null ? rank : fromEnvironment("RANK");
+        if (r == null && file != null) {
+            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (a cluster file fixes every rank's"
+                    + " address, so the rank cannot be assigned; with --etcd the rendezvous assigns it)");
+        }
+        if (r != null && (r < 0 || r >= w)) {
+            throw new IllegalArgumentException((rank != null ? "--rank" : "RANK") + " must be 0.." + (w - 1) + ", was " + r);
+        }
+        NetworkForm f;
+        if (form != null) f = NetworkForm.fromName(form);
+        else if (file != null) f = file.rank(r).form();
+        else throw new IllegalArgumentException("give this data center's network form: --form ipv4|ipv6|id" + where);
+        return new Identity(j, w, r == null ? -1 : r, localInterface(), f);
+    }
+
+    /** --interface, or with a comma-separated list the entry $LOCAL_RANK names. */
+    private String localInterface() {
+        if (!iface.contains(",")) return iface;
+        java.util.List<String> list = java.util.Arrays.stream(iface.split(",")).map(String::strip).toList();
+        Integer local = fromEnvironment("LOCAL_RANK");
+        if (local == null) {
+            throw new IllegalArgumentException("--interface " + iface + " lists " + list.size() + " interfaces: LOCAL_RANK picks"
+                    + " this worker's (torchrun sets it), or give one interface");
+        }
+        if (local < 0 || local >= list.size()) {
+            throw new IllegalArgumentException("LOCAL_RANK=" + local + " but --interface lists " + list.size() + " interfaces");
+        }
+        return list.get(local);
+    }
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     TokenSource token;
@@ -145,16 +205,16 @@ final class WorkerCommand implements Callable<Integer> {
         }
     }
 
-    WorkerOptions options() throws IOException {
+    WorkerOptions options(Identity id) throws IOException {
         WireSecurity mode = WireSecurity.fromName(wireSecurity);
-        return new WorkerOptions(job, world, token.resolve(), rank, iface, NetworkForm.fromName(form), loop.preset, loop.steps,
+        return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(), loop.preset, loop.steps,
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
                 Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
                 loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
                 Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode));
     }
 
-    private WorldSource worldSource(WorkerOptions o) {
+    private WorldSource worldSource() {
         if (peers.cluster != null) {
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --etcd URL");
             return WorldSource.clusterFile(peers.cluster);
@@ -168,9 +228,17 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        WorkerOptions o = options();
-        // the settings are written once the rank has joined (a rank that never joins leaves no directory behind)
-        try (WorldSource source = worldSource(o)) {
+        secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
+        Identity id = identity();
+        if (id.rank() < 0) throw new IllegalArgumentException("give this worker's rank: --rank N or RANK");
+        WorkerOptions o = options(id);
+        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file).
+        job = o.jobId();
+        world = o.worldSize();
+        rank = o.rank();
+        form = o.form().configName();
+        // they are written once the rank has joined (a rank that never joins leaves no directory behind)
+        try (WorldSource source = worldSource()) {
             new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
         }
         return 0;

@@ -88,11 +88,7 @@ public final class RankNetwork {
      * plan's; a different one makes this rank an impostor that gateways and peers drop.
      */
     public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
-        return TransportConfig.builder(rank, plan.jobId(), token)
-                .maxPayload(maxPayload())
-                .windowChunks(512)
-                .maxMessageBytes(1L << 30)
-                .ackTimeout(ackTimeout);
+        return TransportConfig.forJob(rank, plan.jobId(), token, maxPayload(), ackTimeout);
     }
 
     /**
@@ -101,8 +97,7 @@ public final class RankNetwork {
      * centers (`mtu: 9000` everywhere) give chunks of 8904 bytes, six times fewer datagrams per message.
      */
     public int maxPayload() {
-        int payload = TransportConfig.maxPayloadForMtu(minMtu - addressing.pathOverhead(),
-                NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
+        int payload = TransportConfig.maxPayloadForAnyForm(minMtu - addressing.pathOverhead());
         return minMtu <= 1500 ? Math.min(payload, TransportConfig.DEFAULT_MAX_PAYLOAD) : payload;
     }
 

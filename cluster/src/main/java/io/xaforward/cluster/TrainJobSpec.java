@@ -3,9 +3,6 @@ package io.xaforward.cluster;
 import io.xaforward.training.TrainerConfig;
 
 import java.io.IOException;
-import java.io.Reader;
-import java.io.Writer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 
@@ -150,16 +147,11 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("wireSecurity", wireSecurity);
         p.setProperty("endpoint", endpoint);
         p.setProperty("evalWindows", Integer.toString(evalWindows));
-        try (Writer w = Files.newBufferedWriter(file)) {
-            p.store(w, "XAForward training job");
-        }
+        JobProperties.write(p, file, "XAForward training job");
     }
 
     public static TrainJobSpec read(Path file) throws IOException {
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(file)) {
-            p.load(r);
-        }
+        Properties p = JobProperties.read(file);
         return new TrainJobSpec(Path.of(p.getProperty("topology")), p.getProperty("prefix"), p.getProperty("gatewayMode"),
                 p.getProperty("algorithm"), p.getProperty("preset"), Long.parseLong(p.getProperty("steps")),
                 Integer.parseInt(p.getProperty("globalBatch")), Long.parseLong(p.getProperty("seed")),

@@ -62,7 +62,7 @@ public final class WorkerMain {
         // A text file is read as bytes here; the launcher turns text for other tokenizers into prepared .bin data.
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
-        TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), Duration.ofSeconds(60));
+        TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), TransportConfig.JOB_ACK_TIMEOUT);
         WireSecurity wireSecurity = WireSecurity.fromName(spec.wireSecurity());
         tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null,
                 wireSecurity.authenticated() ? RunNonce.parse(java.nio.file.Files.readString(spec.runNonceFile())) : null);

@@ -175,17 +175,9 @@ final class TopologyParser {
         allowOnly(m, f, "gateway", "dc", "rate", "qdisc");
         String gw = string(m, "gateway", f + ".gateway", true);
         String dc = string(m, "dc", f + ".dc", true);
-        GatewaySpec spec = gws.stream().filter(g -> g.name().equals(gw)).findFirst()
-                .orElseThrow(() -> new TopologyException(source, f + ".gateway", "unknown gateway '" + gw + "'"));
-        if (!spec.joins().contains(dc))
-            throw new TopologyException(source, f + ".dc", "gateway '" + gw + "' does not join datacenter '" + dc + "'");
+        checkGatewayJoins(gw, dc, f, gws);
         String rate = string(m, "rate", f + ".rate", true);
-        long bits;
-        try {
-            bits = LinkLimit.parseRate(rate);
-        } catch (IllegalArgumentException e) {
-            throw new TopologyException(source, f + ".rate", e.getMessage());
-        }
+        long bits = rateBits(rate, f + ".rate");
         LinkLimit.Qdisc qdisc = LinkLimit.Qdisc.HTB;
         if (m.containsKey("qdisc")) {
             String q = string(m, "qdisc", f + ".qdisc", true);
@@ -196,6 +188,23 @@ final class TopologyParser {
             };
         }
         return new LinkLimit(gw, dc, rate, bits, qdisc);
+    }
+
+    /** {@code f.gateway} names a gateway of the topology that joins the datacenter {@code f.dc}. */
+    private void checkGatewayJoins(String gw, String dc, String f, List<GatewaySpec> gws) {
+        GatewaySpec spec = gws.stream().filter(g -> g.name().equals(gw)).findFirst()
+                .orElseThrow(() -> new TopologyException(source, f + ".gateway", "unknown gateway '" + gw + "'"));
+        if (!spec.joins().contains(dc))
+            throw new TopologyException(source, f + ".dc", "gateway '" + gw + "' does not join datacenter '" + dc + "'");
+    }
+
+    /** A rate field ("100mbit", "1gbit", ...) in bits per second. */
+    private long rateBits(String rate, String f) {
+        try {
+            return LinkLimit.parseRate(rate);
+        } catch (IllegalArgumentException e) {
+            throw new TopologyException(source, f, e.getMessage());
+        }
     }
 
     /** An MTU field: an integer from the form's minimum (IPv6 1280, else 576) to 9000 (jumbo frames). */
@@ -215,17 +224,9 @@ final class TopologyParser {
         allowOnly(m, f, "gateway", "dc", "rate", "queue", "mtu");
         String gw = string(m, "gateway", f + ".gateway", true);
         String dc = string(m, "dc", f + ".dc", true);
-        GatewaySpec spec = gws.stream().filter(g -> g.name().equals(gw)).findFirst()
-                .orElseThrow(() -> new TopologyException(source, f + ".gateway", "unknown gateway '" + gw + "'"));
-        if (!spec.joins().contains(dc))
-            throw new TopologyException(source, f + ".dc", "gateway '" + gw + "' does not join datacenter '" + dc + "'");
+        checkGatewayJoins(gw, dc, f, gws);
         String rate = string(m, "rate", f + ".rate", true);
-        long bits;
-        try {
-            bits = LinkLimit.parseRate(rate);
-        } catch (IllegalArgumentException e) {
-            throw new TopologyException(source, f + ".rate", e.getMessage());
-        }
+        long bits = rateBits(rate, f + ".rate");
         int queue = WanLink.DEFAULT_QUEUE_PACKETS;
         if (m.containsKey("queue")) {
             if (!(m.get("queue") instanceof Integer q) || q < 2 || q > 100_000)

@@ -1,22 +1,16 @@
 package io.xaforward.transport;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Receiver-side state of one expected message: where chunks go, which ones arrived (a pooled bitmap) and the
  * chunk geometry, fixed by the posted receive (its size and the job's chunk size), never by what arrives.
  */
-final class InboundMessage {
-    final PeerState peer;
-    final MessageId id;
+final class InboundMessage extends MessageState {
     final MemorySegment dest;
     final ChunkSink sink;
-    final CompletableFuture<Void> future = new CompletableFuture<>();
 
-    int chunkCount;
     long chunkSize;
-    int words;
     long[] received;
     int receivedCount;
     int cumulative;
@@ -27,17 +21,11 @@ final class InboundMessage {
     /** Something the sender should hear of at once: a gap (loss or reordering) or a duplicate. */
     boolean ackNow;
     long lastActivityNanos;
-    boolean done;
 
     InboundMessage(PeerState peer, MessageId id, MemorySegment dest, ChunkSink sink) {
-        this.peer = peer;
-        this.id = id;
+        super(peer, id);
         this.dest = dest;
         this.sink = sink;
-    }
-
-    boolean matches(int step, int bucketId) {
-        return id.step() == step && id.bucketId() == bucketId;
     }
 
     long chunkOffset(int index) {

@@ -1,22 +1,16 @@
 package io.xaforward.transport;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Sender-side state of one message. Per-chunk state lives in one pooled bitmap array holding four bitmaps
  * (acknowledged, in flight, queued for retransmission, ever retransmitted) and a pooled array of last send times.
  */
-final class OutboundMessage {
-    final PeerState peer;
-    final MessageId id;
+final class OutboundMessage extends MessageState {
     final MemorySegment data;
     final int elemType;
-    final CompletableFuture<Void> future = new CompletableFuture<>();
 
-    int chunkCount;
     int chunkSize;
-    int words;
     long[] bits;
     long[] lastSent;
     int nextNew;
@@ -24,13 +18,11 @@ final class OutboundMessage {
     int ackedCount;
     /** Time of the first transmission or of the last acknowledgement progress; 0 before the first transmission. */
     long progressNanos;
-    boolean done;
     /** A NACK for this message was acted on: the receiver sends one per message, so a second is refused. */
     boolean nackAnswered;
 
     OutboundMessage(PeerState peer, MessageId id, MemorySegment data, int elemType) {
-        this.peer = peer;
-        this.id = id;
+        super(peer, id);
         this.data = data;
         this.elemType = elemType;
     }
@@ -43,10 +35,6 @@ final class OutboundMessage {
     boolean acked(int chunk) { return Bitmaps.get(bits, 0, chunk); }
     boolean inFlight(int chunk) { return Bitmaps.get(bits, words, chunk); }
     boolean queued(int chunk) { return Bitmaps.get(bits, 2 * words, chunk); }
-
-    boolean matches(int step, int bucketId) {
-        return id.step() == step && id.bucketId() == bucketId;
-    }
 
     long chunkOffset(int chunk) {
         return (long) chunk * chunkSize;

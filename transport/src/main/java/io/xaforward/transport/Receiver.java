@@ -51,17 +51,8 @@ final class Receiver {
     /** Takes a posted receive: refused when its id was used or is in use; NACKs chunks that came before it. */
     void admit(InboundMessage message) {
         PeerState peer = message.peer;
-        if (received.contains(peer.rank, message.id.step(), message.id.bucketId(), -1)) {
-            message.future.completeExceptionally(new IllegalStateException("message " + message.id
-                    + " was already received from rank " + peer.rank + ": message ids must not be reused"));
+        if (message.refuseReusedId(received, peer.inbound, "received", "from", "is already expected")) {
             return;
-        }
-        for (InboundMessage other : peer.inbound) {
-            if (other.matches(message.id.step(), message.id.bucketId())) {
-                message.future.completeExceptionally(new IllegalStateException("message " + message.id
-                        + " from rank " + peer.rank + " is already expected"));
-                return;
-            }
         }
         message.lastActivityNanos = time.now;
         message.words = Bitmaps.wordsFor(message.chunkCount);

@@ -51,17 +51,8 @@ final class Sender {
     /** Takes a submitted send: refused when its id was used or is in use. */
     void admit(OutboundMessage message) {
         PeerState peer = message.peer;
-        if (sent.contains(peer.rank, message.id.step(), message.id.bucketId(), -1)) {
-            message.future.completeExceptionally(new IllegalStateException("message " + message.id
-                    + " was already sent to rank " + peer.rank + ": message ids must not be reused"));
+        if (message.refuseReusedId(sent, peer.outbound, "sent", "to", "is already being sent")) {
             return;
-        }
-        for (OutboundMessage other : peer.outbound) {
-            if (other.matches(message.id.step(), message.id.bucketId())) {
-                message.future.completeExceptionally(new IllegalStateException("message " + message.id
-                        + " to rank " + peer.rank + " is already being sent"));
-                return;
-            }
         }
         message.words = Bitmaps.wordsFor(message.chunkCount);
         message.bits = pool.acquire(4 * message.words);

@@ -1,5 +1,7 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.EthernetHeader;
+import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
 
 import java.time.Duration;
@@ -11,6 +13,12 @@ import java.util.Objects;
  */
 public final class TransportConfig {
     public static final int DEFAULT_MAX_PAYLOAD = 1400;
+    /** Largest message a transport accepts by default: 1 GiB. */
+    public static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
+    /** Chunks in flight per destination rank for the ranks of a job ({@link #forJob}). */
+    public static final int JOB_WINDOW_CHUNKS = 512;
+    /** How long a job's rank waits for acknowledgement progress before a send fails. */
+    public static final Duration JOB_ACK_TIMEOUT = Duration.ofSeconds(60);
 
     private final int localRank;
     private final int jobId;
@@ -56,6 +64,26 @@ public final class TransportConfig {
 
     public static Builder builder(int localRank, int jobId, int jobToken) {
         return new Builder(localRank, jobId, jobToken);
+    }
+
+    /**
+     * The settings every rank of a job starts from, whichever process runs it: chunks of {@code maxPayload} bytes, a
+     * {@value #JOB_WINDOW_CHUNKS}-chunk window, messages up to 1 GiB and the given acknowledgement timeout.
+     */
+    public static Builder forJob(int localRank, int jobId, int jobToken, int maxPayload, Duration ackTimeout) {
+        return builder(localRank, jobId, jobToken)
+                .maxPayload(maxPayload)
+                .windowChunks(JOB_WINDOW_CHUNKS)
+                .maxMessageBytes(DEFAULT_MAX_MESSAGE_BYTES)
+                .ackTimeout(ackTimeout);
+    }
+
+    /**
+     * The largest chunk payload that a path MTU leaves under the largest outer headers of any form (IPv6 + UDP, the
+     * Ethernet header not counted) and the XAF header, in whole floats.
+     */
+    public static int maxPayloadForAnyForm(int pathMtu) {
+        return maxPayloadForMtu(pathMtu, NetworkForm.IPV6.outerHeaderLength() - EthernetHeader.LENGTH) & ~3;
     }
 
     /**
@@ -116,7 +144,7 @@ public final class TransportConfig {
         private final int jobId;
         private final int jobToken;
         private int maxPayload = DEFAULT_MAX_PAYLOAD;
-        private long maxMessageBytes = 1L << 30;
+        private long maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
         private int windowChunks = 256;
         private Duration initialRto = Duration.ofMillis(30);
         private Duration minRto = Duration.ofMillis(5);

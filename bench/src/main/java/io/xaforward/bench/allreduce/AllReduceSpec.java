@@ -1,13 +1,11 @@
 package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
+import io.xaforward.cluster.JobProperties;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
-import java.io.Reader;
-import java.io.Writer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -129,16 +127,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
                 .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",")));
         p.setProperty("absentRanks", new TreeSet<>(absentRanks).stream().map(String::valueOf).collect(Collectors.joining(",")));
         p.setProperty("wireSecurity", wireSecurity.cliName());
-        try (Writer w = Files.newBufferedWriter(file)) {
-            p.store(w, "XAForward all-reduce job");
-        }
+        JobProperties.write(p, file, "XAForward all-reduce job");
     }
 
     public static AllReduceSpec read(Path file) throws IOException {
-        Properties p = new Properties();
-        try (Reader r = Files.newBufferedReader(file)) {
-            p.load(r);
-        }
+        Properties p = JobProperties.read(file);
         ClusterRun.Spec c = new ClusterRun.Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
                 p.getProperty("gatewayMode"), Integer.parseInt(p.getProperty("jobId")), Integer.parseInt(p.getProperty("jobToken")),
                 Integer.parseInt(p.getProperty("dropOneIn")), Path.of(p.getProperty("workDir")), p.getProperty("endpoint"));

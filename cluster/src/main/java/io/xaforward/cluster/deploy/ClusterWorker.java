@@ -16,6 +16,7 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.RunNonce;
+import io.xaforward.transport.TransportConfig;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -98,13 +99,13 @@ public final class ClusterWorker {
         try {
             // Every run (a start or a restart) gets keys of its own: the ranks agree its nonce first, on the wire.
             run = o.wireSecurity().authenticated() ? RunAgreement.agree(net.group(),
-                    () -> net.transportConfig(o.token(), Duration.ofSeconds(60)), o.wireSecurity(), o.secret(),
+                    () -> net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT), o.wireSecurity(), o.secret(),
                     net.addressBook(), port, o.startTimeout()) : null;
         } catch (RuntimeException e) {
             port.close();
             throw e;
         }
-        try (ReliableTransport transport = new ReliableTransport(net.transportConfig(o.token(), Duration.ofSeconds(60))
+        try (ReliableTransport transport = new ReliableTransport(net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
                 .wireSecurity(o.wireSecurity(), o.secret(), run).build(), net.addressBook(), port).start();
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
                      world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {

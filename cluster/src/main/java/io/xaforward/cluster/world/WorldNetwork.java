@@ -55,12 +55,8 @@ public final class WorldNetwork {
 
     /** Chunks that fit the smallest MTU of the job (at most 1400 bytes, whole floats), as every job uses. */
     public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
-        int maxPayload = TransportConfig.maxPayloadForMtu(world.minMtu(), NetworkForm.IPV6.outerHeaderLength() - 14) & ~3;
-        return TransportConfig.builder(rank, world.jobId(), token)
-                .maxPayload(Math.min(maxPayload, 1400))
-                .windowChunks(512)
-                .maxMessageBytes(1L << 30)
-                .ackTimeout(ackTimeout);
+        int maxPayload = Math.min(TransportConfig.maxPayloadForAnyForm(world.minMtu()), TransportConfig.DEFAULT_MAX_PAYLOAD);
+        return TransportConfig.forJob(rank, world.jobId(), token, maxPayload, ackTimeout);
     }
 
     public AddressBook addressBook() {

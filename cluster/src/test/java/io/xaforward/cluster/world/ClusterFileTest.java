@@ -46,6 +46,25 @@ class ClusterFileTest {
     }
 
     @Test
+    void transportSettingsFitTheSmallestMtuAndNeverExceed1400Bytes() {
+        World w = ClusterFile.parse(GOOD, "c.yaml");
+        var c = new WorldNetwork(w, 0, "eth1").transportConfig(0x77, java.time.Duration.ofSeconds(4)).build();
+        assertEquals(1400, c.maxPayload());
+        assertEquals(512, c.windowChunks());
+        assertEquals(1L << 30, c.maxMessageBytes());
+        assertEquals(java.time.Duration.ofSeconds(4), c.ackTimeout());
+        assertEquals(3, c.jobId());
+        assertEquals(0x77, c.jobToken());
+        World jumbo = ClusterFile.parse(GOOD.replace("form: ipv4,", "form: ipv4, mtu: 9000,"), "c.yaml");
+        assertEquals(9000, jumbo.minMtu());
+        assertEquals(1400, new WorldNetwork(jumbo, 0, "eth1").transportConfig(0x77, java.time.Duration.ofSeconds(4))
+                .build().maxPayload(), "jumbo data centers still get 1400-byte chunks");
+        World small = ClusterFile.parse(GOOD.replace("form: ipv4,", "form: ipv4, mtu: 1280,"), "c.yaml");
+        assertEquals(1280 - 96, new WorldNetwork(small, 0, "eth1").transportConfig(0x77, java.time.Duration.ofSeconds(4))
+                .build().maxPayload());
+    }
+
+    @Test
     void mistakesNameTheFileAndTheEntry() {
         assertError(GOOD.replace("rank: 1,", "rank: 5,"), "ranks[1]: ranks must be listed in order");
         assertError(GOOD.replace("datacenter: b,", "datacenter: c,"), "ranks[2]: data center 'c' is not listed");

@@ -6,8 +6,6 @@ import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,20 +33,14 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
         namespace = state.gatewayNamespace(gateway);
-        try {
+        startProcess(() -> {
             closeTheEdge(state, gateway);
             ports.addAll(state.gatewayPorts(gateway));
             peerPass.attach(ports);
             Path configFile = writeConfig("afxdp-" + gateway, plan.gatewayYaml(gateway, "off", 0));
-            process = GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
+            return GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
                     List.of("--config", configFile.toString()), AfXdpGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
-        } catch (IOException e) {
-            close();
-            throw new UncheckedIOException(e);
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        });
     }
 
 

@@ -4,8 +4,6 @@ import io.xaforward.gateway.relay.RelayGatewayMain;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -23,20 +21,12 @@ public final class RelayGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        Path configFile;
-        try {
-            configFile = writeConfig("relay-" + gateway, plan.gatewayYaml(gateway, "off", 0));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        closeTheEdge(state, gateway);
-        try {
-            process = GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
+        startProcess(() -> {
+            Path configFile = writeConfig("relay-" + gateway, plan.gatewayYaml(gateway, "off", 0));
+            closeTheEdge(state, gateway);
+            return GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
                     List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        });
     }
 
     /** The relay's counters ("forwarded", "drop_too_big", "tx_too_big.IFACE", ...), as {@link AfXdpGateway#counters}. */

@@ -8,8 +8,6 @@ import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -37,19 +35,13 @@ public final class XdpGateway extends ProcessGatewayRunner {
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
         namespace = state.gatewayNamespace(gateway);
         String yaml = plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT, dropOneIn);
-        try {
+        startProcess(() -> {
             closeTheEdge(state, gateway);
             peerPass.attach(state.gatewayPorts(gateway));
             Path configFile = writeConfig("gw-" + gateway, yaml);
-            process = GatewayProcess.start(namespace, GatewayMain.class.getName(), List.of("--config", configFile.toString()),
+            return GatewayProcess.start(namespace, GatewayMain.class.getName(), List.of("--config", configFile.toString()),
                     GatewayMain.READY, Duration.ofSeconds(30));
-        } catch (IOException e) {
-            close();
-            throw new UncheckedIOException(e);
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        });
     }
 
     private final int dropOneIn;

@@ -1,0 +1,121 @@
+package io.xaforward.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.xaforward.cluster.deploy.WorkerOptions;
+import io.xaforward.protocol.NetworkForm;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * xaf worker honours torchrun's environment: RANK, WORLD_SIZE and LOCAL_RANK (picking one of a list of interfaces);
+ * an option given on the command line wins; what neither gives comes from the cluster file (job, world size, form).
+ */
+class WorkerEnvironmentTest {
+    @TempDir
+    static Path dir;
+    static Path cluster;
+
+    @BeforeAll
+    static void clusterFile() throws Exception {
+        cluster = dir.resolve("cluster.yaml");
+        Files.writeString(cluster, """
+                job: 7
+                datacenters:
+                  - {name: a, form: ipv4, mtu: 1500, gateway: {ip: 10.0.1.254}}
+                  - {name: b, form: ipv6, mtu: 1500, gateway: {ip: "fd00:b::fe"}}
+                ranks:
+                  - {rank: 0, datacenter: a, ip: 10.0.1.1, interface: eth1}
+                  - {rank: 1, datacenter: a, ip: 10.0.1.2, interface: eth1}
+                  - {rank: 2, datacenter: b, ip: "fd00:b::1", interface: eth1}
+                  - {rank: 3, datacenter: b, ip: "fd00:b::2", interface: eth1}
+                """);
+        Files.writeString(dir.resolve("corpus.txt"), "text");
+    }
+
+    /** xaf worker with {@code args} (and the options every worker needs) in an environment of {@code env}. */
+    static WorkerCommand worker(Map<String, String> env, String... args) {
+        WorkerCommand w = new WorkerCommand();
+        w.environment = env;
+        List<String> all = new ArrayList<>(List.of("--token", "0x1234", "--data", dir.resolve("corpus.txt").toString(),
+                "--checkpoint-dir", dir.resolve("ckpt").toString(), "--wire-security", "crc32c"));
+        all.addAll(List.of(args));
+        new CommandLine(w).parseArgs(all.toArray(String[]::new));
+        return w;
+    }
+
+    static WorkerOptions options(Map<String, String> env, String... args) throws Exception {
+        WorkerCommand w = worker(env, args);
+        return w.options(w.identity());
+    }
+
+    @Test
+    void torchrunsVariablesGiveRankAndWorldAndTheClusterFileTheRest() throws Exception {
+        WorkerOptions o = options(Map.of("RANK", "2", "WORLD_SIZE", "4", "LOCAL_RANK", "0", "MASTER_ADDR", "10.0.1.1",
+                "MASTER_PORT", "29500"), "--interface", "eth1", "--cluster", cluster.toString());
+        assertEquals(2, o.rank());
+        assertEquals(4, o.worldSize());
+        assertEquals(7, o.jobId(), "the cluster file's job");
+        assertEquals(NetworkForm.IPV6, o.form(), "rank 2's data center is on ipv6 in the cluster file");
+        assertEquals("eth1", o.iface());
+
+        o = options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString());
+        assertEquals(4, o.worldSize(), "the cluster file's number of ranks");
+        assertEquals(NetworkForm.IPV4, o.form());
+    }
+
+    @Test
+    void optionsGivenWinOverTheEnvironment() throws Exception {
+        WorkerOptions o = options(Map.of("RANK", "2", "WORLD_SIZE", "8"), "--rank", "1", "--world", "4", "--job", "7",
+                "--form", "ipv4", "--interface", "eth1", "--cluster", cluster.toString());
+        assertEquals(1, o.rank());
+        assertEquals(4, o.worldSize());
+        assertEquals(NetworkForm.IPV4, o.form());
+    }
+
+    @Test
+    void localRankPicksTheInterfaceOfAList() throws Exception {
+        WorkerOptions o = options(Map.of("RANK", "3", "LOCAL_RANK", "1"), "--interface", "eth1,eth2",
+                "--cluster", cluster.toString());
+        assertEquals("eth2", o.iface());
+        var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "3"), "--interface", "eth1,eth2",
+                "--cluster", cluster.toString()));
+        assertTrue(e.getMessage().contains("LOCAL_RANK"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "3", "LOCAL_RANK", "2"),
+                "--interface", "eth1,eth2", "--cluster", cluster.toString()));
+        assertTrue(e.getMessage().contains("LOCAL_RANK=2"), e.getMessage());
+    }
+
+    @Test
+    void whatIsMissingOrWrongIsNamed() {
+        var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of(), "--interface", "eth1",
+                "--cluster", cluster.toString()));
+        assertTrue(e.getMessage().contains("--rank N or RANK"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "two"), "--interface", "eth1",
+                "--cluster", cluster.toString()));
+        assertTrue(e.getMessage().contains("RANK='two'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "4"), "--interface", "eth1",
+                "--cluster", cluster.toString()));
+        assertTrue(e.getMessage().contains("RANK must be 0..3, was 4"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "0", "WORLD_SIZE", "2"),
+                "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"));
+        assertTrue(e.getMessage().contains("--job ID"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "0"), "--job", "7",
+                "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"));
+        assertTrue(e.getMessage().contains("--world N or WORLD_SIZE"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "0", "WORLD_SIZE", "2"), "--job", "7",
+                "--interface", "eth1", "--etcd", "http://127.0.0.1:1"));
+        assertTrue(e.getMessage().contains("--form"), e.getMessage());
+    }
+}
