@@ -1,7 +1,9 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.deploy.Launcher;
 import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -61,7 +63,8 @@ final class LaunchCommand implements Callable<Integer> {
      */
     void provideSecret() throws IOException {
         int mode = workerArgs.indexOf("--wire-security");
-        boolean authenticated = mode < 0 || mode + 1 >= workerArgs.size() || !workerArgs.get(mode + 1).equals("crc32c");
+        boolean authenticated = WireSecurity.fromName(mode >= 0 && mode + 1 < workerArgs.size()
+                ? workerArgs.get(mode + 1) : TrainJobSpec.DEFAULT_WIRE_SECURITY).authenticated(); // as xaf worker reads it
         int dir = workerArgs.indexOf("--checkpoint-dir");
         if (!authenticated || workerArgs.contains("--secret-file") || dir < 0 || dir + 1 >= workerArgs.size()) return;
         Path file = UserPaths.resolve(workerArgs.get(dir + 1)).resolve("job.secret").toAbsolutePath(); // as the worker will

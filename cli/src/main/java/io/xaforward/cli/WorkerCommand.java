@@ -228,30 +228,14 @@ final class WorkerCommand implements Callable<Integer> {
         secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
         Identity id = identity();
         WorkerOptions o = options(id);
-        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file).
+        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file);
         job = o.jobId();
         world = o.worldSize();
         rank = o.rank();
         form = o.form().configName();
-        String settings = RunSettings.json("xaf worker", this);
+        // they are written once the rank has joined (a rank that never joins leaves no directory behind)
         try (WorldSource source = worldSource()) {
-            // The checkpoint directory and the settings in it are written once the job's world is known: a worker
-            // whose rendezvous fails leaves nothing behind.
-            WorldSource thenRecord = new WorldSource() {
-                @Override
-                public io.xaforward.cluster.world.World join(WorkerOptions options) throws Exception {
-                    io.xaforward.cluster.world.World w = source.join(options);
-                    Files.createDirectories(checkpointDir);
-                    RunSettings.write(io.xaforward.cluster.deploy.ClusterWorker.settingsFile(checkpointDir, o.rank()), settings);
-                    return w;
-                }
-
-                @Override
-                public void close() {
-                    source.close();
-                }
-            };
-            new ClusterWorker(o, System.out).run(thenRecord);
+            new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
         }
         return 0;
     }

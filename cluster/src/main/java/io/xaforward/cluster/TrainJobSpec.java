@@ -118,6 +118,11 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         return workDir.resolve("job.run");
     }
 
+    /** The secret and run nonce files together: what the launcher issues and every worker reads. */
+    public RunKeys runKeys() {
+        return new RunKeys(secretFile(), runNonceFile());
+    }
+
     public void write(Path file) throws IOException {
         Properties p = new Properties();
         p.setProperty("topology", topology.toAbsolutePath().toString());

@@ -5,8 +5,6 @@ import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.training.Evaluation;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.training.SyntheticCorpus;
-import io.xaforward.transport.JobSecret;
-import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.WireSecurity;
 
 import java.io.PrintStream;
@@ -74,11 +72,7 @@ public final class TrainingJob {
         }
         Path specFile = spec.workDir().resolve("job.properties");
         spec.write(specFile);
-        if (WireSecurity.fromName(spec.wireSecurity()).authenticated()) {
-            JobSecret.generate().writeTo(spec.secretFile()); // fresh per run, never a constant
-            // The launcher starts every rank of the run itself: it picks the run nonce and hands it to all of them.
-            Files.writeString(spec.runNonceFile(), RunNonce.generate().hex() + "\n");
-        }
+        spec.runKeys().issue(WireSecurity.fromName(spec.wireSecurity()));
 
         int world = plan.worldSize();
         for (int r = 0; r < world; r++) {

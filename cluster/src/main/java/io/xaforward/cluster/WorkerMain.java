@@ -14,8 +14,6 @@ import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
-import io.xaforward.transport.JobSecret;
-import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.WireSecurity;
 
@@ -63,9 +61,7 @@ public final class WorkerMain {
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), TransportConfig.JOB_ACK_TIMEOUT);
-        WireSecurity wireSecurity = WireSecurity.fromName(spec.wireSecurity());
-        tc.wireSecurity(wireSecurity, wireSecurity.authenticated() ? JobSecret.readFrom(spec.secretFile()) : null,
-                wireSecurity.authenticated() ? RunNonce.parse(java.nio.file.Files.readString(spec.runNonceFile())) : null);
+        spec.runKeys().apply(WireSecurity.fromName(spec.wireSecurity()), tc);
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
         Algorithm algorithm = Algorithm.fromName(spec.algorithm());

@@ -103,22 +103,12 @@ class Bf16AllReduceTest {
             for (int step = 1; step <= 2; step++) {
                 java.util.Random random = new java.util.Random(step);
                 float[][] inputs = new float[n][count];
-                MemorySegment[] buffers = new MemorySegment[n];
                 for (int r = 0; r < n; r++) {
                     for (int i = 0; i < count; i++) {
                         inputs[r][i] = random.nextInt(31) - 15;
                     }
-                    buffers[r] = Tensors.segment(arena, inputs[r]);
                 }
-                int thisStep = step;
-                cluster.onAllRanksOk(Duration.ofSeconds(60), c -> {
-                    c.allReduce(buffers[c.group().rank()], count, Collectives.Op.SUM, thisStep);
-                    return null;
-                });
-                float[][] results = new float[n][];
-                for (int r = 0; r < n; r++) {
-                    results[r] = Tensors.read(buffers[r], count);
-                }
+                float[][] results = cluster.allReduceSum(arena, inputs, step, Duration.ofSeconds(60));
                 Tensors.assertAllReduced(inputs, results, false, true);
             }
             assertTrue(cluster.network.lost() > 0 && cluster.network.duplicated() > 0, "the network must misbehave");

@@ -8,6 +8,8 @@ import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.UdpDatagramPort;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -139,6 +141,28 @@ final class Cluster implements AutoCloseable {
             values.add(o.value());
         }
         return values;
+    }
+
+    /**
+     * A SUM all-reduce of {@code inputs[r]} on every rank r at {@code step} (buffers in {@code arena}); returns what each
+     * rank's buffer holds afterwards.
+     */
+    float[][] allReduceSum(Arena arena, float[][] inputs, int step, Duration limit) throws InterruptedException {
+        int n = size();
+        int count = inputs[0].length;
+        MemorySegment[] buffers = new MemorySegment[n];
+        for (int r = 0; r < n; r++) {
+            buffers[r] = Tensors.segment(arena, inputs[r]);
+        }
+        onAllRanksOk(limit, c -> {
+            c.allReduce(buffers[c.group().rank()], count, Collectives.Op.SUM, step);
+            return null;
+        });
+        float[][] results = new float[n][];
+        for (int r = 0; r < n; r++) {
+            results[r] = Tensors.read(buffers[r], count);
+        }
+        return results;
     }
 
     private static boolean contains(int[] values, int v) {

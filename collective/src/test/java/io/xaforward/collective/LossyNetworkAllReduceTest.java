@@ -6,7 +6,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,19 +30,7 @@ class LossyNetworkAllReduceTest {
             int n = cluster.size();
             for (int step = 1; step <= 3; step++) {
                 float[][] inputs = Tensors.inputs(n, count, step, true);
-                MemorySegment[] buffers = new MemorySegment[n];
-                for (int r = 0; r < n; r++) {
-                    buffers[r] = Tensors.segment(arena, inputs[r]);
-                }
-                int thisStep = step;
-                cluster.onAllRanksOk(Duration.ofSeconds(60), c -> {
-                    c.allReduce(buffers[c.group().rank()], count, Collectives.Op.SUM, thisStep);
-                    return null;
-                });
-                float[][] results = new float[n][];
-                for (int r = 0; r < n; r++) {
-                    results[r] = Tensors.read(buffers[r], count);
-                }
+                float[][] results = cluster.allReduceSum(arena, inputs, step, Duration.ofSeconds(60));
                 Tensors.assertAllReduced(inputs, results, false, true);
             }
             long retransmits = 0;

@@ -6,7 +6,7 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
-import static io.xaforward.dataplane.GoldenPacketTest.*;
+import static io.xaforward.dataplane.GoldenFixtures.*;
 import static io.xaforward.dataplane.TestFrames.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -7,7 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-import static io.xaforward.dataplane.GoldenPacketTest.*;
+import static io.xaforward.dataplane.GoldenFixtures.*;
 import static io.xaforward.dataplane.TestFrames.*;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -4,7 +4,7 @@ import io.xaforward.dataplane.xsk.XskConfig;
 import io.xaforward.dataplane.xsk.XskSocket;
 import org.junit.jupiter.api.Test;
 
-import static io.xaforward.dataplane.GoldenPacketTest.*;
+import static io.xaforward.dataplane.GoldenFixtures.*;
 import static io.xaforward.dataplane.TestFrames.*;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

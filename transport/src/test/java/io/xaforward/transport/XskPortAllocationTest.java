@@ -8,7 +8,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
-import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -145,30 +144,7 @@ class XskPortAllocationTest {
         // Not started: this thread drives both event loops, so its allocation counter sees the whole hot path.
         ReliableTransport t0 = new ReliableTransport(TransportConfig.builder(0, JOB, TOKEN).maxPayload(1400).build(), book, a);
         ReliableTransport t1 = new ReliableTransport(TransportConfig.builder(1, JOB, TOKEN).maxPayload(1400).build(), book, b);
-        int size = 4 << 20;
-        MemorySegment source = Arena.ofAuto().allocate(size);
-        MemorySegment dest = Arena.ofAuto().allocate(size);
-        for (int round = 0; round < 6; round++) transfer(t0, t1, source, dest, round);
-        long before = mx.getCurrentThreadAllocatedBytes();
-        long packetsBefore = t0.stats().packetsSent() + t1.stats().packetsSent();
-        transfer(t0, t1, source, dest, 100);
-        long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-        long packets = t0.stats().packetsSent() + t1.stats().packetsSent() - packetsBefore;
-        assertTrue(packets > 3000, "packets " + packets);
-        assertTrue(allocated < 16_384, allocated + " bytes allocated for " + packets + " packets");
+        SteadyStateTransfer.assertAllocatesNothingPerPacket(t0, t1, JOB);
         // The ports belong to the test's try-with-resources; the transports hold nothing else.
-    }
-
-    private static void transfer(ReliableTransport t0, ReliableTransport t1, MemorySegment source, MemorySegment dest, int step) {
-        MessageId id = new MessageId(JOB, step, 0);
-        CompletableFuture<Void> received = t1.expect(0, id, dest);
-        CompletableFuture<Void> sent = t0.send(1, id, source);
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!(received.isDone() && sent.isDone()) && System.nanoTime() < deadline) {
-            t0.doWork();
-            t1.doWork();
-        }
-        assertTrue(sent.isDone() && !sent.isCompletedExceptionally() && received.isDone(),
-                "transfer " + step + " did not complete within 20 s");
     }
 }

@@ -1,6 +1,5 @@
 package io.xaforward.bench.allreduce;
 
-import io.xaforward.transport.JobSecret;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.collective.Algorithm;
@@ -128,10 +127,7 @@ public final class AllReduceJob {
             IdentifierPlan plan = cluster.up();
             Path specFile = spec.cluster().workDir().resolve("allreduce.properties");
             spec.write(specFile);
-            if (spec.wireSecurity().authenticated()) {
-                JobSecret.generate().writeTo(spec.secretFile());
-                java.nio.file.Files.writeString(spec.runNonceFile(), io.xaforward.transport.RunNonce.generate().hex() + "\n");
-            }
+            spec.runKeys().issue(spec.wireSecurity());
             int world = plan.worldSize();
             int started = 0;
             long maxBytes = spec.sizesBytes().stream().mapToLong(Long::longValue).max().orElse(0);

@@ -2,6 +2,7 @@ package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.JobProperties;
+import io.xaforward.cluster.RunKeys;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.transport.WireSecurity;
 
@@ -98,6 +99,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     /** The run nonce the launcher draws for this run (32 hex digits, not secret; the wire keys depend on it). */
     public Path runNonceFile() {
         return cluster.workDir().resolve("allreduce.run");
+    }
+
+    /** The secret and run nonce files together: what the launcher issues and every worker reads. */
+    public RunKeys runKeys() {
+        return new RunKeys(secretFile(), runNonceFile());
     }
 
     public void write(Path file) throws IOException {

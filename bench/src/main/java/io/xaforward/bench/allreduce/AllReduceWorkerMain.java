@@ -7,7 +7,6 @@ import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.CollectiveTimeoutException;
 import io.xaforward.collective.Collectives;
 import io.xaforward.transport.DatagramPort;
-import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.MessageId;
 import io.xaforward.transport.XskDatagramPort;
 import io.xaforward.transport.ReliableTransport;
@@ -77,8 +76,7 @@ public final class AllReduceWorkerMain {
         int world = net.worldSize();
         TransportConfig.Builder tc = net.transportConfig(spec.tokenOf(rank), spec.operationTimeout());
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
-        if (spec.wireSecurity().authenticated()) tc.wireSecurity(spec.wireSecurity(), JobSecret.readFrom(spec.secretFile()),
-                io.xaforward.transport.RunNonce.parse(java.nio.file.Files.readString(spec.runNonceFile())));
+        spec.runKeys().apply(spec.wireSecurity(), tc);
         long maxBytes = spec.sizesBytes().stream().mapToLong(s -> s / Float.BYTES * Float.BYTES).max().orElse(Float.BYTES);
         InputPattern pattern = new InputPattern(spec.pattern(), spec.seed());
 
