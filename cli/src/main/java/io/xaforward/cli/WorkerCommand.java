@@ -39,7 +39,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else the cluster file's number of ranks; with --etcd, one of them is required)")
     Integer world;
 
-    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; with --etcd and neither, the rendezvous assigns one)")
+    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; one of them is required: the gateways' routes name each rank's host)")
     Integer rank;
 
     @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
@@ -51,10 +51,7 @@ final class WorkerCommand implements Callable<Integer> {
     /** Where torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK) are read; tests give their own. */
     java.util.Map<String, String> environment = System.getenv();
 
-    /**
-     * Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster
-     * file. {@code rank} is -1 when the etcd rendezvous is to assign it.
-     */
+    /** Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster file. */
     record Identity(int job, int world, int rank, String iface, NetworkForm form) {}
 
     /** An integer from torchrun's environment, or null when the variable is not set. */
@@ -79,18 +76,18 @@ final class WorkerCommand implements Callable<Integer> {
         if (w == null && file != null) w = file.worldSize();
         if (w == null) throw new IllegalArgumentException("give the number of ranks: --world N or WORLD_SIZE" + where);
         Integer r = rank != null ? rank : fromEnvironment("RANK");
-        if (r == null && file != null) {
-            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (a cluster file fixes every rank's"
-                    + " address, so the rank cannot be assigned; with --etcd the rendezvous assigns it)");
+        if (r == null) {
+            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (the gateways' routes send each"
+                    + " rank's traffic to the host planned for it)");
         }
-        if (r != null && (r < 0 || r >= w)) {
+        if (r < 0 || r >= w) {
             throw new IllegalArgumentException((rank != null ? "--rank" : "RANK") + " must be 0.." + (w - 1) + ", was " + r);
         }
         NetworkForm f;
         if (form != null) f = NetworkForm.fromName(form);
         else if (file != null) f = file.rank(r).form();
         else throw new IllegalArgumentException("give this data center's network form: --form ipv4|ipv6|id" + where);
-        return new Identity(j, w, r == null ? -1 : r, localInterface(), f);
+        return new Identity(j, w, r, localInterface(), f);
     }
 
     /** --interface, or with a comma-separated list the entry $LOCAL_RANK names. */
@@ -230,17 +227,15 @@ final class WorkerCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
         Identity id = identity();
-        if (id.rank() < 0) throw new IllegalArgumentException("give this worker's rank: --rank N or RANK");
         WorkerOptions o = options(id);
-        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file).
+        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file);
         job = o.jobId();
         world = o.worldSize();
         rank = o.rank();
         form = o.form().configName();
-        java.nio.file.Files.createDirectories(checkpointDir);
-        RunSettings.write(io.xaforward.cluster.deploy.ClusterWorker.settingsFile(checkpointDir, o.rank()), RunSettings.json("xaf worker", this));
+        // they are written once the rank has joined (a rank that never joins leaves no directory behind)
         try (WorldSource source = worldSource()) {
-            new ClusterWorker(o, System.out).run(source);
+            new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
         }
         return 0;
     }

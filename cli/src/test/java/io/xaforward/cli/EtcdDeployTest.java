@@ -288,6 +288,9 @@ class EtcdDeployTest {
                 assertEquals(1, done.size(), w.output());
                 if (checksum == null) checksum = done.get(0).get("checksum");
                 assertEquals(checksum, done.get(0).get("checksum"), "rank " + r + " ends with other weights");
+                // the rank's settings, written once it had joined
+                Path settings = io.xaforward.cluster.deploy.ClusterWorker.settingsFile(checkpoints.resolve("rank" + r), r);
+                assertTrue(Files.readString(settings).contains("\"command\": \"xaf worker\""), settings.toString());
             }
         } finally {
             training.set(false);

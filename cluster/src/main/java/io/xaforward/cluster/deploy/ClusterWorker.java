@@ -37,10 +37,22 @@ public final class ClusterWorker {
     private final PrintStream out;
     /** The trainer's reducer; set once the start-up agreement is over (it has a longer timeout). */
     private volatile Collectives trainingCollectives;
+    /** The run's settings (JSON), recorded beside and inside this rank's checkpoints; null: none. */
+    private final String settingsJson;
 
     public ClusterWorker(WorkerOptions options, PrintStream out) {
+        this(options, out, null);
+    }
+
+    /**
+     * @param settingsJson every option of the run as JSON ({@code xaf worker} writes it): written to
+     *                     {@link #settingsFile} once the rank has joined the world (a rank that never joins leaves no
+     *                     checkpoint directory behind) and recorded in every checkpoint; null: none
+     */
+    public ClusterWorker(WorkerOptions options, PrintStream out, String settingsJson) {
         this.o = options;
         this.out = out;
+        this.settingsJson = settingsJson;
     }
 
     /** Where a rank leaves its final weights (and optimizer state). */
@@ -68,6 +80,9 @@ public final class ClusterWorker {
         TrainingData.Opened data = openData(o.data(), o.tokenizer(), o.preset());
         World world = source.join(o);
         Files.createDirectories(o.checkpointDir());
+        if (settingsJson != null) {
+            Files.writeString(settingsFile(o.checkpointDir(), o.rank()), settingsJson.endsWith("\n") ? settingsJson : settingsJson + "\n");
+        }
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
         DjlRuntime.load(DjlRuntime.CACHE_DIR, o.threads());
@@ -94,8 +109,7 @@ public final class ClusterWorker {
                 .wireSecurity(o.wireSecurity(), o.secret(), run).build(), net.addressBook(), port).start();
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
                      world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
-            Path settings = settingsFile(o.checkpointDir(), o.rank()); // written by xaf worker: every option of the run
-            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
+            if (settingsJson != null) trainer.recordSettings(settingsJson);
             long from = 0;
             // The first collective waits for every rank to be up (restarted ranks come up at different times).
             try (Collectives start = new Collectives(net.group(), transport,
