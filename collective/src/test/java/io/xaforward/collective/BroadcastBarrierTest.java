@@ -81,6 +81,30 @@ class BroadcastBarrierTest {
     }
 
     @Test
+    void finishHoldsEveryRankUntilTheLastArrivesThenLingers() throws Exception {
+        CollectiveConfig config = new CollectiveConfig(4096, Algorithm.RING, Duration.ofSeconds(10));
+        try (Cluster cluster = Cluster.loopback(LAYOUT, LoopbackNetwork.Impairments.NONE, 12, config, b -> b)) {
+            int late = 2;
+            long[] entered = new long[LAYOUT.length];
+            List<Long> left = cluster.onAllRanksOk(Duration.ofSeconds(20), c -> {
+                int r = c.group().rank();
+                if (r == late) {
+                    Thread.sleep(300);
+                }
+                entered[r] = System.nanoTime();
+                c.finish();
+                return System.nanoTime();
+            });
+            for (int r = 0; r < LAYOUT.length; r++) {
+                assertTrue(left.get(r) >= entered[late], "rank " + r + " finished before rank " + late + " arrived");
+                // the linger: answers for a second of silence after the barrier (at most five in all)
+                long lingered = left.get(r) - entered[late];
+                assertTrue(lingered >= 1_000_000_000L && lingered < 6_000_000_000L, "rank " + r + ": " + lingered + " ns");
+            }
+        }
+    }
+
+    @Test
     void allReduceMeanAdapterCountsSteps() throws Exception {
         CollectiveConfig config = new CollectiveConfig(4096, Algorithm.HIERARCHICAL, Duration.ofSeconds(10));
         try (Cluster cluster = Cluster.loopback(LAYOUT, LoopbackNetwork.Impairments.NONE, 11, config, b -> b);
