@@ -39,7 +39,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else the cluster file's number of ranks; with --etcd, one of them is required)")
     Integer world;
 
-    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; with --etcd and neither, the rendezvous assigns one)")
+    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; one of them is required: the gateways' routes name each rank's host)")
     Integer rank;
 
     @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
@@ -51,10 +51,7 @@ final class WorkerCommand implements Callable<Integer> {
     /** Where torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK) are read; tests give their own. */
     java.util.Map<String, String> environment = System.getenv();
 
-    /**
-     * Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster
-     * file. {@code rank} is -1 when the etcd rendezvous is to assign it.
-     */
+    /** Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster file. */
     record Identity(int job, int world, int rank, String iface, NetworkForm form) {}
 
     /** An integer from torchrun's environment, or null when the variable is not set. */
@@ -79,18 +76,18 @@ final class WorkerCommand implements Callable<Integer> {
         if (w == null && file != null) w = file.worldSize();
         if (w == null) throw new IllegalArgumentException("give the number of ranks: --world N or WORLD_SIZE" + where);
         Integer r = rank != null ? rank : fromEnvironment("RANK");
-        if (r == null && file != null) {
-            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (a cluster file fixes every rank's"
-                    + " address, so the rank cannot be assigned; with --etcd the rendezvous assigns it)");
+        if (r == null) {
+            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (the gateways' routes send each"
+                    + " rank's traffic to the host planned for it)");
         }
-        if (r != null && (r < 0 || r >= w)) {
+        if (r < 0 || r >= w) {
             throw new IllegalArgumentException((rank != null ? "--rank" : "RANK") + " must be 0.." + (w - 1) + ", was " + r);
         }
         NetworkForm f;
         if (form != null) f = NetworkForm.fromName(form);
         else if (file != null) f = file.rank(r).form();
         else throw new IllegalArgumentException("give this data center's network form: --form ipv4|ipv6|id" + where);
-        return new Identity(j, w, r == null ? -1 : r, localInterface(), f);
+        return new Identity(j, w, r, localInterface(), f);
     }
 
     /** --interface, or with a comma-separated list the entry $LOCAL_RANK names. */
@@ -153,8 +150,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "SECONDS", names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register (default: ${DEFAULT-VALUE})")
     long rendezvousTimeoutSeconds;
 
-    @Option(paramLabel = "PATH", names = "--data", required = true, description = "the same on every rank: DIR (train.bin, val.bin, meta.json from "
-            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file")
+    @Option(paramLabel = "PATH", names = "--data", description = "the same on every rank: DIR (train.bin, val.bin, meta.json from "
+            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file (required, here or as data: in the cluster file's training section)")
     Path data;
 
     @Option(paramLabel = "DIR", names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
@@ -205,7 +202,53 @@ final class WorkerCommand implements Callable<Integer> {
         }
     }
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec commandSpec;
+
+    /** Options of the job's own settings that a cluster file's training section may give, besides the shared ones. */
+    static final java.util.Set<String> JOB_SETTINGS = java.util.Set.of("--data", "--checkpoint-every", "--wire-security",
+            "--op-timeout", "--start-timeout");
+
+    /**
+     * With a cluster file that has a training section, every job setting not given on this command line takes the
+     * file's value: the shared training options ({@link TrainingLoopOptions}) and {@link #JOB_SETTINGS}. A name that
+     * is none of them is an error naming the file.
+     */
+    void applyClusterTraining() {
+        if (peers == null || peers.cluster == null || commandSpec == null || !Files.exists(peers.cluster)) return;
+        java.util.Map<String, String> training = io.xaforward.cluster.world.ClusterFile.training(peers.cluster);
+        if (training.isEmpty()) return;
+        java.util.Set<String> allowed = new java.util.TreeSet<>(JOB_SETTINGS);
+        for (var o : commandSpec.mixins().get("loop").options()) allowed.add(o.longestName());
+        java.util.Map<String, String> recorded = new java.util.TreeMap<>();
+        for (var e : training.entrySet()) {
+            String name = "--" + e.getKey();
+            if (!allowed.contains(name)) {
+                throw new IllegalArgumentException(peers.cluster + ": training." + e.getKey() + " is not a job setting (allowed: "
+                        + String.join(", ", allowed.stream().map(n -> n.substring(2)).toList()) + ")");
+            }
+            recorded.put(name, e.getValue());
+        }
+        java.util.List<String> args = RunSettings.inherited(commandSpec, recorded, java.util.Set.of());
+        if (args.isEmpty()) return;
+        picocli.CommandLine fresh = new picocli.CommandLine(new WorkerCommand());
+        fresh.registerConverter(Path.class, UserPaths::resolve);
+        java.util.List<String> parse = new java.util.ArrayList<>(args);
+        // the options this fresh parse requires; their values are not used
+        parse.addAll(java.util.List.of("--interface", "-", "--token", "0", "--cluster", "-", "--checkpoint-dir", "-"));
+        try {
+            fresh.parseArgs(parse.toArray(String[]::new));
+        } catch (picocli.CommandLine.ParameterException e) {
+            throw new IllegalArgumentException(peers.cluster + ": training: " + e.getMessage());
+        }
+        for (String a : args) {
+            var option = commandSpec.findOption(a);
+            if (option != null) option.setValue(fresh.getCommandSpec().findOption(a).getValue());
+        }
+    }
+
     WorkerOptions options(Identity id) throws IOException {
+        if (data == null) throw new IllegalArgumentException("give the training data: --data PATH, or data: in the cluster file's training section");
         WireSecurity mode = WireSecurity.fromName(wireSecurity);
         return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(), loop.preset, loop.steps,
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
@@ -228,11 +271,11 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        applyClusterTraining();
         secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
         Identity id = identity();
-        if (id.rank() < 0) throw new IllegalArgumentException("give this worker's rank: --rank N or RANK");
         WorkerOptions o = options(id);
-        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file).
+        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file);
         job = o.jobId();
         world = o.worldSize();
         rank = o.rank();

@@ -70,21 +70,10 @@ class StableFileReaderTest {
             Files.writeString(file, TWO_ROUTES);
             StableFileReader reader = new StableFileReader(file, 100, 1500, 20_000);
             assertEquals(TWO_ROUTES, reader.read());
-            AtomicReference<Throwable> writerFailure = new AtomicReference<>();
-            Thread writer = Thread.ofPlatform().start(() -> {
-                try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.TRUNCATE_EXISTING)) {
-                    out.write(FULL.getBytes(StandardCharsets.UTF_8)); // the first route, a valid config by itself
-                    out.flush();
-                    Thread.sleep(700); // much longer than the 100 ms rename settle time
-                    out.write(TWO_ROUTES.substring(FULL.length()).getBytes(StandardCharsets.UTF_8));
-                } catch (Exception e) {
-                    writerFailure.set(e);
-                }
-            });
+            PausingWriter writer = PausingWriter.start(file, 700); // much longer than the 100 ms rename settle time
             Thread.sleep(50);
             String read = reader.read();
-            writer.join();
-            assertNull(writerFailure.get());
+            writer.joinOk();
             assertEquals(TWO_ROUTES, read, "the shorter route set written before the pause was taken for the file");
             assertEquals(2, GatewayConfigParser.parse(read, file.toString()).routes().size());
         } finally {
@@ -104,21 +93,10 @@ class StableFileReaderTest {
             Files.writeString(file, TWO_ROUTES);
             StableFileReader reader = new StableFileReader(file, 100, 300, 20_000);
             assertEquals(TWO_ROUTES, reader.read());
-            AtomicReference<Throwable> writerFailure = new AtomicReference<>();
-            Thread writer = Thread.ofPlatform().start(() -> {
-                try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.TRUNCATE_EXISTING)) {
-                    out.write(FULL.getBytes(StandardCharsets.UTF_8)); // the first route: a valid config by itself
-                    out.flush();
-                    Thread.sleep(1500);
-                    out.write(TWO_ROUTES.substring(FULL.length()).getBytes(StandardCharsets.UTF_8));
-                } catch (Exception e) {
-                    writerFailure.set(e);
-                }
-            });
+            PausingWriter writer = PausingWriter.start(file, 1500);
             Thread.sleep(50);
             String read = reader.read();
-            writer.join();
-            assertNull(writerFailure.get());
+            writer.joinOk();
             assertEquals(TWO_ROUTES, read, "the shorter route set written before the pause was taken for the file");
         } finally {
             Files.deleteIfExists(file);
@@ -186,6 +164,32 @@ class StableFileReaderTest {
         } finally {
             Files.deleteIfExists(file);
             Files.deleteIfExists(dir);
+        }
+    }
+
+    /**
+     * Rewrites the file in place with {@link #FULL} (the first route, a valid config by itself), keeps it open for
+     * {@code pauseMillis}, then appends the second route.
+     */
+    private record PausingWriter(Thread thread, AtomicReference<Throwable> failure) {
+        static PausingWriter start(Path file, long pauseMillis) {
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread thread = Thread.ofPlatform().start(() -> {
+                try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.TRUNCATE_EXISTING)) {
+                    out.write(FULL.getBytes(StandardCharsets.UTF_8));
+                    out.flush();
+                    Thread.sleep(pauseMillis);
+                    out.write(TWO_ROUTES.substring(FULL.length()).getBytes(StandardCharsets.UTF_8));
+                } catch (Exception e) {
+                    failure.set(e);
+                }
+            });
+            return new PausingWriter(thread, failure);
+        }
+
+        void joinOk() throws InterruptedException {
+            thread.join();
+            assertNull(failure.get());
         }
     }
 }

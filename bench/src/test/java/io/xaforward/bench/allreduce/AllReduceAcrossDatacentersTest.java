@@ -1,8 +1,5 @@
-package io.xaforward.cli;
+package io.xaforward.bench.allreduce;
 
-import io.xaforward.bench.allreduce.AllReduceJob;
-import io.xaforward.bench.allreduce.AllReduceSpec;
-import io.xaforward.bench.allreduce.InputPattern;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.Netns;
@@ -40,6 +37,11 @@ class AllReduceAcrossDatacentersTest {
      */
     static final Duration SUCCESS_OP_TIMEOUT = Duration.ofSeconds(30);
 
+    /** A topology of the repository's topologies/ (the tests run in the module's directory). */
+    static Path shippedTopology(String name) {
+        return Path.of("..", "topologies", name);
+    }
+
     @BeforeAll
     static void needsRoot() {
         assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
@@ -50,7 +52,7 @@ class AllReduceAcrossDatacentersTest {
         boolean mustSucceed = tokens.isEmpty() && absent.isEmpty();
         Path dir = Files.createTempDirectory("xaf-allreduce-test");
         String prefix = "r" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
-        ClusterRun.Spec cluster = new ClusterRun.Spec(TrainCommand.shippedTopology(topology), prefix, "xdp", 2, JOB_TOKEN,
+        ClusterRun.Spec cluster = new ClusterRun.Spec(shippedTopology(topology), prefix, "xdp", 2, JOB_TOKEN,
                 dropOneIn, dir);
         return new AllReduceSpec(cluster, SIZES, algorithms, 0, 1, 1, 1, pattern, 4242, 256 << 10,
                 mustSucceed ? SUCCESS_OP_TIMEOUT : OP_TIMEOUT, 0, 0, 0,

@@ -1,8 +1,5 @@
-package io.xaforward.cli;
+package io.xaforward.bench.allreduce;
 
-import io.xaforward.bench.allreduce.AllReduceJob;
-import io.xaforward.bench.allreduce.AllReduceSpec;
-import io.xaforward.bench.allreduce.InputPattern;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.Netns;
@@ -32,8 +29,8 @@ class KernelTunnelAllReduceTest {
         assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
         Path dir = Files.createTempDirectory("xaf-tunnel-test");
         String prefix = "k" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
-        ClusterRun.Spec cluster = new ClusterRun.Spec(TrainCommand.shippedTopology("two-dc-wan.yaml"), prefix,
-                "kernel-tunnel", 3, 0x5eed0003, 0, dir);
+        ClusterRun.Spec cluster = new ClusterRun.Spec(AllReduceAcrossDatacentersTest.shippedTopology("two-dc-wan.yaml"),
+                prefix, "kernel-tunnel", 3, 0x5eed0003, 0, dir);
         List<Algorithm> algorithms = List.of(Algorithm.HIERARCHICAL, Algorithm.RING);
         AllReduceSpec spec = new AllReduceSpec(cluster, AllReduceAcrossDatacentersTest.SIZES, algorithms, 0, 1, 1, 1,
                 InputPattern.Kind.INTEGER, 4243, 256 << 10, AllReduceAcrossDatacentersTest.SUCCESS_OP_TIMEOUT, 0, 0, 0,
