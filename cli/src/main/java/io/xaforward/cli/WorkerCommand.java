@@ -150,8 +150,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "SECONDS", names = "--rendezvous-timeout", defaultValue = "300", description = "with --etcd: seconds to wait for every rank to register (default: ${DEFAULT-VALUE})")
     long rendezvousTimeoutSeconds;
 
-    @Option(paramLabel = "PATH", names = "--data", required = true, description = "the same on every rank: DIR (train.bin, val.bin, meta.json from "
-            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file")
+    @Option(paramLabel = "PATH", names = "--data", description = "the same on every rank: DIR (train.bin, val.bin, meta.json from "
+            + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file (required, here or as data: in the cluster file's training section)")
     Path data;
 
     @Option(paramLabel = "DIR", names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
@@ -202,7 +202,53 @@ final class WorkerCommand implements Callable<Integer> {
         }
     }
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec commandSpec;
+
+    /** Options of the job's own settings that a cluster file's training section may give, besides the shared ones. */
+    static final java.util.Set<String> JOB_SETTINGS = java.util.Set.of("--data", "--checkpoint-every", "--wire-security",
+            "--op-timeout", "--start-timeout");
+
+    /**
+     * With a cluster file that has a training section, every job setting not given on this command line takes the
+     * file's value: the shared training options ({@link TrainingLoopOptions}) and {@link #JOB_SETTINGS}. A name that
+     * is none of them is an error naming the file.
+     */
+    void applyClusterTraining() {
+        if (peers == null || peers.cluster == null || commandSpec == null || !Files.exists(peers.cluster)) return;
+        java.util.Map<String, String> training = io.xaforward.cluster.world.ClusterFile.training(peers.cluster);
+        if (training.isEmpty()) return;
+        java.util.Set<String> allowed = new java.util.TreeSet<>(JOB_SETTINGS);
+        for (var o : commandSpec.mixins().get("loop").options()) allowed.add(o.longestName());
+        java.util.Map<String, String> recorded = new java.util.TreeMap<>();
+        for (var e : training.entrySet()) {
+            String name = "--" + e.getKey();
+            if (!allowed.contains(name)) {
+                throw new IllegalArgumentException(peers.cluster + ": training." + e.getKey() + " is not a job setting (allowed: "
+                        + String.join(", ", allowed.stream().map(n -> n.substring(2)).toList()) + ")");
+            }
+            recorded.put(name, e.getValue());
+        }
+        java.util.List<String> args = RunSettings.inherited(commandSpec, recorded, java.util.Set.of());
+        if (args.isEmpty()) return;
+        picocli.CommandLine fresh = new picocli.CommandLine(new WorkerCommand());
+        fresh.registerConverter(Path.class, UserPaths::resolve);
+        java.util.List<String> parse = new java.util.ArrayList<>(args);
+        // the options this fresh parse requires; their values are not used
+        parse.addAll(java.util.List.of("--interface", "-", "--token", "0", "--cluster", "-", "--checkpoint-dir", "-"));
+        try {
+            fresh.parseArgs(parse.toArray(String[]::new));
+        } catch (picocli.CommandLine.ParameterException e) {
+            throw new IllegalArgumentException(peers.cluster + ": training: " + e.getMessage());
+        }
+        for (String a : args) {
+            var option = commandSpec.findOption(a);
+            if (option != null) option.setValue(fresh.getCommandSpec().findOption(a).getValue());
+        }
+    }
+
     WorkerOptions options(Identity id) throws IOException {
+        if (data == null) throw new IllegalArgumentException("give the training data: --data PATH, or data: in the cluster file's training section");
         WireSecurity mode = WireSecurity.fromName(wireSecurity);
         return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(), loop.preset, loop.steps,
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
@@ -225,6 +271,7 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        applyClusterTraining();
         secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
         Identity id = identity();
         WorkerOptions o = options(id);

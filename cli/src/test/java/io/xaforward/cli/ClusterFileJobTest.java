@@ -53,6 +53,8 @@ class ClusterFileJobTest {
     @Order(1)
     void twoDatacentersTimesTwoWorkersThroughAnXdpGatewayFromTheClusterFile() throws Exception {
         Path cluster = machines.writeClusterFile();
+        // The job's settings once, in the cluster file, for every rank.
+        Files.writeString(cluster, "training: {checksum-every: 2}\n", java.nio.file.StandardOpenOption.APPEND);
         Path gatewayConfig = machines.writeGatewayConfig("127.0.0.1:9464");
         Path checkpoints = machines.dir.resolve("ckpt-file");
         try (GatewayProcess gateway = GatewayProcess.start(machines.gatewayNamespace(), gatewayConfig, List.of())) {
@@ -62,7 +64,7 @@ class ClusterFileJobTest {
                 for (int r = 0; r < 4; r++) {
                     List<String> args = new ArrayList<>(List.of("worker"));
                     args.addAll(machines.workerArgs(r, STEPS, checkpoints));
-                    args.addAll(List.of("--cluster", cluster.toString(), "--checksum-every", "2"));
+                    args.addAll(List.of("--cluster", cluster.toString()));
                     workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
                             machines.dir.resolve("file-worker-" + r + ".log")));
                 }
@@ -75,6 +77,8 @@ class ClusterFileJobTest {
                     List<WorkerLine> done = w.protocolLines("done");
                     assertEquals(1, done.size(), w.output());
                     assertEquals(STEPS, w.protocolLines("step").size(), w.output());
+                    assertTrue(w.protocolLines("step").get(1).values().containsKey("checksum"),
+                            "checksum-every 2 from the cluster file's training section: " + w.output());
                     if (checksum == null) checksum = done.get(0).get("checksum");
                     assertEquals(checksum, done.get(0).get("checksum"), "rank " + r + " ends with other weights");
                 }

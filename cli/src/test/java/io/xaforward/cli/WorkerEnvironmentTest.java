@@ -98,6 +98,40 @@ class WorkerEnvironmentTest {
     }
 
     @Test
+    void theClusterFilesTrainingSectionGivesTheJobsSettingsAndTheCommandLineWins() throws Exception {
+        Path withTraining = dir.resolve("cluster-training.yaml");
+        Files.writeString(withTraining, Files.readString(cluster) + """
+                training: {preset: tiny, steps: 7, lr: 0.01, batch: 4, data: %s, checksum-every: 3, wire-security: crc32c}
+                """.formatted(dir.resolve("corpus.txt")));
+        WorkerCommand w = new WorkerCommand();
+        w.environment = Map.of("RANK", "1");
+        new CommandLine(w).parseArgs("--token", "0x1234", "--checkpoint-dir", dir.resolve("ckpt").toString(),
+                "--interface", "eth1", "--cluster", withTraining.toString(), "--steps", "5");
+        w.applyClusterTraining();
+        WorkerOptions o = w.options(w.identity());
+        assertEquals("tiny", o.preset());
+        assertEquals(5, o.steps(), "the command line wins");
+        assertEquals(0.01, o.learningRate());
+        assertEquals(4, o.globalBatch());
+        assertEquals(3, o.checksumEvery());
+        assertEquals(dir.resolve("corpus.txt"), o.data());
+        assertEquals("crc32c", o.wireSecurity().cliName());
+        assertEquals(1234, o.seed(), "not in the file: the default");
+
+        Path typo = dir.resolve("cluster-typo.yaml");
+        Files.writeString(typo, Files.readString(cluster) + "training: {presets: tiny}\n");
+        WorkerCommand bad = worker(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", typo.toString());
+        var e = assertThrows(IllegalArgumentException.class, bad::applyClusterTraining);
+        assertTrue(e.getMessage().contains(typo + ": training.presets is not a job setting"), e.getMessage());
+
+        Path badValue = dir.resolve("cluster-bad-value.yaml");
+        Files.writeString(badValue, Files.readString(cluster) + "training: {steps: many}\n");
+        WorkerCommand worse = worker(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", badValue.toString());
+        e = assertThrows(IllegalArgumentException.class, worse::applyClusterTraining);
+        assertTrue(e.getMessage().contains(badValue + ": training:") && e.getMessage().contains("many"), e.getMessage());
+    }
+
+    @Test
     void whatIsMissingOrWrongIsNamed() {
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of(), "--interface", "eth1",
                 "--cluster", cluster.toString()));

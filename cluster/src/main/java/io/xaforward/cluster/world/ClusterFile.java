@@ -56,6 +56,42 @@ public final class ClusterFile {
         return new ClusterFile(source).parseText(yaml);
     }
 
+    /**
+     * The job's training settings, from the file's optional {@code training:} mapping: option name (without the
+     * dashes of xaf worker's option) to its value as written, e.g. {@code training: {preset: gpt2-tiny, steps: 1000}}.
+     * Empty without the section. The worker checks the names and values, as it checks its command line.
+     */
+    public static Map<String, String> training(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException(file + ": cluster file not found");
+        } catch (IOException e) {
+            throw new IllegalArgumentException(file + ": cannot read: " + e.getMessage());
+        }
+        return new ClusterFile(file.toString()).trainingOf(text);
+    }
+
+    private Map<String, String> trainingOf(String yaml) {
+        Object root;
+        try {
+            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+        } catch (RuntimeException e) {
+            throw fail("not valid YAML: " + e.getMessage());
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        if (!(root instanceof Map<?, ?> top) || !top.containsKey("training")) return out;
+        for (var e : map(top.get("training"), "training").entrySet()) {
+            Object v = e.getValue();
+            if (v == null || v instanceof Map<?, ?> || v instanceof List<?>) {
+                throw fail("training." + e.getKey() + ": expected a single value");
+            }
+            out.put(String.valueOf(e.getKey()), String.valueOf(v).trim());
+        }
+        return out;
+    }
+
     private record Dc(NetworkForm form, int mtu) {}
 
     private World parseText(String yaml) {
@@ -66,7 +102,7 @@ public final class ClusterFile {
             throw fail("not valid YAML: " + e.getMessage());
         }
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'job', 'datacenters' and 'ranks'");
-        checkKeys(top, "top level", Set.of("job", "datacenters", "ranks"));
+        checkKeys(top, "top level", Set.of("job", "datacenters", "ranks", "training"));
         int job = (int) number(top, "job", "top level", null);
 
         Map<String, Dc> dcs = new LinkedHashMap<>();

@@ -65,6 +65,24 @@ class ClusterFileTest {
     }
 
     @Test
+    void aTrainingSectionIsReadAsTheJobsSettingsAndLeavesTheWorldAlone() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("cluster", ".yaml");
+        try {
+            java.nio.file.Files.writeString(file, GOOD + "training: {preset: gpt2-tiny, steps: 1000, lr: 0.003, data: /srv/corpus}\n");
+            assertEquals(ClusterFile.parse(GOOD, "x").ranks(), ClusterFile.read(file).ranks());
+            assertEquals(java.util.Map.of("preset", "gpt2-tiny", "steps", "1000", "lr", "0.003", "data", "/srv/corpus"),
+                    ClusterFile.training(file));
+            java.nio.file.Files.writeString(file, GOOD);
+            assertEquals(java.util.Map.of(), ClusterFile.training(file));
+            java.nio.file.Files.writeString(file, GOOD + "training: {steps: [1, 2]}\n");
+            var e = assertThrows(IllegalArgumentException.class, () -> ClusterFile.training(file));
+            assertTrue(e.getMessage().contains(file + ": training.steps: expected a single value"), e.getMessage());
+        } finally {
+            java.nio.file.Files.delete(file);
+        }
+    }
+
+    @Test
     void mistakesNameTheFileAndTheEntry() {
         assertError(GOOD.replace("rank: 1,", "rank: 5,"), "ranks[1]: ranks must be listed in order");
         assertError(GOOD.replace("datacenter: b,", "datacenter: c,"), "ranks[2]: data center 'c' is not listed");
