@@ -61,15 +61,7 @@ class BroadcastBarrierTest {
             for (int round = 0; round < 3; round++) {
                 int late = (round * 2 + 1) % LAYOUT.length;
                 long[] entered = new long[LAYOUT.length];
-                List<Long> left = cluster.onAllRanksOk(Duration.ofSeconds(20), c -> {
-                    int r = c.group().rank();
-                    if (r == late) {
-                        Thread.sleep(300);
-                    }
-                    entered[r] = System.nanoTime();
-                    c.barrier();
-                    return System.nanoTime();
-                });
+                List<Long> left = withOneLateRank(cluster, late, entered, Collectives::barrier);
                 long lastEntry = entered[late];
                 for (int r = 0; r < LAYOUT.length; r++) {
                     assertTrue(entered[r] <= lastEntry);
@@ -86,15 +78,7 @@ class BroadcastBarrierTest {
         try (Cluster cluster = Cluster.loopback(LAYOUT, LoopbackNetwork.Impairments.NONE, 12, config, b -> b)) {
             int late = 2;
             long[] entered = new long[LAYOUT.length];
-            List<Long> left = cluster.onAllRanksOk(Duration.ofSeconds(20), c -> {
-                int r = c.group().rank();
-                if (r == late) {
-                    Thread.sleep(300);
-                }
-                entered[r] = System.nanoTime();
-                c.finish();
-                return System.nanoTime();
-            });
+            List<Long> left = withOneLateRank(cluster, late, entered, Collectives::finish);
             for (int r = 0; r < LAYOUT.length; r++) {
                 assertTrue(left.get(r) >= entered[late], "rank " + r + " finished before rank " + late + " arrived");
                 // the linger: answers for a second of silence after the barrier (at most five in all)
@@ -102,6 +86,27 @@ class BroadcastBarrierTest {
                 assertTrue(lingered >= 1_000_000_000L && lingered < 6_000_000_000L, "rank " + r + ": " + lingered + " ns");
             }
         }
+    }
+
+    interface RankCall {
+        void call(Collectives c) throws Exception;
+    }
+
+    /**
+     * Runs {@code call} on every rank, rank {@code late} 300 ms after the others; {@code entered[r]} is when rank r
+     * made the call, and the result when it returned (System.nanoTime()).
+     */
+    private static List<Long> withOneLateRank(Cluster cluster, int late, long[] entered, RankCall call)
+            throws InterruptedException {
+        return cluster.onAllRanksOk(Duration.ofSeconds(20), c -> {
+            int r = c.group().rank();
+            if (r == late) {
+                Thread.sleep(300);
+            }
+            entered[r] = System.nanoTime();
+            call.call(c);
+            return System.nanoTime();
+        });
     }
 
     @Test
