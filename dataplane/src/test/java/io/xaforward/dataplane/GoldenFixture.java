@@ -1,5 +1,9 @@
 package io.xaforward.dataplane;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -18,7 +22,9 @@ import static io.xaforward.dataplane.SharedLayouts.FORM_NONE;
 /**
  * One golden packet of the XDP gateway as data: the map entries to set up, the frame handed to the program on
  * ifindex {@link #IFINDEX}, and what must come of it. {@link #format} and {@link #parse} are the text form of
- * the files under {@code src/test/resources/golden/} (described in docs/ARCHITECTURE.md, "Golden packets").
+ * the files under {@code src/test/resources/golden/} (described in docs/ARCHITECTURE.md, "Golden packets"), which
+ * {@link #all} reads from the classpath. They ship in the dataplane test-jar, so the Java engines' tests read the same
+ * fixtures.
  *
  * @param name           what the fixture shows (the test's display name)
  * @param ingressForm    the form the frame arrives in; {@link SharedLayouts#FORM_NONE} when it does not matter
@@ -32,27 +38,27 @@ import static io.xaforward.dataplane.SharedLayouts.FORM_NONE;
  *                       are checked independently against the input's {@code payloadLength} payload bytes
  * @param egressForm     the route's egress form (checks of forwarded frames; whether DROP_TOO_BIG counts on a port)
  */
-record GoldenFixture(String name, int ingressForm, List<Setup> setup, byte[] input, int expectedAction,
+public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byte[] input, int expectedAction,
                      byte[] expectedOutput, Counter counter, boolean isXaf, int payloadLength, int egressForm) {
 
     /** The ifindex every golden frame enters on: lo, which exists in every namespace and has one rx queue. */
-    static final int IFINDEX = 1;
+    public static final int IFINDEX = 1;
 
     private static final HexFormat HEX = HexFormat.of();
 
-    GoldenFixture {
+    public GoldenFixture {
         setup = List.copyOf(setup);
     }
 
     /** One map entry of a fixture's setup. */
-    sealed interface Setup {
+    public sealed interface Setup {
         void apply(XafDataplane dp);
 
         String format();
     }
 
     /** A gateway port ({@code ports}); {@code maxHop} 0: the default cap ({@link XafDataplane#setPort(int, int, int)}). */
-    record Port(int ifindex, int slot, int form, int maxHop) implements Setup {
+    public record Port(int ifindex, int slot, int form, int maxHop) implements Setup {
         public void apply(XafDataplane dp) {
             if (maxHop == 0) dp.setPort(ifindex, slot, form);
             else dp.setPort(ifindex, slot, form, maxHop);
@@ -64,7 +70,7 @@ record GoldenFixture(String name, int ingressForm, List<Setup> setup, byte[] inp
     }
 
     /** An egress slot ({@code tx_ports}, {@code port_mtus}); {@code mtu} 0: the interface's own MTU. */
-    record TxPort(int slot, int ifindex, int mtu) implements Setup {
+    public record TxPort(int slot, int ifindex, int mtu) implements Setup {
         public void apply(XafDataplane dp) {
             if (mtu == 0) dp.setTxPort(slot, ifindex);
             else dp.setTxPort(slot, ifindex, mtu);
@@ -76,7 +82,7 @@ record GoldenFixture(String name, int ingressForm, List<Setup> setup, byte[] inp
     }
 
     /** A route ({@code routes}) for {@code networkId}. */
-    record RouteEntry(int networkId, Route route) implements Setup {
+    public record RouteEntry(int networkId, Route route) implements Setup {
         public void apply(XafDataplane dp) {
             dp.putRoute(networkId, route);
         }
@@ -94,13 +100,28 @@ record GoldenFixture(String name, int ingressForm, List<Setup> setup, byte[] inp
     }
 
     /** The slot of the port that frames enter on, or -1 when {@link #IFINDEX} is not a port. */
-    int ingressSlot() {
+    public int ingressSlot() {
         return setup.stream().filter(s -> s instanceof Port p && p.ifindex() == IFINDEX).mapToInt(s -> ((Port) s).slot()).findFirst().orElse(-1);
     }
 
     /** The egress slot of the fixture's route, or -1 without one. */
-    int routeTxSlot() {
+    public int routeTxSlot() {
         return setup.stream().filter(s -> s instanceof RouteEntry).mapToInt(s -> ((RouteEntry) s).route().txSlot()).findFirst().orElse(-1);
+    }
+
+    /** Every golden packet on the classpath ({@code /golden/<file>} for each of {@link GoldenFixtures#FILES}), by file. */
+    public static Map<String, List<GoldenFixture>> all() {
+        Map<String, List<GoldenFixture>> byFile = new LinkedHashMap<>();
+        for (String file : GoldenFixtures.FILES) {
+            String resource = GoldenFixtures.RESOURCE_DIR + file;
+            try (InputStream in = GoldenFixture.class.getResourceAsStream(resource)) {
+                if (in == null) throw new IllegalStateException("no " + resource + " on the classpath");
+                byFile.put(file, parseFile(new String(in.readAllBytes(), StandardCharsets.UTF_8), file));
+            } catch (IOException e) {
+                throw new UncheckedIOException(resource, e);
+            }
+        }
+        return byFile;
     }
 
     // ---- the text form ------------------------------------------------------------------------------------------

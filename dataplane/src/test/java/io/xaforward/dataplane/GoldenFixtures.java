@@ -41,8 +41,10 @@ public final class GoldenFixtures {
 
     /** Where the files live, relative to the dataplane module (the working directory of its tests). */
     static final Path SOURCE_DIR = Path.of("src", "test", "resources", "golden");
-    /** The same files on the test classpath. */
+    /** The same files on the test classpath (and in the dataplane test-jar). */
     static final String RESOURCE_DIR = "/golden/";
+    /** The files, one per theme, in the order {@link #groups} makes them. */
+    static final List<String> FILES = List.of("forward.txt", "mtu.txt", "hop-limit.txt", "local.txt", "drop.txt", "pass.txt");
 
     static final int LO = GoldenFixture.IFINDEX; // exists in every namespace; lo has one rx queue
     static final int NET = 0x0A0B0C0D;           // network index identifier under test
@@ -273,12 +275,12 @@ public final class GoldenFixtures {
                 List.of(new TxPort(TX_SLOT, LO, 0), new RouteEntry(NET, route(FORM_IPV6)))));
 
         return List.of(
-                new Group("forward.txt", "forwarding between all nine ingress x egress form pairs, odd and even payloads, padded frames", forward),
-                new Group("mtu.txt", "the egress MTU at 1500 and 9000 bytes (jumbo frames arrive as multi-buffer frames): the largest frame that fits, and one byte more", mtus),
-                new Group("hop-limit.txt", "the hop limit cap at ingress (PROTOCOL.md §6)", hopLimits),
-                new Group("local.txt", "LOCAL routes: the frame handed on as it arrived (no AF_XDP socket here: the redirect falls back to DROP)", local),
-                new Group("drop.txt", "malformed, truncated and refused frames, each with its own counter", drops),
-                new Group("pass.txt", "frames that are not XAF, or not on a port: passed untouched", passes));
+                new Group(FILES.get(0), "forwarding between all nine ingress x egress form pairs, odd and even payloads, padded frames", forward),
+                new Group(FILES.get(1), "the egress MTU at 1500 and 9000 bytes (jumbo frames arrive as multi-buffer frames): the largest frame that fits, and one byte more", mtus),
+                new Group(FILES.get(2), "the hop limit cap at ingress (PROTOCOL.md §6)", hopLimits),
+                new Group(FILES.get(3), "LOCAL routes: the frame handed on as it arrived (no AF_XDP socket here: the redirect falls back to DROP)", local),
+                new Group(FILES.get(4), "malformed, truncated and refused frames, each with its own counter", drops),
+                new Group(FILES.get(5), "frames that are not XAF, or not on a port: passed untouched", passes));
     }
 
     /** The files' contents by file name, as {@link #main} writes them. */

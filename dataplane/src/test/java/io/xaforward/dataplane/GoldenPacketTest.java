@@ -4,9 +4,6 @@ import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-import java.net.URISyntaxException;
-import java.net.URL;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -31,22 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
  */
 class GoldenPacketTest {
 
-    /** The fixtures on the test classpath, by file. */
-    static Map<String, List<GoldenFixture>> fixtures() {
-        URL dir = GoldenPacketTest.class.getResource(GoldenFixtures.RESOURCE_DIR);
-        if (dir == null) throw new IllegalStateException("no " + GoldenFixtures.RESOURCE_DIR + " on the test classpath");
-        try {
-            Map<String, List<GoldenFixture>> byFile = new java.util.TreeMap<>();
-            GoldenFixtures.readFiles(Path.of(dir.toURI())).forEach((name, text) -> byFile.put(name, GoldenFixture.parseFile(text, name)));
-            return byFile;
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     @TestFactory
     Stream<DynamicContainer> goldenPackets() {
-        Map<String, List<GoldenFixture>> files = fixtures();
+        Map<String, List<GoldenFixture>> files = GoldenFixture.all();
         assertFalse(files.isEmpty(), "golden packet files");
         return files.entrySet().stream().map(e -> {
             assertFalse(e.getValue().isEmpty(), () -> e.getKey() + " holds no fixture");

@@ -1,5 +1,6 @@
 package io.xaforward.gateway;
 
+import io.xaforward.dataplane.Counter;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
@@ -13,7 +14,17 @@ import io.xaforward.protocol.XafHeader;
  */
 public final class ForwardingDecision {
     /** Why a frame is dropped, or FORWARD. Each maps to the XDP program's counter of the same name. */
-    public enum Verdict { FORWARD, DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT, DROP_TOO_BIG }
+    public enum Verdict {
+        FORWARD(Counter.FORWARDED), DROP_NO_ROUTE(Counter.DROP_NO_ROUTE), DROP_INGRESS(Counter.DROP_INGRESS),
+        DROP_BAD_TOKEN(Counter.DROP_BAD_TOKEN), DROP_HOP_LIMIT(Counter.DROP_HOP_LIMIT), DROP_TOO_BIG(Counter.DROP_TOO_BIG);
+
+        private final Counter counter;
+
+        Verdict(Counter counter) { this.counter = counter; }
+
+        /** The XDP program's outcome counter for this verdict (FORWARDED once the redirect succeeds). */
+        public Counter counter() { return counter; }
+    }
 
     /** What the decision needs of a route; the engines' own route records implement it. */
     public interface RouteChecks {

@@ -3,10 +3,8 @@ package io.xaforward.training;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
-import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Parameter;
-import ai.djl.pytorch.engine.PtNDArray;
 import ai.djl.pytorch.jni.JniUtils;
 import ai.djl.training.ParameterStore;
 
@@ -18,16 +16,9 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
@@ -70,15 +61,9 @@ public final class DataParallelTrainer implements AutoCloseable {
     private final AdamW optimizer;
     private long completedSteps;
 
-    private final boolean overlap;
-    /** Offset in floats of each parameter in the flat buffer; one extra entry: the total. */
-    private final long[] parameterOffsets;
-    /** Per backward stage: first parameter of the longest flat-buffer suffix whose gradients are final after it. */
-    private final int[] readyFrom;
-    private final ExecutorService communication;
-    private final List<Future<Double>> pendingReductions = new ArrayList<>();
-    /** First parameter already handed to the communication thread in the current step. */
-    private int issuedFrom;
+    /** Computes a step's gradients and reduces them to the mean over the ranks (plain or overlapped). */
+    private final Backward backward;
+    private final FlatGradients gradients;
 
     /**
      * A trainer that evaluates only when it is alone (world of one); across ranks, evaluation needs the
@@ -143,46 +128,12 @@ public final class DataParallelTrainer implements AutoCloseable {
         }
         this.flat = arena.allocate((floats + 1) * Float.BYTES, 64);
         this.optimizer = new AdamW(floats, 0.9f, 0.95f, 1e-8f);
-        this.parameterOffsets = new long[parameters.size() + 1];
-        for (int i = 0; i < parameters.size(); i++) {
-            parameterOffsets[i + 1] = parameterOffsets[i] + parameters.get(i).getArray().size();
-        }
-        this.readyFrom = readySuffixes(network.stageParameters(), parameters);
-        this.overlap = config.overlap() && worldSize > 1; // with one rank there is nothing to overlap
-        this.communication = overlap ? Executors.newSingleThreadExecutor(r -> {
-            Thread thread = new Thread(r, "gradient-allreduce-rank" + rank);
-            thread.setDaemon(true);
-            return thread;
-        }) : null;
+        this.gradients = new FlatGradients(parameters, flat);
+        // with one rank there is nothing to overlap
+        this.backward = config.overlap() && worldSize > 1
+                ? new StagedBackward(manager, network, store, gradients, reducer, parameters, rank)
+                : new WholeGraphBackward(manager, network, store, gradients, reducer);
         initializeWeights(config.seed());
-    }
-
-    /**
-     * For backward stage s (0 = embedding .. last = head; backward runs them last to first), the first parameter of
-     * the longest suffix of the flat order whose parameters all belong to stages >= s, i.e. whose gradients are
-     * final once stage s's backward is done. A parameter used by several stages (a tied head) counts as belonging to
-     * the earliest one.
-     */
-    private static int[] readySuffixes(List<List<Parameter>> stages, List<Parameter> ordered) {
-        Map<Parameter, Integer> stageOf = new IdentityHashMap<>();
-        for (int s = 0; s < stages.size(); s++) {
-            for (Parameter parameter : stages.get(s)) {
-                stageOf.putIfAbsent(parameter, s);
-            }
-        }
-        if (stageOf.size() != ordered.size() || !stageOf.keySet().containsAll(ordered)) {
-            throw new IllegalStateException("model stages cover " + stageOf.size() + " parameters, the flat order "
-                    + ordered.size());
-        }
-        int[] from = new int[stages.size()];
-        for (int s = 0; s < stages.size(); s++) {
-            int p = ordered.size();
-            while (p > 0 && stageOf.get(ordered.get(p - 1)) >= s) {
-                p--;
-            }
-            from[s] = p;
-        }
-        return from;
     }
 
     /** GPT-2 initialisation from a seeded Java RNG, independent of the engine's global generator and of threads. */
@@ -228,23 +179,12 @@ public final class DataParallelTrainer implements AutoCloseable {
         long step = completedSteps;
         long start = System.nanoTime();
         Batch batch = sampler.batch(step);
-        double sumSquares;
-        float localLoss;
-        long computed;
-        if (overlap) {
-            localLoss = forwardBackwardOverlapped(batch);
-            computed = System.nanoTime();
-            sumSquares = awaitReductions();
-        } else {
-            localLoss = forwardBackwardAndGather(batch);
-            flat.setAtIndex(F32, parameterFloats, localLoss);
-            computed = System.nanoTime();
-            reducer.allReduceMean(flat, Math.toIntExact(parameterFloats + 1));
-            sumSquares = sumOfSquares(0, parameterFloats);
-        }
+        float localLoss = backward.forwardBackward(batch);
+        long computed = System.nanoTime();
+        double sumSquares = backward.meanGradient();
         long reduced = System.nanoTime();
 
-        float meanLoss = flat.getAtIndex(F32, parameterFloats);
+        float meanLoss = gradients.loss();
         double norm = Math.sqrt(sumSquares);
         float scale = config.gradClipNorm() > 0 && norm > config.gradClipNorm()
                 ? (float) (config.gradClipNorm() / (norm + 1e-6)) : 1f;
@@ -257,162 +197,6 @@ public final class DataParallelTrainer implements AutoCloseable {
         double tokens = (double) config.globalBatch() * model.contextLength();
         return new StepStats(step, meanLoss, localLoss, lr, norm, millis(computed - start),
                 millis(reduced - computed), millis(end - reduced), tokens / ((end - start) / 1e9), validation);
-    }
-
-    /** One backward call over the whole graph, then every gradient gathered into the flat buffer. */
-    private float forwardBackwardAndGather(Batch batch) {
-        try (NDManager stepManager = manager.newSubManager()) {
-            Shape shape = new Shape(batch.batchSize(), batch.contextLength());
-            NDArray inputs = stepManager.create(batch.inputs(), shape).duplicate();
-            NDArray targets = stepManager.create(batch.targets(), shape).duplicate();
-            float loss;
-            boolean previousGradMode = JniUtils.isGradMode();
-            JniUtils.setGradMode(true);
-            try {
-                NDArray logits = network.forward(store, new NDList(inputs), true).singletonOrThrow();
-                NDArray lossArray = GptModel.crossEntropy(logits, targets);
-                NDArray seed = stepManager.ones(new Shape(), DataType.FLOAT32);
-                JniUtils.backward((PtNDArray) lossArray, (PtNDArray) seed, false, false);
-                loss = lossArray.getFloat();
-            } finally {
-                JniUtils.setGradMode(previousGradMode);
-            }
-            gatherGradients(0, parameters.size());
-            return loss;
-        }
-    }
-
-    /**
-     * Forward with the graph cut at every stage boundary (embedding, each block, head): each stage's input is a
-     * detached leaf that requires a gradient. Backward then runs stage by stage from the loss down; as soon as the
-     * stages behind a suffix of the flat buffer are done, that suffix is gathered and handed to the communication
-     * thread, whose all-reduce runs while the main thread continues with the earlier stages' backward.
-     */
-    private float forwardBackwardOverlapped(Batch batch) {
-        try (NDManager stepManager = manager.newSubManager()) {
-            Shape shape = new Shape(batch.batchSize(), batch.contextLength());
-            NDArray inputs = stepManager.create(batch.inputs(), shape).duplicate();
-            NDArray targets = stepManager.create(batch.targets(), shape).duplicate();
-            int blocks = network.blockCount();
-            NDArray[] stageOutputs = new NDArray[blocks + 1];
-            NDArray[] stageInputs = new NDArray[blocks + 2];
-            boolean previousGradMode = JniUtils.isGradMode();
-            JniUtils.setGradMode(true);
-            try {
-                NDArray x = network.embed(store, inputs, true);
-                stageOutputs[0] = x;
-                for (int i = 0; i < blocks; i++) {
-                    stageInputs[i + 1] = detachedLeaf(x, stepManager);
-                    x = network.block(store, i, stageInputs[i + 1], true);
-                    stageOutputs[i + 1] = x;
-                }
-                stageInputs[blocks + 1] = detachedLeaf(x, stepManager);
-                NDArray lossArray = GptModel.crossEntropy(network.head(store, stageInputs[blocks + 1], true), targets);
-                float loss = lossArray.getFloat();
-                flat.setAtIndex(F32, parameterFloats, loss);
-                issuedFrom = parameters.size();
-                NDArray seed = stepManager.ones(new Shape(), DataType.FLOAT32);
-                JniUtils.backward((PtNDArray) lossArray, (PtNDArray) seed, false, false);
-                issueReadySuffix(blocks + 1);
-                for (int s = blocks; s >= 0; s--) {
-                    NDArray upstream = stageInputs[s + 1].getGradient();
-                    upstream.attach(stepManager);
-                    JniUtils.backward((PtNDArray) stageOutputs[s], (PtNDArray) upstream, false, false);
-                    issueReadySuffix(s);
-                }
-                return loss;
-            } finally {
-                JniUtils.setGradMode(previousGradMode);
-            }
-        }
-    }
-
-    /** A leaf sharing {@code x}'s storage, cut from its graph, whose gradient backward will fill. */
-    private static NDArray detachedLeaf(NDArray x, NDManager owner) {
-        NDArray leaf = x.stopGradient();
-        leaf.attach(owner);
-        leaf.setRequiresGradient(true);
-        return leaf;
-    }
-
-    /**
-     * After the backward of stage {@code stage}: gathers the parameters from {@link #readyFrom}[stage] up to the
-     * last issued one and submits their all-reduce (the first submission of a step also carries the loss float).
-     */
-    private void issueReadySuffix(int stage) {
-        int from = readyFrom[stage];
-        if (from >= issuedFrom) {
-            return;
-        }
-        gatherGradients(from, issuedFrom);
-        long first = parameterOffsets[from];
-        long last = issuedFrom == parameters.size() ? parameterFloats + 1 : parameterOffsets[issuedFrom];
-        long gradientEnd = Math.min(last, parameterFloats);
-        issuedFrom = from;
-        pendingReductions.add(communication.submit(() -> {
-            reducer.allReduceMean(flat.asSlice(first * Float.BYTES), Math.toIntExact(last - first));
-            return sumOfSquares(first, gradientEnd);
-        }));
-    }
-
-    /** Waits for this step's reductions in submission order; returns the sum of squares of the mean gradient. */
-    private double awaitReductions() {
-        if (issuedFrom != 0) {
-            throw new IllegalStateException("backward left parameters " + 0 + ".." + issuedFrom + " unreduced");
-        }
-        double sumSquares = 0;
-        RuntimeException failure = null;
-        for (Future<Double> pending : pendingReductions) {
-            try {
-                sumSquares += pending.get();
-            } catch (ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (failure == null) {
-                    failure = cause instanceof RuntimeException r ? r
-                            : new IllegalStateException("gradient all-reduce failed", cause);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for the gradient all-reduce", e);
-            }
-        }
-        pendingReductions.clear();
-        if (failure != null) {
-            throw failure;
-        }
-        return sumSquares;
-    }
-
-    /**
-     * Copies the gradients of parameters [from, to) into their place in the flat buffer and zeroes them (backward
-     * accumulates into gradients, and the optimizer reads the flat buffer, not the tensors).
-     */
-    private void gatherGradients(int from, int to) {
-        for (int p = from; p < to; p++) {
-            try (NDArray grad = parameters.get(p).getArray().getGradient()) {
-                MemorySegment gradMemory = gradientMemory(grad);
-                MemorySegment.copy(gradMemory, 0, flat, parameterOffsets[p] * Float.BYTES, gradMemory.byteSize());
-                gradMemory.fill((byte) 0);
-            }
-        }
-    }
-
-    private static MemorySegment gradientMemory(NDArray grad) {
-        ByteBuffer buffer = grad.toByteBuffer(true);
-        if (!buffer.isDirect() || buffer.capacity() != grad.size() * Float.BYTES) {
-            throw new IllegalStateException("gradient is not a dense float32 tensor in native memory");
-        }
-        return MemorySegment.ofBuffer(buffer);
-    }
-
-    /** Sum of squares of flat floats [from, to), summed in index order (identical on every rank). */
-    private double sumOfSquares(long from, long to) {
-        double sum = 0;
-        for (long i = from; i < to; i++) {
-            double g = flat.getAtIndex(F32, i);
-            sum += g * g;
-        }
-        return sum;
     }
 
     /**
@@ -554,17 +338,7 @@ public final class DataParallelTrainer implements AutoCloseable {
 
     @Override
     public void close() {
-        if (communication != null) {
-            communication.shutdownNow();
-            try {
-                // The reduction thread writes into the flat buffer: it must be gone before the arena is freed.
-                if (!communication.awaitTermination(30, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("gradient all-reduce thread of rank " + rank + " did not stop");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        backward.close(); // before the arena: an overlapped all-reduce writes into the flat buffer
         optimizer.close();
         manager.close();
         arena.close();

@@ -132,12 +132,9 @@ public final class DecisionFuzzer {
         if (f.kind() == ParsedFrame.Kind.MALFORMED) return Counter.DROP_MALFORMED;
         xaf.wrap(frameSeg, f.xafOffset());
         FuzzRoute r = lookup(xaf.networkId());
-        return switch (ForwardingDecision.decide(xaf, r, PORT_SLOT)) {
-            case DROP_NO_ROUTE -> Counter.DROP_NO_ROUTE;
-            case DROP_INGRESS -> Counter.DROP_INGRESS;
-            case DROP_BAD_TOKEN -> Counter.DROP_BAD_TOKEN;
-            case DROP_HOP_LIMIT -> Counter.DROP_HOP_LIMIT;
-            case DROP_TOO_BIG -> Counter.DROP_TOO_BIG;
+        ForwardingDecision.Verdict v = ForwardingDecision.decide(xaf, r, PORT_SLOT);
+        return switch (v) {
+            case DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT, DROP_TOO_BIG -> v.counter();
             case FORWARD -> {
                 // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit clamped
                 // to the port's cap (install() gives the XDP port the default) and decremented
@@ -147,12 +144,13 @@ public final class DecisionFuzzer {
                 xaf.wrap(expectedSeg, outer).hopLimit(ForwardingDecision.forwardedHopLimit(xaf.hopLimit(),
                         ForwardingDecision.DEFAULT_MAX_HOP_LIMIT));
                 expectedLength = writer.encapsulate(expectedSeg, r.egress(), r.addressing());
-                yield Counter.FORWARDED;
+                yield v.counter();
             }
         };
     }
 
-    static int actionOf(Counter outcome) {
+    /** The XDP action of a frame counted under {@code outcome}. */
+    public static int actionOf(Counter outcome) {
         return switch (outcome) {
             case PASS_NON_XAF -> ProgTestRun.XDP_PASS;
             case FORWARDED, TO_LOCAL -> ProgTestRun.XDP_REDIRECT;
