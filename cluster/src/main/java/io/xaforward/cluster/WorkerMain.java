@@ -92,9 +92,7 @@ public final class WorkerMain {
             System.out.println(WorkerLine.format("done", "rank", rank, "checksum", Long.toHexString(trainer.weightChecksum()),
                     "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
             System.out.flush();
-            collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
-            // ... and a peer whose last acknowledgement was lost retransmits: stay to answer it.
-            transport.linger(java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(5));
+            collectives.finish();
         }
     }
 

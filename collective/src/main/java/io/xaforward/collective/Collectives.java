@@ -6,6 +6,7 @@ import io.xaforward.transport.ReliableTransport;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -247,6 +248,17 @@ public final class Collectives implements AutoCloseable {
             }
             operation.await(config.operationTimeout());
         });
+    }
+
+    /**
+     * Ends this rank's part of a job cleanly: a {@link #barrier()}, so that nobody closes its transport while a peer
+     * may still need an acknowledgement, then {@link ReliableTransport#linger} (1 s idle, 5 s at most), so that a peer
+     * whose last acknowledgement was lost, and retransmits, gets its answer. Every rank calls it as its last
+     * collective, before closing.
+     */
+    public void finish() throws InterruptedException {
+        barrier();
+        transport.linger(Duration.ofSeconds(1), Duration.ofSeconds(5));
     }
 
     private void signal(Operation operation, int step, int round) {

@@ -61,15 +61,7 @@ class BroadcastBarrierTest {
             for (int round = 0; round < 3; round++) {
                 int late = (round * 2 + 1) % LAYOUT.length;
                 long[] entered = new long[LAYOUT.length];
-                List<Long> left = cluster.onAllRanksOk(Duration.ofSeconds(20), c -> {
-                    int r = c.group().rank();
-                    if (r == late) {
-                        Thread.sleep(300);
-                    }
-                    entered[r] = System.nanoTime();
-                    c.barrier();
-                    return System.nanoTime();
-                });
+                List<Long> left = withOneLateRank(cluster, late, entered, Collectives::barrier);
                 long lastEntry = entered[late];
                 for (int r = 0; r < LAYOUT.length; r++) {
                     assertTrue(entered[r] <= lastEntry);
@@ -78,6 +70,43 @@ class BroadcastBarrierTest {
                 }
             }
         }
+    }
+
+    @Test
+    void finishHoldsEveryRankUntilTheLastArrivesThenLingers() throws Exception {
+        CollectiveConfig config = new CollectiveConfig(4096, Algorithm.RING, Duration.ofSeconds(10));
+        try (Cluster cluster = Cluster.loopback(LAYOUT, LoopbackNetwork.Impairments.NONE, 12, config, b -> b)) {
+            int late = 2;
+            long[] entered = new long[LAYOUT.length];
+            List<Long> left = withOneLateRank(cluster, late, entered, Collectives::finish);
+            for (int r = 0; r < LAYOUT.length; r++) {
+                assertTrue(left.get(r) >= entered[late], "rank " + r + " finished before rank " + late + " arrived");
+                // the linger: answers for a second of silence after the barrier (at most five in all)
+                long lingered = left.get(r) - entered[late];
+                assertTrue(lingered >= 1_000_000_000L && lingered < 6_000_000_000L, "rank " + r + ": " + lingered + " ns");
+            }
+        }
+    }
+
+    interface RankCall {
+        void call(Collectives c) throws Exception;
+    }
+
+    /**
+     * Runs {@code call} on every rank, rank {@code late} 300 ms after the others; {@code entered[r]} is when rank r
+     * made the call, and the result when it returned (System.nanoTime()).
+     */
+    private static List<Long> withOneLateRank(Cluster cluster, int late, long[] entered, RankCall call)
+            throws InterruptedException {
+        return cluster.onAllRanksOk(Duration.ofSeconds(20), c -> {
+            int r = c.group().rank();
+            if (r == late) {
+                Thread.sleep(300);
+            }
+            entered[r] = System.nanoTime();
+            call.call(c);
+            return System.nanoTime();
+        });
     }
 
     @Test

@@ -154,9 +154,7 @@ public final class AllReduceWorkerMain {
             System.out.println(WorkerLine.format("done", "rank", rank, "retransmits", s.retransmits(),
                     "sent_bytes", s.bytesSent(), "bad_token_drops", badTokenDrops(transport, port)));
             System.out.flush();
-            collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
-            // ... and a peer whose last acknowledgement was lost retransmits: stay to answer it.
-            transport.linger(java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(5));
+            collectives.finish();
         }
     }
 

@@ -22,7 +22,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
 
@@ -132,8 +131,7 @@ public final class ClusterWorker {
                 out.println(WorkerLine.format("done", "rank", o.rank(), "checksum", Long.toHexString(trainer.weightChecksum()),
                         "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
                 out.flush();
-                collectives.barrier(); // nobody closes its transport while a peer may still need an acknowledgement
-                transport.linger(Duration.ofSeconds(1), Duration.ofSeconds(5));
+                collectives.finish();
             }
         }
     }
