@@ -216,7 +216,17 @@ final class WorkerCommand implements Callable<Integer> {
      */
     void applyClusterTraining() {
         if (peers == null || peers.cluster == null || commandSpec == null || !Files.exists(peers.cluster)) return;
-        java.util.Map<String, String> training = io.xaforward.cluster.world.ClusterFile.training(peers.cluster);
+        applyTraining(io.xaforward.cluster.world.ClusterFile.training(peers.cluster), peers.cluster.toString());
+    }
+
+    /** As {@link #applyClusterTraining}, with the settings etcd keeps for the job (/xaf/jobs/JOB/training). */
+    void applyEtcdTraining() {
+        if (peers == null || peers.etcd == null || commandSpec == null || job == null) return;
+        applyTraining(EtcdRendezvous.training(peers.etcd, etcd.security(), job),
+                "etcd " + peers.etcd + EtcdRendezvous.trainingKey(job));
+    }
+
+    private void applyTraining(java.util.Map<String, String> training, String source) {
         if (training.isEmpty()) return;
         java.util.Set<String> allowed = new java.util.TreeSet<>(JOB_SETTINGS);
         for (var o : commandSpec.mixins().get("loop").options()) allowed.add(o.longestName());
@@ -224,7 +234,7 @@ final class WorkerCommand implements Callable<Integer> {
         for (var e : training.entrySet()) {
             String name = "--" + e.getKey();
             if (!allowed.contains(name)) {
-                throw new IllegalArgumentException(peers.cluster + ": training." + e.getKey() + " is not a job setting (allowed: "
+                throw new IllegalArgumentException(source + ": training." + e.getKey() + " is not a job setting (allowed: "
                         + String.join(", ", allowed.stream().map(n -> n.substring(2)).toList()) + ")");
             }
             recorded.put(name, e.getValue());
@@ -239,7 +249,7 @@ final class WorkerCommand implements Callable<Integer> {
         try {
             fresh.parseArgs(parse.toArray(String[]::new));
         } catch (picocli.CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(peers.cluster + ": training: " + e.getMessage());
+            throw new IllegalArgumentException(source + ": training: " + e.getMessage());
         }
         for (String a : args) {
             var option = commandSpec.findOption(a);
@@ -272,7 +282,19 @@ final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         applyClusterTraining();
-        secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
+        IllegalArgumentException noSecret = null;
+        try {
+            secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
+        } catch (IllegalArgumentException e) {
+            noSecret = e;
+        }
+        if (noSecret != null && peers.etcd == null) throw noSecret;
+        try {
+            applyEtcdTraining(); // may say --wire-security crc32c, which needs no secret
+        } catch (RuntimeException e) {
+            if (noSecret != null) throw noSecret;
+            throw e;
+        }
         Identity id = identity();
         WorkerOptions o = options(id);
         // The settings record what this worker resolved (from options, torchrun's variables or the cluster file);

@@ -132,6 +132,33 @@ class WorkerEnvironmentTest {
     }
 
     @Test
+    void etcdKeepsTheJobsSettingsForEveryRank() throws Exception {
+        try (io.xaforward.gateway.registry.LocalEtcd etcd = io.xaforward.gateway.registry.LocalEtcd.start();
+             io.xaforward.gateway.registry.EtcdClient client = new io.xaforward.gateway.registry.EtcdClient(etcd.clientUrl(),
+                     java.time.Duration.ofSeconds(5))) {
+            String key = io.xaforward.cluster.rendezvous.EtcdRendezvous.trainingKey(7);
+            client.put(key, "{preset: tiny, steps: 9, lr: 1e-2, data: " + dir.resolve("corpus.txt") + "}", 0);
+            WorkerCommand w = new WorkerCommand();
+            w.environment = Map.of("RANK", "1", "WORLD_SIZE", "2");
+            new CommandLine(w).parseArgs("--token", "0x1234", "--checkpoint-dir", dir.resolve("ckpt").toString(),
+                    "--wire-security", "crc32c", "--interface", "eth1", "--etcd", etcd.clientUrl().toString(), "--job", "7",
+                    "--form", "ipv4", "--lr", "0.02");
+            w.applyEtcdTraining();
+            WorkerOptions o = w.options(w.identity());
+            assertEquals("tiny", o.preset());
+            assertEquals(9, o.steps());
+            assertEquals(0.02, o.learningRate(), "the command line wins");
+            assertEquals(dir.resolve("corpus.txt"), o.data());
+
+            client.put(key, "{preset: tiny, rank: 3}", 0);
+            WorkerCommand bad = worker(Map.of("RANK", "1", "WORLD_SIZE", "2"), "--interface", "eth1", "--etcd",
+                    etcd.clientUrl().toString(), "--job", "7", "--form", "ipv4");
+            var e = assertThrows(IllegalArgumentException.class, bad::applyEtcdTraining);
+            assertTrue(e.getMessage().contains(key + ": training.rank is not a job setting"), e.getMessage());
+        }
+    }
+
+    @Test
     void whatIsMissingOrWrongIsNamed() {
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of(), "--interface", "eth1",
                 "--cluster", cluster.toString()));

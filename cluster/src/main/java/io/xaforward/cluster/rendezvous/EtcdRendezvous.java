@@ -62,6 +62,25 @@ public final class EtcdRendezvous implements WorldSource {
         return "/xaf/jobs/" + job + "/ranks/";
     }
 
+    /** Where a job's settings may be kept for all its ranks: a YAML mapping as a cluster file's training section. */
+    public static String trainingKey(int job) {
+        return "/xaf/jobs/" + job + "/training";
+    }
+
+    /** The job's settings kept at {@link #trainingKey} (empty when there are none), read strictly. */
+    public static Map<String, String> training(URI endpoint, EtcdSecurity security, int job) {
+        try (EtcdClient etcd = new EtcdClient(endpoint, Duration.ofSeconds(5), security)) {
+            String key = trainingKey(job);
+            for (EtcdClient.KeyValue kv : etcd.range(key).kvs()) {
+                if (!kv.key().equals(key)) continue;
+                String source = "etcd " + endpoint + key;
+                Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
+                return ClusterFile.settings(YamlTree.read(kv.value(), fail), "training", fail);
+            }
+            return Map.of();
+        }
+    }
+
     @Override
     public World join(WorkerOptions o) throws InterruptedException {
         LocalAddress self = LocalAddress.of(o.iface(), o.form());

@@ -74,20 +74,21 @@ public final class ClusterFile {
     }
 
     private Map<String, String> trainingOf(String yaml) {
-        Object root;
-        try {
-            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
-        } catch (RuntimeException e) {
-            throw fail("not valid YAML: " + e.getMessage());
-        }
+        Object root = io.xaforward.gateway.YamlTree.read(yaml, this::fail);
+        if (!(root instanceof Map<?, ?> top) || !top.containsKey("training")) return new LinkedHashMap<>();
+        return settings(top.get("training"), "training", this::fail);
+    }
+
+    /**
+     * A mapping of job settings (name: value, every value a single scalar, kept as written) read from YAML by
+     * {@link io.xaforward.gateway.YamlTree}; {@code where} names it in errors.
+     */
+    public static Map<String, String> settings(Object mapping, String where, java.util.function.Function<String, RuntimeException> fail) {
+        if (!(mapping instanceof Map<?, ?> m)) throw fail.apply(where + ": expected a mapping of settings, e.g. {preset: gpt2-tiny, steps: 1000}");
         Map<String, String> out = new LinkedHashMap<>();
-        if (!(root instanceof Map<?, ?> top) || !top.containsKey("training")) return out;
-        for (var e : map(top.get("training"), "training").entrySet()) {
-            Object v = e.getValue();
-            if (v == null || v instanceof Map<?, ?> || v instanceof List<?>) {
-                throw fail("training." + e.getKey() + ": expected a single value");
-            }
-            out.put(String.valueOf(e.getKey()), String.valueOf(v).trim());
+        for (var e : m.entrySet()) {
+            if (!(e.getValue() instanceof String v)) throw fail.apply(where + "." + e.getKey() + ": expected a single value");
+            out.put(String.valueOf(e.getKey()), v.trim());
         }
         return out;
     }

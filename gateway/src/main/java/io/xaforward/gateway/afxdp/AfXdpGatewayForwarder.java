@@ -3,6 +3,7 @@ package io.xaforward.gateway.afxdp;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.dataplane.xsk.FrameHandler;
 import io.xaforward.gateway.ForwardingDecision;
+import io.xaforward.gateway.RouteMap;
 import io.xaforward.dataplane.xsk.Umem;
 import io.xaforward.dataplane.xsk.XskConfig;
 import io.xaforward.protocol.FrameParser;
@@ -60,7 +61,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     }
 
     private final List<AfXdpGatewayPort> ports = new ArrayList<>();
-    private final RouteTable routes = new RouteTable();
+    private final RouteMap<Route> routes = new RouteMap<>();
     private final AtomicLongArray published = new AtomicLongArray(COUNTER_NAMES.length);
     private final long[] counters = new long[COUNTER_NAMES.length];
     private final FrameParser parser = new FrameParser();
@@ -263,46 +264,5 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
         }
         ports.clear();
         if (first != null) throw first;
-    }
-
-    /** Open-addressing map from a network index identifier to its route: lookups allocate nothing. */
-    static final class RouteTable {
-        private int[] keys = new int[64];
-        private Route[] values = new Route[64];
-        private int size;
-
-        void put(int key, Route value) {
-            if ((size + 1) * 2 > keys.length) grow();
-            int mask = keys.length - 1;
-            int i = slot(key, mask);
-            while (values[i] != null && keys[i] != key) i = (i + 1) & mask;
-            if (values[i] == null) size++;
-            keys[i] = key;
-            values[i] = value;
-        }
-
-        Route get(int key) {
-            int mask = keys.length - 1;
-            for (int i = slot(key, mask); values[i] != null; i = (i + 1) & mask)
-                if (keys[i] == key) return values[i];
-            return null;
-        }
-
-        int size() {
-            return size;
-        }
-
-        private static int slot(int key, int mask) {
-            return (key * 0x9E3779B9 >>> 16) & mask;
-        }
-
-        private void grow() {
-            int[] k = keys;
-            Route[] v = values;
-            keys = new int[k.length * 2];
-            values = new Route[k.length * 2];
-            size = 0;
-            for (int i = 0; i < k.length; i++) if (v[i] != null) put(k[i], v[i]);
-        }
     }
 }

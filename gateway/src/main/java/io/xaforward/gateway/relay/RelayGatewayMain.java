@@ -3,6 +3,7 @@ package io.xaforward.gateway.relay;
 import io.xaforward.gateway.ForwardingDecision;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
+import io.xaforward.gateway.RouteMap;
 import io.xaforward.dataplane.sys.PacketSocket;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.FrameParser;
@@ -125,7 +126,7 @@ public final class RelayGatewayMain {
     }
 
     private final List<Port> ports = new ArrayList<>();
-    private final IntRouteTable routes = new IntRouteTable();
+    private final RouteMap<RelayRoute> routes = new RouteMap<>();
     private final AtomicLongArray counters = new AtomicLongArray(COUNTER_NAMES.length);
     private volatile boolean running = true;
     /** The configuration's cap on arriving hop limits (PROTOCOL.md §6). */
@@ -296,41 +297,5 @@ public final class RelayGatewayMain {
     void close() {
         running = false;
         for (Port p : ports) p.close();
-    }
-
-    /** Open-addressing map from a network index identifier to its route: lookups allocate nothing. */
-    static final class IntRouteTable {
-        private int[] keys = new int[64];
-        private RelayRoute[] values = new RelayRoute[64];
-        private int size;
-
-        void put(int key, RelayRoute value) {
-            if ((size + 1) * 2 > keys.length) grow();
-            int i = slot(key, keys.length);
-            while (values[i] != null && keys[i] != key) i = (i + 1) & (keys.length - 1);
-            if (values[i] == null) size++;
-            keys[i] = key;
-            values[i] = value;
-        }
-
-        RelayRoute get(int key) {
-            int mask = keys.length - 1;
-            for (int i = slot(key, keys.length); values[i] != null; i = (i + 1) & mask)
-                if (keys[i] == key) return values[i];
-            return null;
-        }
-
-        private static int slot(int key, int length) {
-            return (key * 0x9E3779B9 >>> 16) & (length - 1);
-        }
-
-        private void grow() {
-            int[] k = keys;
-            RelayRoute[] v = values;
-            keys = new int[k.length * 2];
-            values = new RelayRoute[k.length * 2];
-            size = 0;
-            for (int i = 0; i < k.length; i++) if (v[i] != null) put(k[i], v[i]);
-        }
     }
 }
