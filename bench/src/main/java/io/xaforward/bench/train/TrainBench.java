@@ -135,12 +135,17 @@ public final class TrainBench {
                         out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
                         Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + endpoint + "-" + mode + "-" + r));
                         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-                        TrainJobSpec spec = new TrainJobSpec(topology, prefix, GatewayMode.fromName(mode), Algorithm.HIERARCHICAL, c.preset(), c.steps(),
-                                c.globalBatch(), 4242, 1e-3, Math.max(1, c.steps() / 10), 0, Math.max(1, c.steps() / 4),
-                                corpus, 1, 0x5eed0002, 1, 4L << 20, 0, work, c.wanRate());
+                        TrainJobSpec spec = TrainJobSpec.builder()
+                                .topology(topology).prefix(prefix).gatewayMode(GatewayMode.fromName(mode))
+                                .endpoint(Endpoint.fromName(endpoint)).workDir(work).rateLimit(c.wanRate())
+                                .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
+                                .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
+                                .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
+                                .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20)
+                                .build();
                         TrainResult res;
                         try {
-                            res = new TrainingJob(withEndpoint(spec, endpoint), new PrintStream(PrintStream.nullOutputStream()))
+                            res = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()))
                                     .placed(gatewayCpuShare).run();
                         } catch (Exception e) {
                             // One failed job must not throw away an hour of others: report it with the cell.
@@ -158,15 +163,6 @@ public final class TrainBench {
         }
         write(all);
         return all;
-    }
-
-    /** The same job spec with the workers on {@code endpoint} (afxdp | udp). */
-    static TrainJobSpec withEndpoint(TrainJobSpec s, String endpoint) {
-        return new TrainJobSpec(s.topology(), s.prefix(), s.gatewayMode(), s.algorithm(), s.preset(), s.steps(),
-                s.globalBatch(), s.seed(), s.learningRate(), s.warmupSteps(), s.evalEvery(), s.checksumEvery(), s.data(),
-                s.jobId(), s.jobToken(), s.threadsPerWorker(), s.bucketBytes(), s.pacingBytesPerSecond(), s.workDir(),
-                s.rateLimit(), s.checkpointEvery(), s.resume(), s.overlap(), s.wireDtype(), s.wireSecurity(),
-                Endpoint.fromName(endpoint));
     }
 
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it). */
