@@ -208,7 +208,7 @@ final class TrainCommand implements Callable<Integer> {
         Algorithm algorithm = Algorithm.fromName(loop.algorithm);
         WireSecurity security = WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
-        WireDtype wire = WireDtype.parse(wireDtype);
+        WireDtype wire = WireDtype.fromName(wireDtype);
         if (wire == WireDtype.BF16 && algorithm == Algorithm.PARAMETER_SERVER) {
             throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
         }

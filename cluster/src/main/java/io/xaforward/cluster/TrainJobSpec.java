@@ -8,7 +8,6 @@ import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Properties;
 
@@ -199,8 +198,8 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
         p.setProperty("overlap", Boolean.toString(overlap));
-        p.setProperty("wireDtype", wireDtype.name().toLowerCase(Locale.ROOT));
-        p.setProperty("wireSecurity", wireSecurity.cliName());
+        p.setProperty("wireDtype", wireDtype.configName());
+        p.setProperty("wireSecurity", wireSecurity.configName());
         p.setProperty("endpoint", endpoint.configName());
         p.setProperty("evalWindows", Integer.toString(evalWindows));
         JobProperties.write(p, file, "XAForward training job");
@@ -232,7 +231,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                 .checkpointEvery(Long.parseLong(p.getProperty("checkpointEvery", "0")))
                 .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
                 .overlap(Boolean.parseBoolean(p.getProperty("overlap", "true")))
-                .wireDtype(WireDtype.parse(p.getProperty("wireDtype", "fp32")))
+                .wireDtype(WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())))
                 .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)))
                 .endpoint(p.getProperty("endpoint") == null ? null : Endpoint.fromName(p.getProperty("endpoint")));
         if (p.getProperty("evalWindows") != null) b.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));

@@ -24,6 +24,7 @@ class EndpointTest {
             assertTrue(e.getMessage().contains("expected afxdp or udp"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> Endpoint.fromName(null));
+        for (Endpoint e : Endpoint.values()) assertEquals(e, Endpoint.fromName(e.configName()));
     }
 
     @Test

@@ -119,7 +119,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         p.setProperty("endpoint", cluster.endpoint().configName());
         p.setProperty("workDir", cluster.workDir().toAbsolutePath().toString());
         p.setProperty("sizesBytes", sizesBytes.stream().map(String::valueOf).collect(Collectors.joining(",")));
-        p.setProperty("algorithms", algorithms.stream().map(Algorithm::name).collect(Collectors.joining(",")));
+        p.setProperty("algorithms", algorithms.stream().map(Algorithm::configName).collect(Collectors.joining(",")));
         p.setProperty("warmup", Integer.toString(warmup));
         p.setProperty("iterations", Integer.toString(iterations));
         p.setProperty("runs", Integer.toString(runs));
@@ -134,7 +134,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         p.setProperty("tokenOverrides", new TreeMap<>(tokenOverrides).entrySet().stream()
                 .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",")));
         p.setProperty("absentRanks", new TreeSet<>(absentRanks).stream().map(String::valueOf).collect(Collectors.joining(",")));
-        p.setProperty("wireSecurity", wireSecurity.cliName());
+        p.setProperty("wireSecurity", wireSecurity.configName());
         JobProperties.write(p, file, "XAForward all-reduce job");
     }
 
@@ -151,7 +151,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         }
         return new AllReduceSpec(c,
                 split(p.getProperty("sizesBytes")).stream().map(Long::parseLong).toList(),
-                split(p.getProperty("algorithms")).stream().map(Algorithm::valueOf).toList(),
+                split(p.getProperty("algorithms")).stream().map(Algorithm::fromName).toList(),
                 Integer.parseInt(p.getProperty("warmup")), Integer.parseInt(p.getProperty("iterations")),
                 Integer.parseInt(p.getProperty("runs")), Integer.parseInt(p.getProperty("verifyRuns")),
                 InputPattern.Kind.valueOf(p.getProperty("pattern")), Long.parseLong(p.getProperty("seed")),
@@ -159,21 +159,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
                 Long.parseLong(p.getProperty("pacingBytesPerSecond")), Long.parseLong(p.getProperty("goodputBytes")),
                 Integer.parseInt(p.getProperty("goodputRepeats")), overrides,
                 split(p.getProperty("absentRanks")).stream().map(Integer::parseInt).collect(Collectors.toSet()),
-                WireSecurity.fromName(p.getProperty("wireSecurity", WireSecurity.CRC32C.cliName())));
+                WireSecurity.fromName(p.getProperty("wireSecurity", WireSecurity.CRC32C.configName())));
     }
 
     private static List<String> split(String s) {
         if (s == null || s.isBlank()) return List.of();
         return Arrays.stream(s.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
-    }
-
-    /** "hierarchical", "ring", "ps" (as on the command line) to an algorithm. */
-    public static Algorithm algorithm(String name) {
-        return Algorithm.fromName(name);
-    }
-
-    /** The command-line name of an algorithm. */
-    public static String name(Algorithm a) {
-        return a.configName();
     }
 }
