@@ -112,6 +112,13 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
 
         private Builder() {}
 
+        /** The cluster's fields: topology, prefix, gateway mode, job id and token, work directory, endpoint. */
+        public Builder cluster(ClusterRun.Spec c) {
+            if (c.dropOneIn() != 0) throw new IllegalArgumentException("training jobs inject no loss");
+            return topology(c.topology()).prefix(c.prefix()).gatewayMode(c.gatewayMode()).jobId(c.jobId())
+                    .jobToken(c.jobToken()).workDir(c.workDir()).endpoint(c.endpoint());
+        }
+
         public Builder topology(Path v) { topology = v; return this; }
         public Builder prefix(String v) { prefix = v; return this; }
         public Builder gatewayMode(GatewayMode v) { gatewayMode = v; return this; }
@@ -150,6 +157,11 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         }
     }
 
+    /** The emulated cluster this job runs on (no loss injected): what {@link TrainingJob} brings up. */
+    public ClusterRun.Spec cluster() {
+        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, 0, workDir, endpoint);
+    }
+
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */
     public Path checkpointDir() {
         return workDir.resolve("checkpoints");
@@ -175,9 +187,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
 
     public void write(Path file) throws IOException {
         Properties p = new Properties();
-        p.setProperty("topology", topology.toAbsolutePath().toString());
-        p.setProperty("prefix", prefix);
-        p.setProperty("gatewayMode", gatewayMode.configName());
+        cluster().writeTo(p);
         p.setProperty("algorithm", algorithm.configName());
         p.setProperty("preset", preset);
         p.setProperty("steps", Long.toString(steps));
@@ -188,19 +198,15 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         p.setProperty("evalEvery", Long.toString(evalEvery));
         p.setProperty("checksumEvery", Long.toString(checksumEvery));
         p.setProperty("data", data.toAbsolutePath().toString());
-        p.setProperty("jobId", Integer.toString(jobId));
-        p.setProperty("jobToken", Integer.toString(jobToken));
         p.setProperty("threadsPerWorker", Integer.toString(threadsPerWorker));
         p.setProperty("bucketBytes", Long.toString(bucketBytes));
         p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
-        p.setProperty("workDir", workDir.toAbsolutePath().toString());
         p.setProperty("rateLimit", rateLimit);
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
         p.setProperty("overlap", Boolean.toString(overlap));
         p.setProperty("wireDtype", wireDtype.configName());
         p.setProperty("wireSecurity", wireSecurity.configName());
-        p.setProperty("endpoint", endpoint.configName());
         p.setProperty("evalWindows", Integer.toString(evalWindows));
         JobProperties.write(p, file, "XAForward training job");
     }
@@ -208,9 +214,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
     public static TrainJobSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
         Builder b = builder()
-                .topology(Path.of(p.getProperty("topology")))
-                .prefix(p.getProperty("prefix"))
-                .gatewayMode(GatewayMode.fromName(p.getProperty("gatewayMode")))
+                .cluster(ClusterRun.Spec.readFrom(p))
                 .algorithm(Algorithm.fromName(p.getProperty("algorithm")))
                 .preset(p.getProperty("preset"))
                 .steps(Long.parseLong(p.getProperty("steps")))
@@ -221,19 +225,15 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                 .evalEvery(Long.parseLong(p.getProperty("evalEvery")))
                 .checksumEvery(Long.parseLong(p.getProperty("checksumEvery")))
                 .data(Path.of(p.getProperty("data")))
-                .jobId(Integer.parseInt(p.getProperty("jobId")))
-                .jobToken(Integer.parseInt(p.getProperty("jobToken")))
                 .threadsPerWorker(Integer.parseInt(p.getProperty("threadsPerWorker")))
                 .bucketBytes(Long.parseLong(p.getProperty("bucketBytes")))
                 .pacingBytesPerSecond(Long.parseLong(p.getProperty("pacingBytesPerSecond")))
-                .workDir(Path.of(p.getProperty("workDir")))
                 .rateLimit(p.getProperty("rateLimit"))
                 .checkpointEvery(Long.parseLong(p.getProperty("checkpointEvery", "0")))
                 .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
                 .overlap(Boolean.parseBoolean(p.getProperty("overlap", "true")))
                 .wireDtype(WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())))
-                .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)))
-                .endpoint(p.getProperty("endpoint") == null ? null : Endpoint.fromName(p.getProperty("endpoint")));
+                .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)));
         if (p.getProperty("evalWindows") != null) b.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
         return b.build();
     }

@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -83,6 +85,20 @@ class EndpointTest {
             assertTrue(text.lines().anyMatch(line::equals), line + " in\n" + text);
         }
         assertEquals(spec, spec.toBuilder().build());
+    }
+
+    /** The cluster's part of a job file, shared by training and all-reduce jobs, read back as written. */
+    @Test
+    void aClusterSpecSurvivesItsJobFile() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-cluster-spec").toAbsolutePath();
+        for (ClusterRun.Spec c : List.of(
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1c", GatewayMode.XDP, 3, 0x5eed0003, 50, dir, Endpoint.AFXDP),
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1d", GatewayMode.DIRECT, 1, -7, 0, dir))) {
+            Properties p = new Properties();
+            c.writeTo(p);
+            assertEquals(c, ClusterRun.Spec.readFrom(p));
+            assertEquals(c.gatewayMode().configName(), p.getProperty("gatewayMode"));
+        }
     }
 
     /** The plan's interface does not exist here (the testbed is not up): opening AF_XDP on it must say so clearly. */
