@@ -99,7 +99,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
         }
         List<String> modeList = peerList.contains("xaf")
                 ? Arrays.stream(modes.split(",")).map(String::trim).toList() : List.of();
-        for (String m : modeList) Endpoint.resolve(endpoint, GatewayMode.fromName(m).configName()); // fail before any setup
+        for (String m : modeList) Endpoint.resolve(endpoint, GatewayMode.fromName(m)); // fail before any setup
         Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(

@@ -111,6 +111,10 @@ final class TrainCommand implements Callable<Integer> {
         System.out.println("xaf: settings of the resumed run from " + resume + ": " + String.join(" ", args));
     }
 
+    /** The gateway mode and endpoint as checkBeforeStart() parsed them. */
+    private GatewayMode mode;
+    private io.xaforward.cluster.Endpoint chosenEndpoint;
+
     /** True when spec() created the work directory (then it is ours to remove). */
     boolean createdWorkDir;
 
@@ -152,8 +156,9 @@ final class TrainCommand implements Callable<Integer> {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("--preset " + loop.preset + ": " + e.getMessage());
         }
-        GatewayMode.fromName(gatewayMode); // unknown names fail here, before anything is set up
-        io.xaforward.cluster.Endpoint.resolve(endpoint, gatewayMode);
+        // Every mode word is parsed here, once: a bad one fails before anything is set up.
+        mode = GatewayMode.fromName(gatewayMode);
+        chosenEndpoint = io.xaforward.cluster.Endpoint.resolve(endpoint, mode);
         if (resume != null) {
             String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
             if (!trained.equals(model.name())) {
@@ -200,11 +205,11 @@ final class TrainCommand implements Callable<Integer> {
     TrainJobSpec spec() throws Exception {
         checkBeforeStart();
         if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-        Algorithm.fromName(loop.algorithm);
-        WireSecurity.fromName(wireSecurity);
+        Algorithm algorithm = Algorithm.fromName(loop.algorithm);
+        WireSecurity security = WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
         WireDtype wire = WireDtype.parse(wireDtype);
-        if (wire == WireDtype.BF16 && Algorithm.fromName(loop.algorithm) == Algorithm.PARAMETER_SERVER) {
+        if (wire == WireDtype.BF16 && algorithm == Algorithm.PARAMETER_SERVER) {
             throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
         }
         createdWorkDir = workDir == null;
@@ -217,11 +222,11 @@ final class TrainCommand implements Callable<Integer> {
             throw e;
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        return new TrainJobSpec(topology, prefix, gatewayMode, loop.algorithm, loop.preset, loop.steps, loop.batch, loop.seed, loop.lr,
+        return new TrainJobSpec(topology, prefix, mode, algorithm, loop.preset, loop.steps, loop.batch, loop.seed, loop.lr,
                 loop.warmup,
                 evalEvery, loop.checksumEvery, dataPath, 1, new SecureRandom().nextInt(), loop.threads,
                 loop.bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
-                wire.name().toLowerCase(java.util.Locale.ROOT), wireSecurity, endpoint, evalWindows);
+                wire, security, chosenEndpoint, evalWindows);
     }
 
     static boolean parseOnOff(String option, String value) {

@@ -57,7 +57,7 @@ class DistributedTrainingTest {
         cmd.workDir = dir;
         cmd.endpoint = endpoint;
         TrainJobSpec spec = cmd.spec();
-        assertEquals(endpoint, spec.endpoint());
+        assertEquals(endpoint, spec.endpoint().configName());
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         TrainResult distributed = new TrainingJob(spec, new PrintStream(console, true)).run();
         assertEquals(STEPS, distributed.steps().size(), console.toString());

@@ -42,21 +42,21 @@ public final class ClusterRun implements AutoCloseable {
      * @param prefix    name prefix of the testbed's namespaces (unique per run)
      * @param jobToken  the token the gateways accept for this job
      * @param dropOneIn &gt; 0 makes every gateway drop one in that many forwarded frames
-     * @param endpoint  the workers' {@link Endpoint} ("afxdp" or "udp"); null or blank: the gateway mode's default
+     * @param endpoint  the workers' {@link Endpoint}; null: the gateway mode's default
      */
-    public record Spec(Path topology, String prefix, String gatewayMode, int jobId, int jobToken, int dropOneIn,
-                       Path workDir, String endpoint) {
+    public record Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn,
+                       Path workDir, Endpoint endpoint) {
         public Spec {
             Objects.requireNonNull(topology, "topology");
             Objects.requireNonNull(prefix, "prefix");
             Objects.requireNonNull(gatewayMode, "gatewayMode");
             Objects.requireNonNull(workDir, "workDir");
             if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
-            endpoint = Endpoint.resolve(endpoint, gatewayMode).configName();
+            endpoint = Endpoint.resolve(endpoint, gatewayMode);
         }
 
         /** With the gateway mode's default endpoint. */
-        public Spec(Path topology, String prefix, String gatewayMode, int jobId, int jobToken, int dropOneIn, Path workDir) {
+        public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn, Path workDir) {
             this(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, null);
         }
     }
@@ -97,7 +97,7 @@ public final class ClusterRun implements AutoCloseable {
     public IdentifierPlan up() throws Exception {
         if (!Netns.isRoot()) throw new IllegalStateException("jobs across emulated data centers need root (network namespaces, XDP)");
         if (topology != null) throw new IllegalStateException("already up");
-        GatewayMode mode = GatewayMode.fromName(spec.gatewayMode());
+        GatewayMode mode = spec.gatewayMode();
         if (spec.dropOneIn() > 0 && mode != GatewayMode.XDP) {
             throw new IllegalArgumentException("loss injection (dropOneIn) needs the xdp gateway mode, not " + mode.configName());
         }
@@ -118,14 +118,14 @@ public final class ClusterRun implements AutoCloseable {
             runner.start(state, plan, gw.name());
             if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid, mode != GatewayMode.XDP);
         }
-        if (Endpoint.fromName(spec.endpoint()) == Endpoint.AFXDP) releaseHostInterfaces(state);
+        if (spec.endpoint() == Endpoint.AFXDP) releaseHostInterfaces(state);
         if (placed) out.println("xaf: placement: " + placement.describe());
         if (placed && gatewayCpuShare < 1) {
             if (!placement.pinning()) throw new IllegalStateException("a gateway CPU budget needs two CPUs (the gateway's own CPU to budget)");
             budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare, 10_000_000L);
             out.println("xaf: gateway CPU budget: " + budget);
         }
-        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), spec.gatewayMode(), spec.endpoint(),
+        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),
                 spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
         return plan;
     }

@@ -30,21 +30,28 @@ public enum Endpoint {
         throw new IllegalArgumentException("unknown endpoint '" + name + "'; expected afxdp or udp");
     }
 
-    /** The endpoint a job uses: {@code name} when given (null or blank: the default for {@code gatewayMode}). */
-    public static Endpoint resolve(String name, String gatewayMode) {
-        if (name == null || name.isBlank()) return defaultFor(gatewayMode);
-        Endpoint e = fromName(name);
-        if (e == AFXDP && "kernel-tunnel".equals(gatewayMode)) {
+    /**
+     * The endpoint a job uses: {@code chosen} when given (null: the default for {@code gatewayMode}); an endpoint
+     * that cannot cross the mode is an error.
+     */
+    public static Endpoint resolve(Endpoint chosen, GatewayMode gatewayMode) {
+        java.util.Objects.requireNonNull(gatewayMode, "gatewayMode");
+        if (chosen == null) return defaultFor(gatewayMode);
+        if (chosen == AFXDP && gatewayMode == GatewayMode.KERNEL_TUNNEL) {
             throw new IllegalArgumentException("the afxdp endpoint cannot cross the kernel-tunnel mode: that tunnel is a"
                     + " VXLAN device in each host's kernel stack, which AF_XDP frames bypass; use --endpoint udp with"
                     + " kernel-tunnel");
         }
-        return e;
+        return chosen;
+    }
+
+    /** {@link #resolve(Endpoint, GatewayMode)} of a command-line word: null or blank is the mode's default. */
+    public static Endpoint resolve(String name, GatewayMode gatewayMode) {
+        return resolve(name == null || name.isBlank() ? null : fromName(name), gatewayMode);
     }
 
     /** UDP for every mode: on shared cores the AF_XDP endpoint makes steps slower, not faster (see the class comment). */
-    public static Endpoint defaultFor(String gatewayMode) {
-        GatewayMode.fromName(gatewayMode); // an unknown mode is an error here too
+    public static Endpoint defaultFor(GatewayMode gatewayMode) {
         return UDP;
     }
 

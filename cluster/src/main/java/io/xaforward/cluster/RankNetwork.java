@@ -51,21 +51,19 @@ public final class RankNetwork {
         this.endpoint = endpoint;
     }
 
-    /** @param gatewayMode decides the addressing, see {@link ModeAddressing} */
-    public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, String gatewayMode) {
-        return of(topologyFile, prefix, jobId, planToken, rank, gatewayMode, null);
-    }
-
-    /** @param endpoint "afxdp" or "udp"; null: the gateway mode's default ({@link Endpoint#resolve}) */
-    public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, String gatewayMode,
-                                 String endpoint) {
+    /**
+     * @param gatewayMode decides the addressing, see {@link ModeAddressing}
+     * @param endpoint    null: the gateway mode's default ({@link Endpoint#resolve})
+     */
+    public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, GatewayMode gatewayMode,
+                                 Endpoint endpoint) {
         Endpoint ep = Endpoint.resolve(endpoint, gatewayMode);
         Topology topology = Topology.load(topologyFile).withPrefix(prefix);
         Layout layout = Layout.of(topology);
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
         int minMtu = topology.smallestMtu(); // the WAN's too: a gateway drops what does not fit its egress port
-        return new RankNetwork(plan, rank, minMtu, new ModeAddressing(GatewayMode.fromName(gatewayMode), topology), ep);
+        return new RankNetwork(plan, rank, minMtu, new ModeAddressing(gatewayMode, topology), ep);
     }
 
     public IdentifierPlan plan() { return plan; }

@@ -1,9 +1,15 @@
 package io.xaforward.cluster;
 
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.WireDtype;
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.training.TrainerConfig;
+import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.Properties;
 
 /**
@@ -12,29 +18,33 @@ import java.util.Properties;
  *
  * @param topology     topology file (data centers, gateways)
  * @param prefix       name prefix of the testbed's namespaces (unique per run)
- * @param gatewayMode  xdp | relay | afxdp | kernel
- * @param algorithm    all-reduce algorithm: hierarchical | ring | ps
+ * @param gatewayMode  how the gateways forward (xdp, relay, afxdp, kernel, kernel-tunnel, direct)
+ * @param algorithm    all-reduce algorithm: hierarchical, ring or ps
  * @param data         training data: a prepared directory, a .bin token file or a text file (byte-level tokens);
  *                     see TrainingData
  * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
  * @param checkpointEvery rank 0 writes a checkpoint into {@link #checkpointDir()} every N steps (0 = never)
  * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
- * @param wireSecurity how datagrams are protected: crc32c | mac | encrypt (the last two read the job secret that
- *                     the launcher writes to {@link #secretFile()})
+ * @param wireSecurity how datagrams are protected: crc32c, mac or encrypt (the authenticated ones read the job
+ *                     secret that the launcher writes to {@link #secretFile()})
  * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
- * @param wireDtype    number format of gradients on the wire: fp32 | bf16
- * @param endpoint     the workers' {@link Endpoint}: afxdp | udp (null or blank: the gateway mode's default)
+ * @param wireDtype    number format of gradients on the wire: fp32 or bf16
+ * @param endpoint     the workers' {@link Endpoint}: afxdp or udp (null: the gateway mode's default)
  * @param evalWindows  validation windows per evaluation when the split holds more (the whole split otherwise)
  */
-public record TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                            String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                           String wireDtype, String wireSecurity, String endpoint, int evalWindows) {
+                           WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint, int evalWindows) {
 
     public TrainJobSpec {
-        endpoint = Endpoint.resolve(endpoint, gatewayMode).configName();
+        Objects.requireNonNull(gatewayMode, "gatewayMode");
+        Objects.requireNonNull(algorithm, "algorithm");
+        Objects.requireNonNull(wireDtype, "wireDtype");
+        Objects.requireNonNull(wireSecurity, "wireSecurity");
+        endpoint = Endpoint.resolve(endpoint, gatewayMode);
         if (evalWindows <= 0) {
             throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
         }
@@ -43,13 +53,15 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
     /** The default protection of a job's datagrams: authenticated with a per-job secret. */
     public static final String DEFAULT_WIRE_SECURITY = "mac";
 
+    private static final WireSecurity DEFAULT_WIRE = WireSecurity.fromName(DEFAULT_WIRE_SECURITY);
+
     /** The default number of validation windows. */
-    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                         int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                         String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                        String wireDtype, String wireSecurity, String endpoint) {
+                        WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
                 workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, wireSecurity, endpoint,
@@ -57,40 +69,40 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
     }
 
     /** The gateway mode's default endpoint. */
-    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                         int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                         String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                        String wireDtype, String wireSecurity) {
+                        WireDtype wireDtype, WireSecurity wireSecurity) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
                 workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, wireSecurity, null);
     }
     /** The default wire security. */
-    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                         int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                        String rateLimit, long checkpointEvery, Path resume, boolean overlap, String wireDtype) {
+                        String rateLimit, long checkpointEvery, Path resume, boolean overlap, WireDtype wireDtype) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, DEFAULT_WIRE_SECURITY);
+                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, DEFAULT_WIRE);
     }
 
     /** Overlap on, float32 on the wire, the default wire security. */
-    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                         int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                         String rateLimit, long checkpointEvery, Path resume) {
         this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
                 evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, true, "fp32", DEFAULT_WIRE_SECURITY);
+                workDir, rateLimit, checkpointEvery, resume, true, WireDtype.FP32, DEFAULT_WIRE);
     }
 
     /** A job that neither resumes nor writes periodic checkpoints. */
-    public TrainJobSpec(Path topology, String prefix, String gatewayMode, String algorithm, String preset,
+    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                         long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                         long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                         int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
@@ -127,8 +139,8 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         Properties p = new Properties();
         p.setProperty("topology", topology.toAbsolutePath().toString());
         p.setProperty("prefix", prefix);
-        p.setProperty("gatewayMode", gatewayMode);
-        p.setProperty("algorithm", algorithm);
+        p.setProperty("gatewayMode", gatewayMode.configName());
+        p.setProperty("algorithm", algorithm.configName());
         p.setProperty("preset", preset);
         p.setProperty("steps", Long.toString(steps));
         p.setProperty("globalBatch", Integer.toString(globalBatch));
@@ -148,17 +160,17 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
         p.setProperty("overlap", Boolean.toString(overlap));
-        p.setProperty("wireDtype", wireDtype);
-        p.setProperty("wireSecurity", wireSecurity);
-        p.setProperty("endpoint", endpoint);
+        p.setProperty("wireDtype", wireDtype.name().toLowerCase(Locale.ROOT));
+        p.setProperty("wireSecurity", wireSecurity.cliName());
+        p.setProperty("endpoint", endpoint.configName());
         p.setProperty("evalWindows", Integer.toString(evalWindows));
         JobProperties.write(p, file, "XAForward training job");
     }
 
     public static TrainJobSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
-        return new TrainJobSpec(Path.of(p.getProperty("topology")), p.getProperty("prefix"), p.getProperty("gatewayMode"),
-                p.getProperty("algorithm"), p.getProperty("preset"), Long.parseLong(p.getProperty("steps")),
+        return new TrainJobSpec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
+                GatewayMode.fromName(p.getProperty("gatewayMode")), Algorithm.fromName(p.getProperty("algorithm")), p.getProperty("preset"), Long.parseLong(p.getProperty("steps")),
                 Integer.parseInt(p.getProperty("globalBatch")), Long.parseLong(p.getProperty("seed")),
                 Double.parseDouble(p.getProperty("learningRate")), Long.parseLong(p.getProperty("warmupSteps")),
                 Long.parseLong(p.getProperty("evalEvery")), Long.parseLong(p.getProperty("checksumEvery")),
@@ -168,8 +180,9 @@ public record TrainJobSpec(Path topology, String prefix, String gatewayMode, Str
                 Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
                 Long.parseLong(p.getProperty("checkpointEvery", "0")),
                 p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
-                Boolean.parseBoolean(p.getProperty("overlap", "true")), p.getProperty("wireDtype", "fp32"),
-                p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY), p.getProperty("endpoint"),
+                Boolean.parseBoolean(p.getProperty("overlap", "true")), WireDtype.parse(p.getProperty("wireDtype", "fp32")),
+                WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)),
+                p.getProperty("endpoint") == null ? null : Endpoint.fromName(p.getProperty("endpoint")),
                 Integer.parseInt(p.getProperty("evalWindows", Integer.toString(TrainerConfig.DEFAULT_EVAL_WINDOWS))));
     }
 }

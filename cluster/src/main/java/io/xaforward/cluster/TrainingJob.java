@@ -5,7 +5,6 @@ import io.xaforward.testbed.plan.IdentifierPlan;
 import io.xaforward.training.Evaluation;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.training.SyntheticCorpus;
-import io.xaforward.transport.WireSecurity;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -72,7 +71,7 @@ public final class TrainingJob {
         }
         Path specFile = spec.workDir().resolve("job.properties");
         spec.write(specFile);
-        spec.runKeys().issue(WireSecurity.fromName(spec.wireSecurity()));
+        spec.runKeys().issue(spec.wireSecurity());
 
         int world = plan.worldSize();
         for (int r = 0; r < world; r++) {
@@ -81,7 +80,7 @@ public final class TrainingJob {
             cluster.startWorker(r, jvm, WorkerMain.class.getName(), List.of(specFile.toString(), Integer.toString(r)));
         }
         out.printf("xaf: %d workers started (preset %s, %d steps, global batch %d, %s all-reduce)%n", world,
-                spec.preset(), spec.steps(), spec.globalBatch(), spec.algorithm());
+                spec.preset(), spec.steps(), spec.globalBatch(), spec.algorithm().configName());
 
         try (JobMetrics metrics = new JobMetrics(spec, cluster)) {
             return follow(cluster, world, start, metrics);

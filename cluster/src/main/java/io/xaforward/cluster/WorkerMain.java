@@ -1,10 +1,8 @@
 package io.xaforward.cluster;
 
 import io.xaforward.cluster.RankNetwork;
-import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
-import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.Node;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
@@ -15,7 +13,6 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.TransportConfig;
-import io.xaforward.transport.WireSecurity;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,10 +58,9 @@ public final class WorkerMain {
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
         TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), TransportConfig.JOB_ACK_TIMEOUT);
-        spec.runKeys().apply(WireSecurity.fromName(spec.wireSecurity()), tc);
+        spec.runKeys().apply(spec.wireSecurity(), tc);
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
 
-        Algorithm algorithm = Algorithm.fromName(spec.algorithm());
         TrainerConfig config = TrainerConfig.builder(spec.preset())
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
@@ -74,9 +70,9 @@ public final class WorkerMain {
 
         try (ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), net.openPort(spec.jobToken())).start();
              Collectives collectives = new Collectives(net.group(), transport,
-                     CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(algorithm)
+                     CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes()).withAlgorithm(spec.algorithm())
                              .withOperationTimeout(Duration.ofSeconds(120))
-                             .withWireDtype(WireDtype.parse(spec.wireDtype())));
+                             .withWireDtype(spec.wireDtype()));
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank, world,
                      collectives::allReduceMean, new BroadcastSums(collectives))) {
             Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run

@@ -1,5 +1,10 @@
 package io.xaforward.cluster;
 
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.WireDtype;
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.transport.WireSecurity;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,9 +31,9 @@ class ValidationReportTest {
     }
 
     private static TrainJobSpec spec() {
-        return new TrainJobSpec(Path.of("topologies/two-dc.yaml"), "t123", "xdp", "hierarchical", "gpt2-tiny", 20, 16,
+        return new TrainJobSpec(Path.of("topologies/two-dc.yaml"), "t123", GatewayMode.XDP, Algorithm.HIERARCHICAL, "gpt2-tiny", 20, 16,
                 1234, 1e-2, 2, 10, 5, Path.of("data"), 1, 7, 1, 4 << 20, 0, Path.of("/tmp/work"), "none", 0, null,
-                true, "fp32", "mac", "udp", 1024);
+                true, WireDtype.FP32, WireSecurity.MAC, Endpoint.UDP, 1024);
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.LinkLimit;
@@ -236,7 +238,9 @@ public final class AllReduceBenchmark {
                                WireSecurity wireSecurity) {
         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         Path dir = options.workDir().resolve("job-" + jobNo);
-        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir, options.endpoint());
+        GatewayMode gatewayMode = GatewayMode.fromName(mode);
+        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, gatewayMode, 3, 0x5eed0003, 0, dir,
+                Endpoint.resolve(options.endpoint(), gatewayMode));
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
                 sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of(),

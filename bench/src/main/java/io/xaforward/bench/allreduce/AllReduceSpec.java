@@ -1,5 +1,7 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.JobProperties;
 import io.xaforward.cluster.RunKeys;
@@ -110,11 +112,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         Properties p = new Properties();
         p.setProperty("topology", cluster.topology().toAbsolutePath().toString());
         p.setProperty("prefix", cluster.prefix());
-        p.setProperty("gatewayMode", cluster.gatewayMode());
+        p.setProperty("gatewayMode", cluster.gatewayMode().configName());
         p.setProperty("jobId", Integer.toString(cluster.jobId()));
         p.setProperty("jobToken", Integer.toString(cluster.jobToken()));
         p.setProperty("dropOneIn", Integer.toString(cluster.dropOneIn()));
-        p.setProperty("endpoint", cluster.endpoint());
+        p.setProperty("endpoint", cluster.endpoint().configName());
         p.setProperty("workDir", cluster.workDir().toAbsolutePath().toString());
         p.setProperty("sizesBytes", sizesBytes.stream().map(String::valueOf).collect(Collectors.joining(",")));
         p.setProperty("algorithms", algorithms.stream().map(Algorithm::name).collect(Collectors.joining(",")));
@@ -139,8 +141,9 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     public static AllReduceSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
         ClusterRun.Spec c = new ClusterRun.Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
-                p.getProperty("gatewayMode"), Integer.parseInt(p.getProperty("jobId")), Integer.parseInt(p.getProperty("jobToken")),
-                Integer.parseInt(p.getProperty("dropOneIn")), Path.of(p.getProperty("workDir")), p.getProperty("endpoint"));
+                GatewayMode.fromName(p.getProperty("gatewayMode")), Integer.parseInt(p.getProperty("jobId")),
+                Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("dropOneIn")),
+                Path.of(p.getProperty("workDir")), Endpoint.fromName(p.getProperty("endpoint")));
         Map<Integer, Integer> overrides = new TreeMap<>();
         for (String kv : split(p.getProperty("tokenOverrides"))) {
             String[] parts = kv.split(":");

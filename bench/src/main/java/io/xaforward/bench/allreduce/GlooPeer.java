@@ -81,7 +81,7 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
     @Override
     public void start(ClusterRun cluster, int rank) throws Exception {
         if (script == null) prepare(cluster);
-        GatewayMode mode = GatewayMode.fromName(cluster.spec().gatewayMode());
+        GatewayMode mode = cluster.spec().gatewayMode();
         Node host = cluster.plan().host(rank);
         List<String> command = new ArrayList<>(List.of(PYTHON, "-u", script.toString(),
                 "--rank", Integer.toString(rank), "--world", Integer.toString(cluster.plan().worldSize()),

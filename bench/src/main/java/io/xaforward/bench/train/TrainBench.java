@@ -6,6 +6,8 @@ import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.RankNetwork;
 import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
 
@@ -91,11 +93,12 @@ public final class TrainBench {
     /** Why {@code cell} cannot run (an endpoint that cannot cross that mode), or null when it can. */
     static String unsupported(Cell cell, Path topology) {
         try {
-            Endpoint.resolve(cell.endpoint(), cell.mode());
+            GatewayMode mode = GatewayMode.fromName(cell.mode());
+            Endpoint endpoint = Endpoint.resolve(cell.endpoint(), mode);
             // Every rank's address book, as its worker would build it: fails where the endpoint cannot reach a peer.
-            int world = RankNetwork.of(topology, "bchk", 1, 7, 0, cell.mode(), cell.endpoint()).worldSize();
+            int world = RankNetwork.of(topology, "bchk", 1, 7, 0, mode, endpoint).worldSize();
             for (int rank = 0; rank < world; rank++)
-                RankNetwork.of(topology, "bchk", 1, 7, rank, cell.mode(), cell.endpoint()).addressBook();
+                RankNetwork.of(topology, "bchk", 1, 7, rank, mode, endpoint).addressBook();
             return null;
         } catch (IllegalArgumentException e) {
             return e.getMessage();
@@ -132,7 +135,7 @@ public final class TrainBench {
                         out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
                         Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + endpoint + "-" + mode + "-" + r));
                         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-                        TrainJobSpec spec = new TrainJobSpec(topology, prefix, mode, "hierarchical", c.preset(), c.steps(),
+                        TrainJobSpec spec = new TrainJobSpec(topology, prefix, GatewayMode.fromName(mode), Algorithm.HIERARCHICAL, c.preset(), c.steps(),
                                 c.globalBatch(), 4242, 1e-3, Math.max(1, c.steps() / 10), 0, Math.max(1, c.steps() / 4),
                                 corpus, 1, 0x5eed0002, 1, 4L << 20, 0, work, c.wanRate());
                         TrainResult res;
@@ -163,7 +166,7 @@ public final class TrainBench {
                 s.globalBatch(), s.seed(), s.learningRate(), s.warmupSteps(), s.evalEvery(), s.checksumEvery(), s.data(),
                 s.jobId(), s.jobToken(), s.threadsPerWorker(), s.bucketBytes(), s.pacingBytesPerSecond(), s.workDir(),
                 s.rateLimit(), s.checkpointEvery(), s.resume(), s.overlap(), s.wireDtype(), s.wireSecurity(),
-                Endpoint.fromName(endpoint).configName());
+                Endpoint.fromName(endpoint));
     }
 
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it). */

@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.Netns;
@@ -52,7 +53,7 @@ class AllReduceAcrossDatacentersTest {
         boolean mustSucceed = tokens.isEmpty() && absent.isEmpty();
         Path dir = Files.createTempDirectory("xaf-allreduce-test");
         String prefix = "r" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
-        ClusterRun.Spec cluster = new ClusterRun.Spec(shippedTopology(topology), prefix, "xdp", 2, JOB_TOKEN,
+        ClusterRun.Spec cluster = new ClusterRun.Spec(shippedTopology(topology), prefix, GatewayMode.XDP, 2, JOB_TOKEN,
                 dropOneIn, dir);
         return new AllReduceSpec(cluster, SIZES, algorithms, 0, 1, 1, 1, pattern, 4242, 256 << 10,
                 mustSucceed ? SUCCESS_OP_TIMEOUT : OP_TIMEOUT, 0, 0, 0,
@@ -152,7 +153,7 @@ class AllReduceAcrossDatacentersTest {
         AllReduceSpec xafSpec = spec("two-dc.yaml", List.of(Algorithm.RING), InputPattern.Kind.RANDOM, 0, Map.of(), Set.of());
         assertEquals("kernel-tunnel", io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(xafSpec.cluster().topology()));
         ClusterRun.Spec c = xafSpec.cluster();
-        AllReduceSpec spec = xafSpec.withCluster(new ClusterRun.Spec(c.topology(), c.prefix(), "kernel-tunnel", c.jobId(),
+        AllReduceSpec spec = xafSpec.withCluster(new ClusterRun.Spec(c.topology(), c.prefix(), GatewayMode.KERNEL_TUNNEL, c.jobId(),
                 c.jobToken(), 0, c.workDir()));
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         AllReduceJob.Outcome o;

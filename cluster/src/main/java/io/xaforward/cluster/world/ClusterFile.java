@@ -41,15 +41,18 @@ public final class ClusterFile {
     }
 
     public static World read(Path file) {
-        String text;
+        return parse(text(file), file.toString());
+    }
+
+    /** The file's text; a missing or unreadable file is one clear error naming it. */
+    private static String text(Path file) {
         try {
-            text = Files.readString(file);
+            return Files.readString(file);
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException(file + ": cluster file not found");
         } catch (IOException e) {
             throw new IllegalArgumentException(file + ": cannot read: " + e.getMessage());
         }
-        return parse(text, file.toString());
     }
 
     public static World parse(String yaml, String source) {
@@ -62,15 +65,7 @@ public final class ClusterFile {
      * Empty without the section. The worker checks the names and values, as it checks its command line.
      */
     public static Map<String, String> training(Path file) {
-        String text;
-        try {
-            text = Files.readString(file);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException(file + ": cluster file not found");
-        } catch (IOException e) {
-            throw new IllegalArgumentException(file + ": cannot read: " + e.getMessage());
-        }
-        return new ClusterFile(file.toString()).trainingOf(text);
+        return new ClusterFile(file.toString()).trainingOf(text(file));
     }
 
     private Map<String, String> trainingOf(String yaml) {
