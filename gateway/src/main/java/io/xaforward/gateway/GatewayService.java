@@ -452,32 +452,18 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         return b.toString();
     }
 
-    /**
-     * Per-port families, one sample per configured port labelled with its interface: XAF frames received on it
-     * (ingress lengths), frames forwarded out of it (egress lengths) and frames too big for its MTU.
-     */
+    /** The per-port families of EngineMetrics, from the XDP program's per-port counters (by each port's slot). */
     static void appendPortCounters(StringBuilder b, io.xaforward.dataplane.PortCounterSnapshot p, List<GatewayConfig.PortConfig> ports) {
-        String[][] families = {
-                {"xaf_port_rx_packets_total", "XAF frames received on the port."},
-                {"xaf_port_rx_bytes_total", "Bytes of the XAF frames received on the port (ingress frame lengths)."},
-                {"xaf_port_tx_packets_total", "Frames forwarded out of the port."},
-                {"xaf_port_tx_bytes_total", "Bytes of the frames forwarded out of the port (egress frame lengths)."},
-                {"xaf_port_tx_too_big_packets_total", "Frames routed out of the port but dropped: larger than its MTU (outcome drop_too_big)."}};
-        for (int f = 0; f < families.length; f++) {
-            b.append("# HELP ").append(families[f][0]).append(' ').append(families[f][1]).append('\n')
-                    .append("# TYPE ").append(families[f][0]).append(" counter\n");
-            for (GatewayConfig.PortConfig port : ports) {
-                int slot = port.slot();
-                long v = switch (f) {
-                    case 0 -> p.rxPackets(slot);
-                    case 1 -> p.rxBytes(slot);
-                    case 2 -> p.txPackets(slot);
-                    case 3 -> p.txBytes(slot);
-                    default -> p.txTooBig(slot);
-                };
-                b.append(families[f][0]).append("{port=\"").append(port.iface()).append("\"} ").append(v).append('\n');
-            }
-        }
+        EngineMetrics.appendPortCounters(b, ports, (i, f) -> {
+            int slot = ports.get(i).slot();
+            return switch (f) {
+                case RX_PACKETS -> p.rxPackets(slot);
+                case RX_BYTES -> p.rxBytes(slot);
+                case TX_PACKETS -> p.txPackets(slot);
+                case TX_BYTES -> p.txBytes(slot);
+                case TX_TOO_BIG -> p.txTooBig(slot);
+            };
+        });
     }
 
     /** Blocks until {@link #close()} is called (from a shutdown hook, on SIGTERM or SIGINT). */

@@ -3,7 +3,7 @@ package io.xaforward.gateway;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * One gateway port's traffic as the Java engines count it, the same figures as the XDP program's per-port counters:
+ * One gateway port's traffic as the Java engines count it, the same figures as the XDP program's per-port counters (served as {@link EngineMetrics.PortFamily}):
  * XAF frames received on the port (malformed ones included) with their frame lengths, and frames sent out of it
  * with their egress frame lengths, and frames routed out of it but dropped as too big for its MTU. Safe for several writer threads (the relay sends out of a port from the threads
  * of other ports); allocation-free.
@@ -32,13 +32,4 @@ public final class PortTraffic {
     public long txPackets() { return values.get(TX_PACKETS); }
     public long txBytes() { return values.get(TX_BYTES); }
     public long txTooBig() { return values.get(TX_TOO_BIG); }
-
-    /** Appends " rx_packets.IFACE=N rx_bytes.IFACE=N tx_packets.IFACE=N tx_bytes.IFACE=N tx_too_big.IFACE=N" to a counter line. */
-    public void appendTo(StringBuilder line, String iface) {
-        line.append(" rx_packets.").append(iface).append('=').append(rxPackets())
-                .append(" rx_bytes.").append(iface).append('=').append(rxBytes())
-                .append(" tx_packets.").append(iface).append('=').append(txPackets())
-                .append(" tx_bytes.").append(iface).append('=').append(txBytes())
-                .append(" tx_too_big.").append(iface).append('=').append(txTooBig());
-    }
 }

@@ -11,7 +11,10 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-/** The per-port families of the metrics endpoint: one sample per configured port, read from that port's slot. */
+/**
+ * The per-port families of the metrics endpoint: one sample per configured port, read from that port's slot; the
+ * Java engines serve the same names from their own counters.
+ */
 class PortMetricsTest {
     @Test
     void eachConfiguredPortIsExposedWithItsSlotsCounters() {
@@ -37,5 +40,30 @@ class PortMetricsTest {
         assertEquals(2L, m.get("xaf_port_tx_too_big_packets_total{dc-b0}"));
         assertEquals(10, m.size(), m::toString);
         assertFalse(b.toString().contains(" 99\n"), "unconfigured slots stay out");
+    }
+
+    @Test
+    void aJavaEngineServesTheSameNames() {
+        List<GatewayConfig.PortConfig> ports = List.of(new GatewayConfig.PortConfig("dc-a0", NetworkForm.IPV4, 0),
+                new GatewayConfig.PortConfig("dc-b0", NetworkForm.ID, 5));
+        PortTraffic a = new PortTraffic(), b = new PortTraffic();
+        a.received(100);
+        a.received(50);
+        b.sent(140);
+        b.tooBig();
+        long[] outcomes = {7, 0, 3};
+        String text = EngineMetrics.javaEngine("test", new String[]{"forwarded", "drop_malformed", "drop_send"}, i -> outcomes[i],
+                ports, List.of(a, b));
+        Map<String, Long> m = GatewayMetrics.parse(text);
+        assertEquals(7L, m.get("xaf_packets_total{forwarded}"), text);
+        assertEquals(0L, m.get("xaf_packets_total{drop_malformed}"));
+        assertEquals(3L, m.get("xaf_packets_total{drop_send}"));
+        assertEquals(2L, m.get("xaf_port_rx_packets_total{dc-a0}"));
+        assertEquals(150L, m.get("xaf_port_rx_bytes_total{dc-a0}"));
+        assertEquals(1L, m.get("xaf_port_tx_packets_total{dc-b0}"));
+        assertEquals(140L, m.get("xaf_port_tx_bytes_total{dc-b0}"));
+        assertEquals(1L, m.get("xaf_port_tx_too_big_packets_total{dc-b0}"));
+        assertEquals(0L, m.get("xaf_port_tx_too_big_packets_total{dc-a0}"));
+        assertEquals(3 + 10, m.size(), m::toString);
     }
 }

@@ -2,7 +2,9 @@ package io.xaforward.gateway.afxdp;
 
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.dataplane.xsk.FrameHandler;
+import io.xaforward.gateway.EngineMetrics;
 import io.xaforward.gateway.ForwardingDecision;
+import io.xaforward.gateway.PortTraffic;
 import io.xaforward.gateway.RouteMap;
 import io.xaforward.dataplane.xsk.Umem;
 import io.xaforward.dataplane.xsk.XskConfig;
@@ -34,7 +36,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class AfXdpGatewayForwarder implements AutoCloseable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AfXdpGatewayForwarder.class);
-    /** Counter indexes, names as printed. */
+    /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
             DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8, ERRORS = 9;
     static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
@@ -62,6 +64,9 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
 
     private final List<AfXdpGatewayPort> ports = new ArrayList<>();
     private final RouteMap<Route> routes = new RouteMap<>();
+    /** The ports' configs and counters, for the metrics endpoint's threads (they outlive {@link #close}). */
+    private final List<GatewayConfig.PortConfig> portConfigs;
+    private final List<PortTraffic> portTraffic;
     private final AtomicLongArray published = new AtomicLongArray(COUNTER_NAMES.length);
     private final long[] counters = new long[COUNTER_NAMES.length];
     private final FrameParser parser = new FrameParser();
@@ -101,6 +106,8 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
             closePorts();
             throw e;
         }
+        portConfigs = ports.stream().map(p -> p.config).toList();
+        portTraffic = ports.stream().map(p -> p.traffic).toList();
     }
 
     private AfXdpGatewayPort port(String iface) {
@@ -217,14 +224,14 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
     }
 
     /**
-     * The counters, then {@code poller_allocated_bytes}: heap bytes the polling thread allocated so far (-1 when the
-     * JVM cannot tell), to show that forwarding allocates nothing per packet.
+     * The counters in the shape every engine serves them ({@link EngineMetrics}), then
+     * {@code xaf_afxdp_poller_allocated_bytes}: heap bytes the polling thread allocated so far (-1 when the JVM cannot
+     * tell), to show that forwarding allocates nothing per packet.
      */
-    String counterText() {
-        StringBuilder s = new StringBuilder();
-        for (int i = 0; i < COUNTER_NAMES.length; i++) s.append(i == 0 ? "" : " ").append(COUNTER_NAMES[i]).append('=').append(counter(i));
-        for (AfXdpGatewayPort p : ports) p.traffic.appendTo(s, p.config.iface());
-        return s.append(" poller_allocated_bytes=").append(pollerAllocatedBytes()).toString();
+    String metricsText() {
+        return EngineMetrics.javaEngine("AF_XDP", COUNTER_NAMES, this::counter, portConfigs, portTraffic)
+                + "# HELP xaf_afxdp_poller_allocated_bytes Heap bytes the polling thread allocated so far (-1: unknown).\n"
+                + "# TYPE xaf_afxdp_poller_allocated_bytes gauge\nxaf_afxdp_poller_allocated_bytes " + pollerAllocatedBytes() + "\n";
     }
 
     private long pollerAllocatedBytes() {

@@ -4,6 +4,7 @@ import io.xaforward.dataplane.BpfMap;
 import io.xaforward.dataplane.BpfObject;
 import io.xaforward.dataplane.XdpAttachment;
 import io.xaforward.gateway.GatewayConfig;
+import io.xaforward.gateway.PortTraffic;
 import io.xaforward.dataplane.xsk.Umem;
 import io.xaforward.dataplane.xsk.XskConfig;
 import io.xaforward.dataplane.xsk.XskSocket;
@@ -46,7 +47,7 @@ final class AfXdpGatewayPort implements AutoCloseable {
     /** Frames submitted to the TX ring since the last flush. */
     int pendingTx;
     /** XAF frames received on this port and frames sent out of it (the XDP program's per-port figures). */
-    final io.xaforward.gateway.PortTraffic traffic = new io.xaforward.gateway.PortTraffic();
+    final PortTraffic traffic = new PortTraffic();
 
     /** Opens the socket, loads the program, registers the socket for queue 0 and attaches the program (native XDP). */
     AfXdpGatewayPort(GatewayConfig.PortConfig config, XskConfig xsk) {

@@ -1,8 +1,11 @@
 package io.xaforward.gateway.relay;
 
+import io.xaforward.gateway.EngineMetrics;
 import io.xaforward.gateway.ForwardingDecision;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
+import io.xaforward.gateway.MetricsServer;
+import io.xaforward.gateway.PortTraffic;
 import io.xaforward.gateway.RouteMap;
 import io.xaforward.dataplane.sys.PacketSocket;
 import io.xaforward.protocol.EthernetHeader;
@@ -13,10 +16,7 @@ import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.ParsedFrame;
 import io.xaforward.protocol.XafHeader;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -45,17 +45,16 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * buffer with freshly built outer headers for the egress form, and hands it back to the kernel. It reads the same
  * gateway config file as the XDP gateway and translates between all forms the same way.
  *
- * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}. Prints {@value #READY_LINE} once
- * every socket is bound, and its counters when its standard input ends. One thread per port; buffers and flyweights are per thread and
+ * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}. Serves its counters on the config's
+ * metrics endpoint as every engine does ({@link EngineMetrics}), prints {@value #READY_LINE} once every socket is
+ * bound and forwards until its standard input ends. One thread per port; buffers and flyweights are per thread and
  * allocated once.
  */
 public final class RelayGatewayMain {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RelayGatewayMain.class);
     public static final String READY_LINE = "xaf relay: ready";
-    /** Starts the line of counters the relay prints when asked ("counters" on its standard input) and when it stops. */
-    public static final String COUNTERS_PREFIX = "xaf relay: counters ";
 
-    /** Counter indexes. */
+    /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
             DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_SEND = 7, NON_XAF = 8;
     static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
@@ -74,7 +73,7 @@ public final class RelayGatewayMain {
         final DatagramChannel udp;
         final PacketSocket packet;
         /** XAF frames received on the port and frames sent out of it, packets and frame bytes (see {@link PortTraffic}). */
-        final io.xaforward.gateway.PortTraffic traffic = new io.xaforward.gateway.PortTraffic();
+        final PortTraffic traffic = new PortTraffic();
 
         Port(GatewayConfig.PortConfig config) throws IOException {
             this.config = config;
@@ -169,21 +168,23 @@ public final class RelayGatewayMain {
         }
         GatewayConfig config = GatewayConfigParser.parse(Path.of(args[1]));
         RelayGatewayMain relay = new RelayGatewayMain(config);
+        MetricsServer metrics;
+        try {
+            metrics = EngineMetrics.serve(config, relay::metricsText);
+        } catch (RuntimeException e) {
+            relay.close();
+            throw e;
+        }
         List<Thread> workers = relay.startWorkers();
         System.out.println(READY_LINE);
         System.out.flush();
-        // Runs until its standard input ends (the runner closes it) or it is killed; "counters" prints the counters.
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        for (String line; (line = in.readLine()) != null; )
-            if (line.strip().equals("counters")) {
-                System.out.println(COUNTERS_PREFIX + relay.counterText());
-                System.out.flush();
-            }
-        relay.running = false;
-        System.out.println(COUNTERS_PREFIX + relay.counterText());
-        System.out.flush();
+        // Runs until its standard input ends (the runner closes it) or it is killed.
+        while (System.in.read() >= 0) {
+            // input is not read for anything
+        }
         relay.close();
         for (Thread t : workers) t.join(500);
+        if (metrics != null) metrics.close();
         System.exit(0);
     }
 
@@ -196,11 +197,10 @@ public final class RelayGatewayMain {
         return threads;
     }
 
-    String counterText() {
-        StringBuilder s = new StringBuilder();
-        for (int i = 0; i < COUNTER_NAMES.length; i++) s.append(i == 0 ? "" : " ").append(COUNTER_NAMES[i]).append('=').append(counters.get(i));
-        for (Port p : ports) p.traffic.appendTo(s, p.config.iface());
-        return s.toString();
+    /** The counters in the shape every engine serves them ({@link EngineMetrics}). */
+    String metricsText() {
+        return EngineMetrics.javaEngine("relay", COUNTER_NAMES, counters::get, ports.stream().map(p -> p.config).toList(),
+                ports.stream().map(p -> p.traffic).toList());
     }
 
     /** Per-thread working set: allocated once per worker. */

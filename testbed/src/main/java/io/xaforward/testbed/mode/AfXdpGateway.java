@@ -9,9 +9,7 @@ import io.xaforward.testbed.plan.IdentifierPlan;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Runs {@link AfXdpGatewayMain}, the AF_XDP user-space gateway, as its own process in the gateway namespace with
@@ -23,7 +21,6 @@ import java.util.Map;
 public final class AfXdpGateway extends ProcessGatewayRunner {
     private final PeerXdpPass peerPass = new PeerXdpPass();
     private final List<Node> ports = new ArrayList<>();
-    private String namespace;
 
     @Override
     public GatewayMode mode() {
@@ -32,45 +29,31 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        namespace = state.gatewayNamespace(gateway);
-        startProcess(() -> {
+        startProcess(state, gateway, () -> {
             closeTheEdge(state, gateway);
             ports.addAll(state.gatewayPorts(gateway));
             peerPass.attach(ports);
-            Path configFile = writeConfig("afxdp-" + gateway, plan.gatewayYaml(gateway, "off", 0));
+            Path configFile = writeConfig(plan, gateway, "afxdp", 0);
             return GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
                     List.of("--config", configFile.toString()), AfXdpGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
         });
     }
 
 
-
     /**
-     * The gateway's counters ("forwarded", "drop_no_route", ...): asked for while it runs, the last ones it printed
-     * once it has stopped; empty when it never printed any.
+     * Once the process has stopped (it detaches its programs), makes sure no XDP program is left on the gateway ports
+     * even if it had to be killed, and removes the peers' XDP_PASS programs.
      */
     @Override
-    public Map<String, Long> counters() {
-        return requestCounters(AfXdpGatewayMain.COUNTERS_PREFIX);
-    }
-
-
-    /**
-     * Stops the process (it detaches its programs and prints its counters), then makes sure no XDP program is left
-     * on the gateway ports even if it had to be killed, and removes the peers' XDP_PASS programs.
-     */
-    @Override
-    public void close() {
+    protected void afterStop() {
         try {
-            if (process != null) process.close();
-        } finally {
             if (namespace != null && Netns.exists(namespace))
                 for (Node p : ports)
                     Netns.tryExec(null, Netns.DEFAULT_TIMEOUT, null,
                             List.of("ip", "-n", namespace, "link", "set", "dev", p.iface(), "xdp", "off"));
+        } finally {
             ports.clear();
             peerPass.close();
-            deleteConfig();
         }
     }
 }

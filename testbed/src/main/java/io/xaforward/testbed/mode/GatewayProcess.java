@@ -83,34 +83,6 @@ final class GatewayProcess implements AutoCloseable {
         return this;
     }
 
-    /**
-     * Writes {@code line} to the process's standard input and returns the first line starting with {@code replyPrefix}
-     * that it prints afterwards, or null when none comes within {@code timeout} (or the process has ended).
-     */
-    String request(String line, String replyPrefix, Duration timeout) {
-        int seen = output.size();
-        try {
-            process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
-            process.getOutputStream().flush();
-        } catch (IOException e) {
-            return null;
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            synchronized (output) {
-                for (int i = seen; i < output.size(); i++) if (output.get(i).startsWith(replyPrefix)) return output.get(i);
-            }
-            if (!process.isAlive()) return null;
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            }
-        }
-        return null;
-    }
-
     /** Whether the process is still running. */
     boolean isAlive() {
         return process.isAlive();
@@ -133,7 +105,7 @@ final class GatewayProcess implements AutoCloseable {
     public void close() {
         if (stopWithStdin && process.isAlive()) {
             try {
-                process.getOutputStream().close(); // end of input: the process prints its counters and exits
+                process.getOutputStream().close(); // end of input: the process stops by itself
                 process.waitFor(5, TimeUnit.SECONDS);
             } catch (IOException ignored) {
                 // fall back to SIGTERM below
@@ -142,7 +114,7 @@ final class GatewayProcess implements AutoCloseable {
             }
         }
         if (process.isAlive()) {
-            process.destroy(); // SIGTERM: the gateway detaches and prints its counters
+            process.destroy(); // SIGTERM: the gateway detaches
             try {
                 if (!process.waitFor(10, TimeUnit.SECONDS)) {
                     process.destroyForcibly();
@@ -154,7 +126,7 @@ final class GatewayProcess implements AutoCloseable {
             }
         }
         try {
-            reader.join(2000); // the output reader takes the last lines (the counters) before we return
+            reader.join(2000); // the output reader takes the last lines before we return
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

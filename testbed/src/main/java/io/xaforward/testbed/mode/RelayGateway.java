@@ -21,26 +21,11 @@ public final class RelayGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        startProcess(() -> {
-            Path configFile = writeConfig("relay-" + gateway, plan.gatewayYaml(gateway, "off", 0));
+        startProcess(state, gateway, () -> {
+            Path configFile = writeConfig(plan, gateway, "relay", 0);
             closeTheEdge(state, gateway);
-            return GatewayProcess.start(state.gatewayNamespace(gateway), RelayGatewayMain.class.getName(),
+            return GatewayProcess.start(namespace, RelayGatewayMain.class.getName(),
                     List.of("--config", configFile.toString()), RelayGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
         });
-    }
-
-    /** The relay's counters ("forwarded", "drop_too_big", "tx_too_big.IFACE", ...), as {@link AfXdpGateway#counters}. */
-    @Override
-    public java.util.Map<String, Long> counters() {
-        return requestCounters(RelayGatewayMain.COUNTERS_PREFIX);
-    }
-
-    @Override
-    public void close() {
-        try {
-            if (process != null) process.close();
-        } finally {
-            deleteConfig(); // the process stays readable: its output holds the final counters
-        }
     }
 }

@@ -151,13 +151,12 @@ class EgressMtuTest {
         assertTrue(overTotal > 0, "some flow sends frames one byte too big");
         Map<String, Long> after = runner.counters();
         long fitting = (long) FRAMES * flows.size();
-        boolean xdp = runner.mode() == GatewayMode.XDP;
-        String forwarded = xdp ? "xaf_packets_total{forwarded}" : "forwarded";
-        String tooBig = xdp ? "xaf_packets_total{drop_too_big}" : "drop_too_big";
+        String forwarded = "xaf_packets_total{forwarded}";
+        String tooBig = "xaf_packets_total{drop_too_big}";
         assertEquals(fitting, delta(after, before, forwarded), runner.mode() + ": forwarded = the frames that fit, " + after);
         assertEquals(overTotal, delta(after, before, tooBig), runner.mode() + ": every frame one byte over counted as too big, " + after);
         for (Node port : bed.state.gatewayPorts("gw")) {
-            String key = xdp ? "xaf_port_tx_too_big_packets_total{" + port.iface() + "}" : "tx_too_big." + port.iface();
+            String key = "xaf_port_tx_too_big_packets_total{" + port.iface() + "}";
             assertEquals(tooBigPerPort.getOrDefault(port.iface(), 0L).longValue(), delta(after, before, key), runner.mode() + " " + key);
         }
     }
