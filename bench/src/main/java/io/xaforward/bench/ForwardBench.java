@@ -97,13 +97,29 @@ public final class ForwardBench {
 
     /** A bench mode: a gateway mode, or the xdp-bench reference. */
     public enum Mode {
-        REFERENCE, XDP, KERNEL, RELAY, AFXDP;
+        REFERENCE(null), XDP(GatewayMode.XDP), KERNEL(GatewayMode.KERNEL), RELAY(GatewayMode.RELAY), AFXDP(GatewayMode.AFXDP);
+
+        private final GatewayMode gateway;
+
+        Mode(GatewayMode gateway) {
+            this.gateway = gateway;
+        }
+
+        /** The gateway mode this bench mode measures; null for the reference. */
+        public GatewayMode gateway() {
+            return gateway;
+        }
 
         public static Mode fromName(String s) {
-            return switch (s.trim().toLowerCase()) {
-                case "reference", "xdp-bench", "ref" -> REFERENCE;
-                default -> valueOf(GatewayMode.fromName(s).name());
-            };
+            switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
+                case "reference", "xdp-bench", "ref" -> { return REFERENCE; }
+                default -> {
+                    GatewayMode g = GatewayMode.fromName(s);
+                    for (Mode m : values()) if (m.gateway == g) return m;
+                    throw new IllegalArgumentException("the forwarding bench does not measure the " + g.configName()
+                            + " mode (it measures reference, xdp, kernel, relay and afxdp)");
+                }
+            }
         }
 
         public String label() {
@@ -244,7 +260,7 @@ public final class ForwardBench {
             case REFERENCE, XDP -> options.quick() ? List.of(Sender.SKB) : List.of(Sender.LIVE, Sender.SKB);
             case KERNEL, RELAY, AFXDP -> List.of(Sender.SKB);
         };
-        GatewayRunner runner = mode == Mode.REFERENCE ? null : GatewayMode.valueOf(mode.name()).newRunner();
+        GatewayRunner runner = mode == Mode.REFERENCE ? null : mode.gateway().newRunner();
         RedirectReference reference = null;
         CpuBudget budget = null;
         try {

@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.testbed.mode.GatewayMode;
 
 import io.xaforward.bench.train.TrainBench;
@@ -22,7 +23,6 @@ import java.util.concurrent.Callable;
         footer = {"  xaf bench train --quick --out bench-results"})
 final class BenchTrainCommand implements Callable<Integer> {
     static final List<String> CONFIGS = List.of("comm-bound", "gateway-bound");
-    static final List<String> ALL_MODES = List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp", "direct");
 
     @Option(paramLabel = "N", names = "--runs", defaultValue = "3", description = "runs per cell, interleaved (default: ${DEFAULT-VALUE})")
     int runs;
@@ -33,7 +33,7 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "a smoke run for CI: xdp and direct, udp endpoint, 5 steps, one run")
     boolean quick;
 
-    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct)")
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct, in that order)")
     List<String> modes;
 
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--endpoints", split = ",", description = "worker endpoints, udp and/or afxdp (default: ${DEFAULT-VALUE})",
@@ -60,18 +60,20 @@ final class BenchTrainCommand implements Callable<Integer> {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
         }
         out = BenchCommand.outputDirectory(out, "train");
-        List<String> chosen = modes != null ? modes : quick ? List.of("xdp", "direct") : ALL_MODES;
-        for (String m : chosen) GatewayMode.fromName(m); // unknown names fail before anything is set up
+        // Mode and endpoint words are parsed here, once: an unknown one fails before anything is set up.
+        List<GatewayMode> chosen = modes != null ? modes.stream().map(GatewayMode::fromName).toList()
+                : quick ? List.of(GatewayMode.XDP, GatewayMode.DIRECT) : List.of(GatewayMode.values());
+        List<Endpoint> chosenEndpoints = endpoints.stream().map(Endpoint::fromName).toList();
         if (runs < 1 || steps < 2) throw new IllegalArgumentException("--runs must be >= 1 and --steps >= 2");
         Path cross = TrainCommand.shippedTopology("two-dc-wan.yaml"), same = TrainCommand.shippedTopology("two-dc-ipv4-wan.yaml");
         List<TrainBench.Config> configs = new ArrayList<>();
         if (quick) {
-            configs.add(new TrainBench.Config("quick", cross, same, "200mbit", "tiny", 5, 8, endpoints, chosen,
+            configs.add(new TrainBench.Config("quick", cross, same, "200mbit", "tiny", 5, 8, chosenEndpoints, chosen,
                     "Smoke run: tiny GPT, 5 steps."));
         } else {
-            if (wanted.contains("comm-bound")) configs.add(new TrainBench.Config("comm-bound", cross, same, "200mbit", "wide", steps, 8, endpoints, chosen,
+            if (wanted.contains("comm-bound")) configs.add(new TrainBench.Config("comm-bound", cross, same, "200mbit", "wide", steps, 8, chosenEndpoints, chosen,
                     "Wide one-layer GPT (1.9 M parameters, 7.5 MB gradient): the all-reduce across the WAN dominates a step."));
-            if (wanted.contains("gateway-bound")) configs.add(new TrainBench.Config("gateway-bound", cross, same, "4gbit", "wide", steps, 8, endpoints, chosen,
+            if (wanted.contains("gateway-bound")) configs.add(new TrainBench.Config("gateway-bound", cross, same, "4gbit", "wide", steps, 8, chosenEndpoints, chosen,
                     "The same job with a WAN wider than any gateway here forwards: the gateway (and the endpoints) set"
                             + " the pace."));
         }

@@ -208,7 +208,7 @@ final class TrainCommand implements Callable<Integer> {
         Algorithm algorithm = Algorithm.fromName(loop.algorithm);
         WireSecurity security = WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
-        WireDtype wire = WireDtype.parse(wireDtype);
+        WireDtype wire = WireDtype.fromName(wireDtype);
         if (wire == WireDtype.BF16 && algorithm == Algorithm.PARAMETER_SERVER) {
             throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
         }
@@ -222,11 +222,15 @@ final class TrainCommand implements Callable<Integer> {
             throw e;
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        return new TrainJobSpec(topology, prefix, mode, algorithm, loop.preset, loop.steps, loop.batch, loop.seed, loop.lr,
-                loop.warmup,
-                evalEvery, loop.checksumEvery, dataPath, 1, new SecureRandom().nextInt(), loop.threads,
-                loop.bucketMb << 20, pacingMbps * 1_000_000 / 8, dir, "none", checkpointEvery, resume, overlapOn,
-                wire, security, chosenEndpoint, evalWindows);
+        return TrainJobSpec.builder()
+                .topology(topology).prefix(prefix).gatewayMode(mode).endpoint(chosenEndpoint).workDir(dir)
+                .preset(loop.preset).data(dataPath).steps(loop.steps).globalBatch(loop.batch).seed(loop.seed)
+                .learningRate(loop.lr).warmupSteps(loop.warmup).evalEvery(evalEvery).evalWindows(evalWindows)
+                .checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
+                .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
+                .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
+                .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8)
+                .build();
     }
 
     static boolean parseOnOff(String option, String value) {

@@ -181,7 +181,7 @@ final class WorkerCommand implements Callable<Integer> {
     JobSecret secret(WireSecurity mode) throws IOException {
         if (!mode.authenticated()) return null;
         if (secretFile == null) {
-            throw new IllegalArgumentException("--wire-security " + mode.cliName() + " needs the job secret: give"
+            throw new IllegalArgumentException("--wire-security " + mode.configName() + " needs the job secret: give"
                     + " --secret-file FILE (the same file on every host; xaf launch writes one), or --wire-security"
                     + " crc32c for no authentication");
         }

@@ -86,7 +86,7 @@ class GatewayDocsTest {
         assertTrue(m.find(), "DEPLOY.md has no threat model section");
         String model = m.group(1);
         for (io.xaforward.transport.WireSecurity mode : io.xaforward.transport.WireSecurity.values()) {
-            assertTrue(model.contains("| `" + mode.cliName() + "` |"), mode + " missing from the wire mode table");
+            assertTrue(model.contains("| `" + mode.configName() + "` |"), mode + " missing from the wire mode table");
         }
         for (String topic : List.of("accidents only", "authenticity", "confidentiality", "UDP 9450", "TCP 2379", "TCP 9464",
                 "**etcd.**", "`/xaf/routes/GW/`", "`/xaf/jobs/JOB/`", "run nonce", "replay", "`max-hop-limit`",

@@ -115,7 +115,7 @@ class WorkerEnvironmentTest {
         assertEquals(4, o.globalBatch());
         assertEquals(3, o.checksumEvery());
         assertEquals(dir.resolve("corpus.txt"), o.data());
-        assertEquals("crc32c", o.wireSecurity().cliName());
+        assertEquals("crc32c", o.wireSecurity().configName());
         assertEquals(1234, o.seed(), "not in the file: the default");
 
         Path typo = dir.resolve("cluster-typo.yaml");

@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +59,30 @@ public final class ClusterRun implements AutoCloseable {
         /** With the gateway mode's default endpoint. */
         public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn, Path workDir) {
             this(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, null);
+        }
+
+        /**
+         * Writes these fields into a worker's job file ({@link JobProperties}), mode and endpoint as their config
+         * names; every kind of job file (training, all-reduce) carries them under these keys.
+         */
+        public void writeTo(Properties p) {
+            p.setProperty("topology", topology.toAbsolutePath().toString());
+            p.setProperty("prefix", prefix);
+            p.setProperty("gatewayMode", gatewayMode.configName());
+            p.setProperty("jobId", Integer.toString(jobId));
+            p.setProperty("jobToken", Integer.toString(jobToken));
+            if (dropOneIn > 0) p.setProperty("dropOneIn", Integer.toString(dropOneIn));
+            p.setProperty("endpoint", endpoint.configName());
+            p.setProperty("workDir", workDir.toAbsolutePath().toString());
+        }
+
+        /** What {@link #writeTo} wrote. */
+        public static Spec readFrom(Properties p) {
+            String endpoint = p.getProperty("endpoint");
+            return new Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
+                    GatewayMode.fromName(p.getProperty("gatewayMode")), Integer.parseInt(p.getProperty("jobId")),
+                    Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("dropOneIn", "0")),
+                    Path.of(p.getProperty("workDir")), endpoint == null ? null : Endpoint.fromName(endpoint));
         }
     }
 

@@ -8,7 +8,6 @@ import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Properties;
 
@@ -40,6 +39,12 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                            WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint, int evalWindows) {
 
     public TrainJobSpec {
+        Objects.requireNonNull(topology, "topology");
+        Objects.requireNonNull(prefix, "prefix");
+        Objects.requireNonNull(preset, "preset");
+        Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(workDir, "workDir");
+        Objects.requireNonNull(rateLimit, "rateLimit");
         Objects.requireNonNull(gatewayMode, "gatewayMode");
         Objects.requireNonNull(algorithm, "algorithm");
         Objects.requireNonNull(wireDtype, "wireDtype");
@@ -55,61 +60,106 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
 
     private static final WireSecurity DEFAULT_WIRE = WireSecurity.fromName(DEFAULT_WIRE_SECURITY);
 
-    /** The default number of validation windows. */
-    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
-                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
-                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
-                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                        String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                        WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint) {
-        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
-                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, wireSecurity, endpoint,
-                TrainerConfig.DEFAULT_EVAL_WINDOWS);
+    /**
+     * A builder with the defaults of a plain job: no periodic checkpoints, no resume, overlap on, float32 on the
+     * wire, the default wire security, the gateway mode's default endpoint, the default number of validation
+     * windows and no rate limit noted. Everything else is set by the caller.
+     */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    /** The gateway mode's default endpoint. */
-    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
-                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
-                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
-                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                        String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                        WireDtype wireDtype, WireSecurity wireSecurity) {
-        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
-                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, wireSecurity, null);
-    }
-    /** The default wire security. */
-    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
-                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
-                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
-                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                        String rateLimit, long checkpointEvery, Path resume, boolean overlap, WireDtype wireDtype) {
-        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
-                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype, DEFAULT_WIRE);
+    /** A builder holding this spec's values, to derive a spec that differs in a few. */
+    public Builder toBuilder() {
+        return new Builder().topology(topology).prefix(prefix).gatewayMode(gatewayMode).algorithm(algorithm)
+                .preset(preset).steps(steps).globalBatch(globalBatch).seed(seed).learningRate(learningRate)
+                .warmupSteps(warmupSteps).evalEvery(evalEvery).checksumEvery(checksumEvery).data(data).jobId(jobId)
+                .jobToken(jobToken).threadsPerWorker(threadsPerWorker).bucketBytes(bucketBytes)
+                .pacingBytesPerSecond(pacingBytesPerSecond).workDir(workDir).rateLimit(rateLimit)
+                .checkpointEvery(checkpointEvery).resume(resume).overlap(overlap).wireDtype(wireDtype)
+                .wireSecurity(wireSecurity).endpoint(endpoint).evalWindows(evalWindows);
     }
 
-    /** Overlap on, float32 on the wire, the default wire security. */
-    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
-                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
-                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
-                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                        String rateLimit, long checkpointEvery, Path resume) {
-        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
-                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, checkpointEvery, resume, true, WireDtype.FP32, DEFAULT_WIRE);
+    /** Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. */
+    public static final class Builder {
+        private Path topology;
+        private String prefix;
+        private GatewayMode gatewayMode;
+        private Algorithm algorithm;
+        private String preset;
+        private long steps;
+        private int globalBatch;
+        private long seed;
+        private double learningRate;
+        private long warmupSteps;
+        private long evalEvery;
+        private long checksumEvery;
+        private Path data;
+        private int jobId;
+        private int jobToken;
+        private int threadsPerWorker;
+        private long bucketBytes;
+        private long pacingBytesPerSecond;
+        private Path workDir;
+        private String rateLimit = "none";
+        private long checkpointEvery;
+        private Path resume;
+        private boolean overlap = true;
+        private WireDtype wireDtype = WireDtype.FP32;
+        private WireSecurity wireSecurity = DEFAULT_WIRE;
+        private Endpoint endpoint;
+        private int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
+
+        private Builder() {}
+
+        /** The cluster's fields: topology, prefix, gateway mode, job id and token, work directory, endpoint. */
+        public Builder cluster(ClusterRun.Spec c) {
+            if (c.dropOneIn() != 0) throw new IllegalArgumentException("training jobs inject no loss");
+            return topology(c.topology()).prefix(c.prefix()).gatewayMode(c.gatewayMode()).jobId(c.jobId())
+                    .jobToken(c.jobToken()).workDir(c.workDir()).endpoint(c.endpoint());
+        }
+
+        public Builder topology(Path v) { topology = v; return this; }
+        public Builder prefix(String v) { prefix = v; return this; }
+        public Builder gatewayMode(GatewayMode v) { gatewayMode = v; return this; }
+        public Builder algorithm(Algorithm v) { algorithm = v; return this; }
+        public Builder preset(String v) { preset = v; return this; }
+        public Builder steps(long v) { steps = v; return this; }
+        public Builder globalBatch(int v) { globalBatch = v; return this; }
+        public Builder seed(long v) { seed = v; return this; }
+        public Builder learningRate(double v) { learningRate = v; return this; }
+        public Builder warmupSteps(long v) { warmupSteps = v; return this; }
+        public Builder evalEvery(long v) { evalEvery = v; return this; }
+        public Builder checksumEvery(long v) { checksumEvery = v; return this; }
+        public Builder data(Path v) { data = v; return this; }
+        public Builder jobId(int v) { jobId = v; return this; }
+        public Builder jobToken(int v) { jobToken = v; return this; }
+        public Builder threadsPerWorker(int v) { threadsPerWorker = v; return this; }
+        public Builder bucketBytes(long v) { bucketBytes = v; return this; }
+        public Builder pacingBytesPerSecond(long v) { pacingBytesPerSecond = v; return this; }
+        public Builder workDir(Path v) { workDir = v; return this; }
+        /** Informational: the inter-DC link rate of the topology ("none" by default). */
+        public Builder rateLimit(String v) { rateLimit = v; return this; }
+        public Builder checkpointEvery(long v) { checkpointEvery = v; return this; }
+        public Builder resume(Path v) { resume = v; return this; }
+        public Builder overlap(boolean v) { overlap = v; return this; }
+        public Builder wireDtype(WireDtype v) { wireDtype = v; return this; }
+        public Builder wireSecurity(WireSecurity v) { wireSecurity = v; return this; }
+        /** null: the gateway mode's default. */
+        public Builder endpoint(Endpoint v) { endpoint = v; return this; }
+        public Builder evalWindows(int v) { evalWindows = v; return this; }
+
+        public TrainJobSpec build() {
+            return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed,
+                    learningRate, warmupSteps, evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker,
+                    bucketBytes, pacingBytesPerSecond, workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype,
+                    wireSecurity, endpoint, evalWindows);
+        }
     }
 
-    /** A job that neither resumes nor writes periodic checkpoints. */
-    public TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
-                        long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
-                        long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
-                        int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                        String rateLimit) {
-        this(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed, learningRate, warmupSteps,
-                evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker, bucketBytes, pacingBytesPerSecond,
-                workDir, rateLimit, 0, null);
+    /** The emulated cluster this job runs on (no loss injected): what {@link TrainingJob} brings up. */
+    public ClusterRun.Spec cluster() {
+        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, 0, workDir, endpoint);
     }
 
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */
@@ -137,9 +187,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
 
     public void write(Path file) throws IOException {
         Properties p = new Properties();
-        p.setProperty("topology", topology.toAbsolutePath().toString());
-        p.setProperty("prefix", prefix);
-        p.setProperty("gatewayMode", gatewayMode.configName());
+        cluster().writeTo(p);
         p.setProperty("algorithm", algorithm.configName());
         p.setProperty("preset", preset);
         p.setProperty("steps", Long.toString(steps));
@@ -150,39 +198,43 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         p.setProperty("evalEvery", Long.toString(evalEvery));
         p.setProperty("checksumEvery", Long.toString(checksumEvery));
         p.setProperty("data", data.toAbsolutePath().toString());
-        p.setProperty("jobId", Integer.toString(jobId));
-        p.setProperty("jobToken", Integer.toString(jobToken));
         p.setProperty("threadsPerWorker", Integer.toString(threadsPerWorker));
         p.setProperty("bucketBytes", Long.toString(bucketBytes));
         p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
-        p.setProperty("workDir", workDir.toAbsolutePath().toString());
         p.setProperty("rateLimit", rateLimit);
         p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
         if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
         p.setProperty("overlap", Boolean.toString(overlap));
-        p.setProperty("wireDtype", wireDtype.name().toLowerCase(Locale.ROOT));
-        p.setProperty("wireSecurity", wireSecurity.cliName());
-        p.setProperty("endpoint", endpoint.configName());
+        p.setProperty("wireDtype", wireDtype.configName());
+        p.setProperty("wireSecurity", wireSecurity.configName());
         p.setProperty("evalWindows", Integer.toString(evalWindows));
         JobProperties.write(p, file, "XAForward training job");
     }
 
     public static TrainJobSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
-        return new TrainJobSpec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
-                GatewayMode.fromName(p.getProperty("gatewayMode")), Algorithm.fromName(p.getProperty("algorithm")), p.getProperty("preset"), Long.parseLong(p.getProperty("steps")),
-                Integer.parseInt(p.getProperty("globalBatch")), Long.parseLong(p.getProperty("seed")),
-                Double.parseDouble(p.getProperty("learningRate")), Long.parseLong(p.getProperty("warmupSteps")),
-                Long.parseLong(p.getProperty("evalEvery")), Long.parseLong(p.getProperty("checksumEvery")),
-                Path.of(p.getProperty("data")), Integer.parseInt(p.getProperty("jobId")),
-                Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("threadsPerWorker")),
-                Long.parseLong(p.getProperty("bucketBytes")), Long.parseLong(p.getProperty("pacingBytesPerSecond")),
-                Path.of(p.getProperty("workDir")), p.getProperty("rateLimit"),
-                Long.parseLong(p.getProperty("checkpointEvery", "0")),
-                p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")),
-                Boolean.parseBoolean(p.getProperty("overlap", "true")), WireDtype.parse(p.getProperty("wireDtype", "fp32")),
-                WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)),
-                p.getProperty("endpoint") == null ? null : Endpoint.fromName(p.getProperty("endpoint")),
-                Integer.parseInt(p.getProperty("evalWindows", Integer.toString(TrainerConfig.DEFAULT_EVAL_WINDOWS))));
+        Builder b = builder()
+                .cluster(ClusterRun.Spec.readFrom(p))
+                .algorithm(Algorithm.fromName(p.getProperty("algorithm")))
+                .preset(p.getProperty("preset"))
+                .steps(Long.parseLong(p.getProperty("steps")))
+                .globalBatch(Integer.parseInt(p.getProperty("globalBatch")))
+                .seed(Long.parseLong(p.getProperty("seed")))
+                .learningRate(Double.parseDouble(p.getProperty("learningRate")))
+                .warmupSteps(Long.parseLong(p.getProperty("warmupSteps")))
+                .evalEvery(Long.parseLong(p.getProperty("evalEvery")))
+                .checksumEvery(Long.parseLong(p.getProperty("checksumEvery")))
+                .data(Path.of(p.getProperty("data")))
+                .threadsPerWorker(Integer.parseInt(p.getProperty("threadsPerWorker")))
+                .bucketBytes(Long.parseLong(p.getProperty("bucketBytes")))
+                .pacingBytesPerSecond(Long.parseLong(p.getProperty("pacingBytesPerSecond")))
+                .rateLimit(p.getProperty("rateLimit"))
+                .checkpointEvery(Long.parseLong(p.getProperty("checkpointEvery", "0")))
+                .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
+                .overlap(Boolean.parseBoolean(p.getProperty("overlap", "true")))
+                .wireDtype(WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())))
+                .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)));
+        if (p.getProperty("evalWindows") != null) b.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
+        return b.build();
     }
 }

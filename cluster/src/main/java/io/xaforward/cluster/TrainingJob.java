@@ -55,9 +55,7 @@ public final class TrainingJob {
 
     public TrainResult run() throws Exception {
         long start = System.nanoTime();
-        ClusterRun.Spec clusterSpec = new ClusterRun.Spec(spec.topology(), spec.prefix(), spec.gatewayMode(), spec.jobId(),
-                spec.jobToken(), 0, spec.workDir(), spec.endpoint());
-        try (ClusterRun cluster = new ClusterRun(clusterSpec, out)) {
+        try (ClusterRun cluster = new ClusterRun(spec.cluster(), out)) {
             if (placed) cluster.placed(gatewayCpuShare);
             return runUp(cluster, start);
         }

@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -24,6 +26,7 @@ class EndpointTest {
             assertTrue(e.getMessage().contains("expected afxdp or udp"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> Endpoint.fromName(null));
+        for (Endpoint e : Endpoint.values()) assertEquals(e, Endpoint.fromName(e.configName()));
     }
 
     @Test
@@ -47,17 +50,55 @@ class EndpointTest {
     @Test
     void specsResolveAndCarryTheEndpoint() throws Exception {
         Path dir = Files.createTempDirectory("xaf-endpoint-spec");
-        TrainJobSpec spec = new TrainJobSpec(Path.of("topologies/two-dc.yaml"), "t123", GatewayMode.RELAY, Algorithm.HIERARCHICAL, "tiny",
-                1, 8, 1, 1e-3, 0, 0, 0, dir.resolve("corpus.txt"), 1, 7, 1, 1 << 20, 0, dir, "none");
+        TrainJobSpec spec = TrainJobSpec.builder().topology(Path.of("topologies/two-dc.yaml")).prefix("t123")
+                .gatewayMode(GatewayMode.RELAY).algorithm(Algorithm.HIERARCHICAL).preset("tiny").steps(1).globalBatch(8)
+                .seed(1).learningRate(1e-3).data(dir.resolve("corpus.txt")).jobId(1).jobToken(7).threadsPerWorker(1)
+                .bucketBytes(1 << 20).workDir(dir).build();
         assertEquals(Endpoint.UDP, spec.endpoint(), "relay's default");
         Path file = dir.resolve("job.properties");
-        new TrainJobSpec(spec.topology(), spec.prefix(), GatewayMode.XDP, spec.algorithm(), spec.preset(), 1, 8, 1, 1e-3, 0, 0, 0,
-                spec.data(), 1, 7, 1, 1 << 20, 0, dir, "none", 0, null, true, WireDtype.FP32, WireSecurity.CRC32C, Endpoint.UDP).write(file);
+        spec.toBuilder().gatewayMode(GatewayMode.XDP).wireSecurity(WireSecurity.CRC32C).endpoint(Endpoint.UDP).build()
+                .write(file);
         assertEquals(Endpoint.UDP, TrainJobSpec.read(file).endpoint(), "an explicit choice survives the worker's spec file");
         assertThrows(IllegalArgumentException.class,
                 () -> new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.KERNEL_TUNNEL, 1, 7, 0, dir, Endpoint.AFXDP));
         assertEquals(Endpoint.UDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, 0, dir).endpoint());
         assertEquals(Endpoint.AFXDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, 0, dir, Endpoint.AFXDP).endpoint());
+    }
+
+    /** What a launcher writes, its workers read back: every field, enums included, in the words of the command line. */
+    @Test
+    void aSpecSurvivesItsJobFile() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-spec-file").toAbsolutePath();
+        TrainJobSpec spec = TrainJobSpec.builder().topology(dir.resolve("t.yaml")).prefix("t9a")
+                .gatewayMode(GatewayMode.KERNEL_TUNNEL).algorithm(Algorithm.PARAMETER_SERVER).preset("tiny").steps(12)
+                .globalBatch(8).seed(3).learningRate(2e-3).warmupSteps(2).evalEvery(4).evalWindows(17).checksumEvery(5)
+                .data(dir.resolve("corpus.txt")).jobId(2).jobToken(-9).threadsPerWorker(1).bucketBytes(1 << 20)
+                .pacingBytesPerSecond(1000).workDir(dir).rateLimit("200mbit").checkpointEvery(6)
+                .resume(dir.resolve("step-6.ckpt")).overlap(false).wireDtype(WireDtype.BF16)
+                .wireSecurity(WireSecurity.ENCRYPT).build();
+        Path file = dir.resolve("job.properties");
+        spec.write(file);
+        assertEquals(spec, TrainJobSpec.read(file));
+        String text = Files.readString(file);
+        for (String line : new String[]{"gatewayMode=kernel-tunnel", "algorithm=ps", "wireDtype=bf16",
+                "wireSecurity=encrypt", "endpoint=udp"}) {
+            assertTrue(text.lines().anyMatch(line::equals), line + " in\n" + text);
+        }
+        assertEquals(spec, spec.toBuilder().build());
+    }
+
+    /** The cluster's part of a job file, shared by training and all-reduce jobs, read back as written. */
+    @Test
+    void aClusterSpecSurvivesItsJobFile() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-cluster-spec").toAbsolutePath();
+        for (ClusterRun.Spec c : List.of(
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1c", GatewayMode.XDP, 3, 0x5eed0003, 50, dir, Endpoint.AFXDP),
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1d", GatewayMode.DIRECT, 1, -7, 0, dir))) {
+            Properties p = new Properties();
+            c.writeTo(p);
+            assertEquals(c, ClusterRun.Spec.readFrom(p));
+            assertEquals(c.gatewayMode().configName(), p.getProperty("gatewayMode"));
+        }
     }
 
     /** The plan's interface does not exist here (the testbed is not up): opening AF_XDP on it must say so clearly. */

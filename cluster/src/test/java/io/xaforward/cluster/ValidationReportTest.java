@@ -1,9 +1,7 @@
 package io.xaforward.cluster;
 
 import io.xaforward.collective.Algorithm;
-import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.mode.GatewayMode;
-import io.xaforward.transport.WireSecurity;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -31,9 +29,11 @@ class ValidationReportTest {
     }
 
     private static TrainJobSpec spec() {
-        return new TrainJobSpec(Path.of("topologies/two-dc.yaml"), "t123", GatewayMode.XDP, Algorithm.HIERARCHICAL, "gpt2-tiny", 20, 16,
-                1234, 1e-2, 2, 10, 5, Path.of("data"), 1, 7, 1, 4 << 20, 0, Path.of("/tmp/work"), "none", 0, null,
-                true, WireDtype.FP32, WireSecurity.MAC, Endpoint.UDP, 1024);
+        return TrainJobSpec.builder().topology(Path.of("topologies/two-dc.yaml")).prefix("t123")
+                .gatewayMode(GatewayMode.XDP).algorithm(Algorithm.HIERARCHICAL).preset("gpt2-tiny").steps(20)
+                .globalBatch(16).seed(1234).learningRate(1e-2).warmupSteps(2).evalEvery(10).checksumEvery(5)
+                .data(Path.of("data")).jobId(1).jobToken(7).threadsPerWorker(1).bucketBytes(4 << 20)
+                .workDir(Path.of("/tmp/work")).evalWindows(1024).build();
     }
 
     @Test

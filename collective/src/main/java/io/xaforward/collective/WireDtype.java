@@ -9,12 +9,17 @@ public enum WireDtype {
     FP32,
     BF16;
 
-    /** Parses {@code fp32} or {@code bf16} (case-insensitive). */
-    public static WireDtype parse(String text) {
-        return switch (text.toLowerCase(java.util.Locale.ROOT)) {
+    /** Parses {@code fp32} or {@code bf16} (any case; float32, f32 and bfloat16 too). */
+    public static WireDtype fromName(String name) {
+        return switch (name == null ? "" : name.toLowerCase(java.util.Locale.ROOT)) {
             case "fp32", "f32", "float32" -> FP32;
             case "bf16", "bfloat16" -> BF16;
-            default -> throw new IllegalArgumentException("wire dtype must be fp32 or bf16, was '" + text + "'");
+            default -> throw new IllegalArgumentException("wire dtype must be fp32 or bf16, was '" + name + "'");
         };
+    }
+
+    /** The word for this format on command lines and in job files: fp32 or bf16. */
+    public String configName() {
+        return name().toLowerCase(java.util.Locale.ROOT);
     }
 }

@@ -120,7 +120,8 @@ class Bf16AllReduceTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new CollectiveConfig(4096,
                 Algorithm.PARAMETER_SERVER, Duration.ofSeconds(1), WireDtype.BF16));
         assertTrue(e.getMessage().contains("parameter server"), e.getMessage());
-        assertEquals(WireDtype.BF16, WireDtype.parse("BF16"));
-        assertThrows(IllegalArgumentException.class, () -> WireDtype.parse("fp8"));
+        assertEquals(WireDtype.BF16, WireDtype.fromName("BF16"));
+        for (WireDtype d : WireDtype.values()) assertEquals(d, WireDtype.fromName(d.configName()));
+        assertThrows(IllegalArgumentException.class, () -> WireDtype.fromName("fp8"));
     }
 }

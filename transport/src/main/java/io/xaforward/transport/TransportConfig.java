@@ -242,10 +242,10 @@ public final class TransportConfig {
         public Builder wireSecurity(WireSecurity mode, JobSecret secret, RunNonce runNonce) {
             Objects.requireNonNull(mode, "mode");
             if (mode.authenticated() && secret == null) {
-                throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the job secret");
+                throw new IllegalArgumentException("wire security " + mode.configName() + " needs the job secret");
             }
             if (mode.authenticated() && runNonce == null) {
-                throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the run nonce");
+                throw new IllegalArgumentException("wire security " + mode.configName() + " needs the run nonce");
             }
             this.wireSecurity = mode;
             this.secret = mode.authenticated() ? secret : null;
@@ -279,7 +279,7 @@ public final class TransportConfig {
         public TransportConfig build() {
             if (wireSecurity.authenticated() && maxPayload <= WireSeal.TRAILER_BYTES) {
                 throw new IllegalArgumentException("maxPayload " + maxPayload + " leaves no room for data after the "
-                        + WireSeal.TRAILER_BYTES + "-byte " + wireSecurity.cliName() + " trailer");
+                        + WireSeal.TRAILER_BYTES + "-byte " + wireSecurity.configName() + " trailer");
             }
             return new TransportConfig(this);
         }

@@ -104,10 +104,10 @@ public final class WireSeal {
             return;
         }
         if (secret == null) {
-            throw new IllegalArgumentException("wire security " + mode.cliName() + " needs a job secret");
+            throw new IllegalArgumentException("wire security " + mode.configName() + " needs a job secret");
         }
         if (runNonce == null) {
-            throw new IllegalArgumentException("wire security " + mode.cliName() + " needs the run nonce");
+            throw new IllegalArgumentException("wire security " + mode.configName() + " needs the run nonce");
         }
         try {
             byte[] macKey = deriveKey(secret, jobId, runNonce, MAC_KEY_LABEL); // 32 bytes: shorter than the block, used as is

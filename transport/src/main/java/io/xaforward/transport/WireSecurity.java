@@ -15,15 +15,15 @@ public enum WireSecurity {
     /** As MAC, but the payload is encrypted with AES-256-GCM (for links that leave the building). */
     ENCRYPT;
 
-    /** Lower-case name as used on command lines: crc32c, mac, encrypt. */
-    public String cliName() {
+    /** The word for this mode on command lines and in job files: crc32c, mac or encrypt. */
+    public String configName() {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a command-line name; the error lists the valid ones. */
+    /** Parses a {@link #configName()} exactly; the error lists the valid ones. */
     public static WireSecurity fromName(String name) {
         for (WireSecurity mode : values()) {
-            if (mode.cliName().equals(name)) {
+            if (mode.configName().equals(name)) {
                 return mode;
             }
         }

@@ -179,7 +179,7 @@ public final class AllReduceBenchmark {
         for (long size : options.sizesBytes()) {
             for (String label : rows) {
                 List<String> algorithms = label.startsWith(GlooPeer.LABEL) ? List.of(GlooPeer.ALGORITHM)
-                        : options.algorithms().stream().map(AllReduceSpec::name).toList();
+                        : options.algorithms().stream().map(Algorithm::configName).toList();
                 for (String a : algorithms) {
                     List<Double> t = times.get(key(label, a, size / 4 * 4));
                     if (t == null) continue;
@@ -221,7 +221,7 @@ public final class AllReduceBenchmark {
      * crc32c rows keep the labels of earlier reports.
      */
     static String label(String mode, WireSecurity ws) {
-        return ws == WireSecurity.CRC32C ? mode : mode + "+" + ws.cliName();
+        return ws == WireSecurity.CRC32C ? mode : mode + "+" + ws.configName();
     }
 
     static String modeOf(String label) {

@@ -160,6 +160,6 @@ public final class AllReduceReport {
 
     /** Algorithms by command-line name, for option parsing. */
     public static List<Algorithm> algorithms(String csv) {
-        return Arrays.stream(csv.split(",")).map(AllReduceSpec::algorithm).toList();
+        return Arrays.stream(csv.split(",")).map(Algorithm::fromName).toList();
     }
 }

@@ -1,7 +1,5 @@
 package io.xaforward.bench.allreduce;
 
-import io.xaforward.testbed.mode.GatewayMode;
-import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.JobProperties;
 import io.xaforward.cluster.RunKeys;
@@ -110,16 +108,9 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
 
     public void write(Path file) throws IOException {
         Properties p = new Properties();
-        p.setProperty("topology", cluster.topology().toAbsolutePath().toString());
-        p.setProperty("prefix", cluster.prefix());
-        p.setProperty("gatewayMode", cluster.gatewayMode().configName());
-        p.setProperty("jobId", Integer.toString(cluster.jobId()));
-        p.setProperty("jobToken", Integer.toString(cluster.jobToken()));
-        p.setProperty("dropOneIn", Integer.toString(cluster.dropOneIn()));
-        p.setProperty("endpoint", cluster.endpoint().configName());
-        p.setProperty("workDir", cluster.workDir().toAbsolutePath().toString());
+        cluster.writeTo(p);
         p.setProperty("sizesBytes", sizesBytes.stream().map(String::valueOf).collect(Collectors.joining(",")));
-        p.setProperty("algorithms", algorithms.stream().map(Algorithm::name).collect(Collectors.joining(",")));
+        p.setProperty("algorithms", algorithms.stream().map(Algorithm::configName).collect(Collectors.joining(",")));
         p.setProperty("warmup", Integer.toString(warmup));
         p.setProperty("iterations", Integer.toString(iterations));
         p.setProperty("runs", Integer.toString(runs));
@@ -134,16 +125,13 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         p.setProperty("tokenOverrides", new TreeMap<>(tokenOverrides).entrySet().stream()
                 .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",")));
         p.setProperty("absentRanks", new TreeSet<>(absentRanks).stream().map(String::valueOf).collect(Collectors.joining(",")));
-        p.setProperty("wireSecurity", wireSecurity.cliName());
+        p.setProperty("wireSecurity", wireSecurity.configName());
         JobProperties.write(p, file, "XAForward all-reduce job");
     }
 
     public static AllReduceSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
-        ClusterRun.Spec c = new ClusterRun.Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
-                GatewayMode.fromName(p.getProperty("gatewayMode")), Integer.parseInt(p.getProperty("jobId")),
-                Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("dropOneIn")),
-                Path.of(p.getProperty("workDir")), Endpoint.fromName(p.getProperty("endpoint")));
+        ClusterRun.Spec c = ClusterRun.Spec.readFrom(p);
         Map<Integer, Integer> overrides = new TreeMap<>();
         for (String kv : split(p.getProperty("tokenOverrides"))) {
             String[] parts = kv.split(":");
@@ -151,7 +139,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         }
         return new AllReduceSpec(c,
                 split(p.getProperty("sizesBytes")).stream().map(Long::parseLong).toList(),
-                split(p.getProperty("algorithms")).stream().map(Algorithm::valueOf).toList(),
+                split(p.getProperty("algorithms")).stream().map(Algorithm::fromName).toList(),
                 Integer.parseInt(p.getProperty("warmup")), Integer.parseInt(p.getProperty("iterations")),
                 Integer.parseInt(p.getProperty("runs")), Integer.parseInt(p.getProperty("verifyRuns")),
                 InputPattern.Kind.valueOf(p.getProperty("pattern")), Long.parseLong(p.getProperty("seed")),
@@ -159,21 +147,11 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
                 Long.parseLong(p.getProperty("pacingBytesPerSecond")), Long.parseLong(p.getProperty("goodputBytes")),
                 Integer.parseInt(p.getProperty("goodputRepeats")), overrides,
                 split(p.getProperty("absentRanks")).stream().map(Integer::parseInt).collect(Collectors.toSet()),
-                WireSecurity.fromName(p.getProperty("wireSecurity", WireSecurity.CRC32C.cliName())));
+                WireSecurity.fromName(p.getProperty("wireSecurity", WireSecurity.CRC32C.configName())));
     }
 
     private static List<String> split(String s) {
         if (s == null || s.isBlank()) return List.of();
         return Arrays.stream(s.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
-    }
-
-    /** "hierarchical", "ring", "ps" (as on the command line) to an algorithm. */
-    public static Algorithm algorithm(String name) {
-        return Algorithm.fromName(name);
-    }
-
-    /** The command-line name of an algorithm. */
-    public static String name(Algorithm a) {
-        return a.configName();
     }
 }

@@ -117,7 +117,7 @@ public final class AllReduceWorkerMain {
                         long datagrams = (transport.stats().packetsSent() + transport.stats().packetsReceived()
                                 - datagramsStart) / spec.iterations();
                         List<Object> line = new ArrayList<>(List.of("rank", rank, "run", run, "bytes", (long) count * Float.BYTES,
-                                "algorithm", AllReduceSpec.name(algorithm),
+                                "algorithm", algorithm.configName(),
                                 "seconds", String.format(Locale.ROOT, "%.6f", seconds),
                                 "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds),
                                 "datagrams", datagrams));
@@ -137,7 +137,7 @@ public final class AllReduceWorkerMain {
                         if (check != null && !check.ok()) {
                             throw new IllegalStateException(String.format(Locale.ROOT,
                                     "%s all-reduce of %d bytes gave a wrong result: element %d is %s, expected %s (%s input)",
-                                    AllReduceSpec.name(algorithm), (long) count * Float.BYTES, check.firstBadIndex(),
+                                    algorithm.configName(), (long) count * Float.BYTES, check.firstBadIndex(),
                                     check.badValue(), check.expectedValue(), spec.pattern().name().toLowerCase(Locale.ROOT)));
                         }
                     }

@@ -364,21 +364,13 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         return d;
     }
 
+    /** The algorithm a report row names, or null for a row of another peer (gloo). */
     static Algorithm algorithmOrNull(String name) {
-        return switch (name) {
-            case "hierarchical" -> Algorithm.HIERARCHICAL;
-            case "ring" -> Algorithm.RING;
-            case "ps", "parameter-server", "parameter_server" -> Algorithm.PARAMETER_SERVER;
-            default -> null;
-        };
-    }
-
-    static String algorithmName(Algorithm a) {
-        return switch (a) {
-            case HIERARCHICAL -> "hierarchical";
-            case RING -> "ring";
-            case PARAMETER_SERVER -> "ps";
-        };
+        try {
+            return Algorithm.fromName(name);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     private static JsonElement read(Path p) throws IOException {

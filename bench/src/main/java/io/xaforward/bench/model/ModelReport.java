@@ -45,7 +45,7 @@ public final class ModelReport {
                     ClusterSpec c = testbed.with(cell.bytes(), cell.algorithm(), List.of(cell.mode()), cell.wireSecurity());
                     StepModel.Prediction p = StepModel.predict(c, cal, cell.mode());
                     rows.add(new ValidationRow(String.format(Locale.ROOT, "%d MB %s", cell.bytes() >> 20,
-                            Calibration.algorithmName(cell.algorithm())), cell.label(), cell.medianSeconds(), cell.minSeconds(),
+                            cell.algorithm().configName()), cell.label(), cell.medianSeconds(), cell.minSeconds(),
                             cell.maxSeconds(), p.allreduceSeconds(), p.bound(),
                             cell.label().equals(cal.referenceMode()) && testbed.endpointSource().equals("allreduce")));
                 }
@@ -115,7 +115,7 @@ public final class ModelReport {
                         + "MTU %d (chunk payload %d B); NIC %s, WAN %s per DC and direction, WAN RTT %s ms; gateway: %s, %d core(s), core efficiency %s; "
                         + "compute %s ms per step%s.%n%n",
                 c.datacenters(), c.hostsPerDc(), c.ranksPerHost(), c.gradientLabel(), c.gradientBytes() / 1048576.0,
-                Calibration.algorithmName(c.algorithm()), c.bucketBytes() >> 20, c.windowChunks(), c.mtu(), t.chunkPayload(),
+                c.algorithm().configName(), c.bucketBytes() >> 20, c.windowChunks(), c.mtu(), t.chunkPayload(),
                 rate(c.nicGbps()), rate(c.wanGbps()), ClusterSpec.fmt(c.wanRttMs()),
                 c.sharedGateway() ? "one shared" : "one per DC", c.gatewayCores(), ClusterSpec.fmt(c.coreEfficiency()),
                 ClusterSpec.fmt(c.computeMs()), c.overlap() ? ", communication overlapped with backward ("

@@ -38,20 +38,22 @@ import java.util.function.ToDoubleFunction;
  * train.md (the table), train.json (every run) and PNG plots.
  */
 public final class TrainBench {
-    /** The endpoints training jobs offer; the first is the default. */
-    public static final List<String> ENDPOINTS = List.of(Endpoint.UDP.configName(), Endpoint.AFXDP.configName());
-
     /**
      * One configuration: a model and a WAN rate, run on a cross-form topology (IPv4 DC and IPv6 DC) for every mode
      * that can translate or tunnel, and on a same-form one (two IPv4 DCs) for the modes that need it (kernel).
      */
     public record Config(String name, Path crossForm, Path sameForm, String wanRate, String preset, long steps,
-                         int globalBatch, List<String> endpoints, List<String> modes, String description) {}
+                         int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description) {}
 
     /** One cell of the table. */
-    public record Cell(String endpoint, String mode) {
+    public record Cell(Endpoint endpoint, GatewayMode mode) {
         String label() {
-            return endpoint + " / " + mode;
+            return endpoint.configName() + " / " + mode.configName();
+        }
+
+        /** Kernel forwarding cannot cross IP families: its cells run on the same-form topology. */
+        Path topology(Path crossForm, Path sameForm) {
+            return mode.crossesIpFamilies() ? crossForm : sameForm;
         }
     }
 
@@ -73,11 +75,6 @@ public final class TrainBench {
 
     public TrainBench(List<Config> configs, int runs, Path outDir, Path workRoot, PrintStream out) {
         if (runs < 1) throw new IllegalArgumentException("runs must be >= 1");
-        for (Config c : configs)
-            for (String e : c.endpoints())
-                if (!ENDPOINTS.contains(e))
-                    throw new IllegalArgumentException("endpoint '" + e + "' is not available in this build (available: "
-                            + String.join(", ", ENDPOINTS) + ")");
         this.configs = configs;
         this.runs = runs;
         this.outDir = outDir;
@@ -85,15 +82,10 @@ public final class TrainBench {
         this.out = out;
     }
 
-    /** Modes that run on the same-form topology: the kernel cannot cross forms. */
-    static boolean sameFormOnly(String mode) {
-        return mode.equals("kernel");
-    }
-
     /** Why {@code cell} cannot run (an endpoint that cannot cross that mode), or null when it can. */
     static String unsupported(Cell cell, Path topology) {
         try {
-            GatewayMode mode = GatewayMode.fromName(cell.mode());
+            GatewayMode mode = cell.mode();
             Endpoint endpoint = Endpoint.resolve(cell.endpoint(), mode);
             // Every rank's address book, as its worker would build it: fails where the endpoint cannot reach a peer.
             int world = RankNetwork.of(topology, "bchk", 1, 7, 0, mode, endpoint).worldSize();
@@ -113,10 +105,10 @@ public final class TrainBench {
         List<Run> all = new ArrayList<>();
         int total = 0, done = 0;
         for (Config c : configs)
-            for (String endpoint : c.endpoints())
-                for (String mode : c.modes()) {
+            for (Endpoint endpoint : c.endpoints())
+                for (GatewayMode mode : c.modes()) {
                     Cell cell = new Cell(endpoint, mode);
-                    String why = unsupported(cell, sameFormOnly(mode) ? c.sameForm() : c.crossForm());
+                    String why = unsupported(cell, cell.topology(c.crossForm(), c.sameForm()));
                     if (why == null) total += runs;
                     else if (skipped.putIfAbsent(cell.label(), why) == null)
                         out.printf(Locale.ROOT, "not run: %s (%s)%n", cell.label(), why);
@@ -126,21 +118,26 @@ public final class TrainBench {
             Path cross = withWanRate(c.crossForm(), c.wanRate(), c.name() + "-cross.yaml");
             Path same = withWanRate(c.sameForm(), c.wanRate(), c.name() + "-same.yaml");
             for (int r = 1; r <= runs; r++) {
-                for (String endpoint : c.endpoints()) {
-                    for (String mode : c.modes()) {
+                for (Endpoint endpoint : c.endpoints()) {
+                    for (GatewayMode mode : c.modes()) {
                         Cell cell = new Cell(endpoint, mode);
                         if (skipped.containsKey(cell.label())) continue;
                         done++;
-                        Path topology = sameFormOnly(mode) ? same : cross;
+                        Path topology = cell.topology(cross, same);
                         out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
-                        Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + endpoint + "-" + mode + "-" + r));
+                        Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + endpoint.configName() + "-" + mode.configName() + "-" + r));
                         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-                        TrainJobSpec spec = new TrainJobSpec(topology, prefix, GatewayMode.fromName(mode), Algorithm.HIERARCHICAL, c.preset(), c.steps(),
-                                c.globalBatch(), 4242, 1e-3, Math.max(1, c.steps() / 10), 0, Math.max(1, c.steps() / 4),
-                                corpus, 1, 0x5eed0002, 1, 4L << 20, 0, work, c.wanRate());
+                        TrainJobSpec spec = TrainJobSpec.builder()
+                                .topology(topology).prefix(prefix).gatewayMode(mode)
+                                .endpoint(endpoint).workDir(work).rateLimit(c.wanRate())
+                                .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
+                                .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
+                                .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
+                                .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20)
+                                .build();
                         TrainResult res;
                         try {
-                            res = new TrainingJob(withEndpoint(spec, endpoint), new PrintStream(PrintStream.nullOutputStream()))
+                            res = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()))
                                     .placed(gatewayCpuShare).run();
                         } catch (Exception e) {
                             // One failed job must not throw away an hour of others: report it with the cell.
@@ -158,15 +155,6 @@ public final class TrainBench {
         }
         write(all);
         return all;
-    }
-
-    /** The same job spec with the workers on {@code endpoint} (afxdp | udp). */
-    static TrainJobSpec withEndpoint(TrainJobSpec s, String endpoint) {
-        return new TrainJobSpec(s.topology(), s.prefix(), s.gatewayMode(), s.algorithm(), s.preset(), s.steps(),
-                s.globalBatch(), s.seed(), s.learningRate(), s.warmupSteps(), s.evalEvery(), s.checksumEvery(), s.data(),
-                s.jobId(), s.jobToken(), s.threadsPerWorker(), s.bucketBytes(), s.pacingBytesPerSecond(), s.workDir(),
-                s.rateLimit(), s.checkpointEvery(), s.resume(), s.overlap(), s.wireDtype(), s.wireSecurity(),
-                Endpoint.fromName(endpoint));
     }
 
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it). */
@@ -260,12 +248,12 @@ public final class TrainBench {
             for (Run r : all) if (r.config().equals(c.name())) byCell.computeIfAbsent(r.cell(), k -> new ArrayList<>()).add(r);
             for (var e : byCell.entrySet()) {
                 List<Run> rs = e.getValue();
-                List<Run> xdp = byCell.get(new Cell(e.getKey().endpoint(), "xdp"));
+                List<Run> xdp = byCell.get(new Cell(e.getKey().endpoint(), GatewayMode.XDP));
                 double step = median(rs, r -> r.result().medianStepMs());
-                String vsXdp = xdp == null || e.getKey().mode().equals("xdp") ? "-"
+                String vsXdp = xdp == null || e.getKey().mode() == GatewayMode.XDP ? "-"
                         : String.format(Locale.ROOT, "%+.1f%%", 100 * (step - median(xdp, r -> r.result().medianStepMs())) / step);
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
-                        e.getKey().endpoint(), e.getKey().mode(), rs.getFirst().topology(),
+                        e.getKey().endpoint().configName(), e.getKey().mode().configName(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
                         100 * median(rs, r -> commShare(r.result())), 100 * median(rs, r -> wanUtilisation(r.result())),
                         100 * median(rs, r -> coreBusy(r.result(), "worker")),
@@ -295,8 +283,8 @@ public final class TrainBench {
     private Map<String, Object> jsonRun(Config c, Run r) {
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("config", c.name());
-        run.put("endpoint", r.cell().endpoint());
-        run.put("mode", r.cell().mode());
+        run.put("endpoint", r.cell().endpoint().configName());
+        run.put("mode", r.cell().mode().configName());
         run.put("topology", r.topology());
         run.put("wan_rate", c.wanRate());
         run.put("gateway_cpu_share", gatewayCpuShare);

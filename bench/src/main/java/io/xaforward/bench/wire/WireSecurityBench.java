@@ -69,7 +69,7 @@ public final class WireSecurityBench {
         for (int run = 0; run < options.runs(); run++) {
             for (WireSecurity mode : WireSecurity.values()) {
                 bus[mode.ordinal()][run] = busBandwidthGbps(mode, secret);
-                out.printf(Locale.ROOT, "xaf: %-8s run %d: busbw %.2f Gbit/s%n", mode.cliName(), run + 1,
+                out.printf(Locale.ROOT, "xaf: %-8s run %d: busbw %.2f Gbit/s%n", mode.configName(), run + 1,
                         bus[mode.ordinal()][run]);
             }
         }
@@ -199,7 +199,7 @@ public final class WireSecurityBench {
             for (double g : r.busGbps()) {
                 runs.append(runs.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", g));
             }
-            md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.2f | %s |%n", r.mode().cliName(),
+            md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.2f | %s |%n", r.mode().configName(),
                     r.sealNanos(), r.openNanos(), r.medianBusGbps(), runs));
         }
         md.append(String.format(Locale.ROOT, "%n## MAC candidates%n%nThe primitives a wire-security mode can be "

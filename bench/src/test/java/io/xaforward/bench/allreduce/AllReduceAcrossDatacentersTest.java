@@ -79,7 +79,7 @@ class AllReduceAcrossDatacentersTest {
         assertEquals(SIZES.size() * algorithms.size(), o.samples().size(), "one sample per size x algorithm");
         for (Algorithm a : algorithms) {
             for (long size : SIZES) {
-                assertTrue(o.samples().stream().anyMatch(s -> s.algorithm().equals(AllReduceSpec.name(a)) && s.bytes() == size && s.verified()),
+                assertTrue(o.samples().stream().anyMatch(s -> s.algorithm().equals(a.configName()) && s.bytes() == size && s.verified()),
                         a + " " + size + " bytes verified");
             }
         }

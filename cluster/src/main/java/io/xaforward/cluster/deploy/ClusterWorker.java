@@ -144,7 +144,7 @@ public final class ClusterWorker {
         long failures = transport.stats().authFailures();
         if (failures == 0) return e;
         return new IllegalStateException(e.getMessage() + "; " + failures + " datagrams failed authentication"
-                + " (wire security " + o.wireSecurity().cliName() + "): the peers use another job secret or"
+                + " (wire security " + o.wireSecurity().configName() + "): the peers use another job secret or"
                 + " --wire-security (every rank needs the same --secret-file and mode), or belong to another run"
                 + " (datagrams of an earlier run, or a start-up exchange disturbed on the wire)", e);
     }

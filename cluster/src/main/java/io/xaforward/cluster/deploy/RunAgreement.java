@@ -111,7 +111,7 @@ public final class RunAgreement {
         long failures = transport.stats().authFailures();
         if (failures == 0) return e;
         return new IllegalStateException("start-up exchange: " + e.getMessage() + "; " + failures
-                + " datagrams failed authentication (wire security " + mode.cliName() + "): the peers use another"
+                + " datagrams failed authentication (wire security " + mode.configName() + "): the peers use another"
                 + " job secret or --wire-security; every rank needs the same --secret-file and mode", e);
     }
 

@@ -38,7 +38,7 @@ public record WorkerOptions(int jobId, int worldSize, int token, int rank, Strin
         Objects.requireNonNull(checkpointDir, "checkpointDir");
         Objects.requireNonNull(wireSecurity, "wireSecurity");
         if (wireSecurity.authenticated() && secret == null) {
-            throw new IllegalArgumentException("--wire-security " + wireSecurity.cliName() + " needs the job secret");
+            throw new IllegalArgumentException("--wire-security " + wireSecurity.configName() + " needs the job secret");
         }
         if (jobId < 1 || jobId > 0xFFFF) throw new IllegalArgumentException("--job must be 1..65535, was " + jobId);
         if (worldSize < 1) throw new IllegalArgumentException("--world must be at least 1, was " + worldSize);

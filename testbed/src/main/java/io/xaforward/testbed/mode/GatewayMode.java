@@ -10,13 +10,20 @@ import java.util.Locale;
  * user-space relay that handles every packet in a Java process like a traditional routing device, and an AF_XDP
  * gateway that bypasses the kernel stack like XDP but makes every decision in user space. Two more modes are the
  * reference points a network engineer would compare against: {@link #KERNEL_TUNNEL}, the Linux-native way to
- * join an IPv4 and an IPv6 data center, and {@link #DIRECT}, no gateway at all.
+ * join an IPv4 and an IPv6 data center, and {@link #DIRECT}, no gateway at all. The constants are in the order
+ * that benchmarks compare them (the XDP gateway first, the kernel's ways next, the user-space gateways, no gateway).
  */
 public enum GatewayMode {
     /** The XDP gateway: routes by network index identifier in the driver hook, translating between forms. */
     XDP,
     /** Linux IP forwarding with an iptables rule set; cannot translate between forms. */
     KERNEL,
+    /**
+     * IPv4 carried over IPv6 in kernel tunnels (VXLAN over IPv6; this kernel has no ip6tnl, sit or GRE) between
+     * every host of an IPv6 data center and the gateway, which forwards the inner IPv4 to the IPv4 data centers
+     * behind the same firewall as {@link #KERNEL}. See {@link KernelTunnelGateway}.
+     */
+    KERNEL_TUNNEL,
     /** User-space relay: sockets in, parse, route, copy, rebuild, sockets out. */
     RELAY,
     /**
@@ -24,12 +31,6 @@ public enum GatewayMode {
      * checks, copies and rebuilds them (a software router with kernel bypass, decisions in user space).
      */
     AFXDP,
-    /**
-     * IPv4 carried over IPv6 in kernel tunnels (VXLAN over IPv6; this kernel has no ip6tnl, sit or GRE) between
-     * every host of an IPv6 data center and the gateway, which forwards the inner IPv4 to the IPv4 data centers
-     * behind the same firewall as {@link #KERNEL}. See {@link KernelTunnelGateway}.
-     */
-    KERNEL_TUNNEL,
     /**
      * No gateway: the gateway namespace is a plain L2 switch (a bridge of its ports) and every host gets an address
      * in one flat subnet of one family, so workers talk to each other directly. The ideal that no translation can
@@ -82,6 +83,14 @@ public enum GatewayMode {
      */
     public boolean needsXdpOnPortPeers() {
         return this == XDP;
+    }
+
+    /**
+     * Whether this mode joins an IPv4 and an IPv6 data center (translating or tunnelling); kernel forwarding cannot,
+     * so a job in that mode needs data centers of one IP family.
+     */
+    public boolean crossesIpFamilies() {
+        return supports(NetworkForm.IPV4, NetworkForm.IPV6);
     }
 
     /** Whether this mode can carry XAF traffic from a host of form {@code src} to one of form {@code dst}. */

@@ -16,10 +16,10 @@ class GatewayModeTest {
     void namesParseExactly() {
         for (GatewayMode m : GatewayMode.values()) assertEquals(m, GatewayMode.fromName(m.configName()));
         assertEquals(GatewayMode.KERNEL_TUNNEL, GatewayMode.fromName("kernel-tunnel"));
-        assertEquals("xdp, kernel, relay, afxdp, kernel-tunnel, direct", GatewayMode.names());
+        assertEquals("xdp, kernel, kernel-tunnel, relay, afxdp, direct", GatewayMode.names());
         for (String bad : new String[]{"KERNEL", "Direct", " xdp", "kernel_tunnel", "tunnel", ""}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GatewayMode.fromName(bad));
-            assertTrue(e.getMessage().contains("expected one of xdp, kernel, relay, afxdp, kernel-tunnel, direct"), e.getMessage());
+            assertTrue(e.getMessage().contains("expected one of xdp, kernel, kernel-tunnel, relay, afxdp, direct"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> GatewayMode.fromName(null));
     }
@@ -34,5 +34,10 @@ class GatewayModeTest {
         assertFalse(GatewayMode.DIRECT.supports(NetworkForm.ID, NetworkForm.IPV6));
         assertTrue(GatewayMode.DIRECT.sendersAddressDestination());
         assertFalse(GatewayMode.XDP.sendersAddressDestination());
+    }
+
+    @Test
+    void onlyKernelForwardingNeedsDataCentersOfOneFamily() {
+        for (GatewayMode m : GatewayMode.values()) assertEquals(m != GatewayMode.KERNEL, m.crossesIpFamilies(), m.configName());
     }
 }
