@@ -3,7 +3,6 @@ package io.xaforward.gateway;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
 import java.io.IOException;
-import java.math.BigInteger;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -27,6 +26,8 @@ public final class GatewayConfigParser {
     public static final int MAX_ROUTES = 65536;
     private final String source;
     private final int maxRoutes;
+    /** The strict key and value checks, errors as "SOURCE: ENTRY: PROBLEM". */
+    private final YamlFields fields = YamlFields.prefixed(this::fail);
 
     private GatewayConfigParser(String source, int maxRoutes) {
         this.source = source;
@@ -64,48 +65,48 @@ public final class GatewayConfigParser {
      */
     public static GatewayConfig.RouteConfig parseRoute(String text, String source, List<GatewayConfig.PortConfig> ports) {
         GatewayConfigParser p = new GatewayConfigParser(source, MAX_ROUTES);
-        return p.parseRoute(p.map(YamlTree.read(text, p::fail), "route"), "route", ports);
+        return p.parseRoute(p.fields.map(YamlTree.read(text, p::fail), "route"), "route", ports);
     }
 
     private GatewayConfig parseText(String yaml) {
         Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");
-        checkKeys(top, "top level", Set.of("attach", "metrics", "reload", "max-hop-limit", "ports", "routes"));
+        fields.allowOnly(top, "top level", Set.of("attach", "metrics", "reload", "max-hop-limit", "ports", "routes"));
 
-        GatewayConfig.AttachMode attach = switch (str(top, "attach", "native", "top level")) {
+        GatewayConfig.AttachMode attach = switch (fields.string(top, "attach", "native", "top level")) {
             case "native" -> GatewayConfig.AttachMode.NATIVE;
             case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
             default -> throw fail("attach: expected native or native-or-generic");
         };
-        Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(str(top, "metrics", "127.0.0.1:9464", "top level"));
-        boolean reload = bool(top, "reload", true, "top level");
-        int maxHopLimit = (int) integer(top, "max-hop-limit", GatewayConfig.DEFAULT_MAX_HOP_LIMIT, 2, 255, "top level");
+        Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(fields.string(top, "metrics", "127.0.0.1:9464", "top level"));
+        boolean reload = fields.bool(top, "reload", true, "top level");
+        int maxHopLimit = (int) fields.integer(top, "max-hop-limit", GatewayConfig.DEFAULT_MAX_HOP_LIMIT, 2, 255, "top level");
 
         List<GatewayConfig.PortConfig> ports = new ArrayList<>();
         Set<String> names = new HashSet<>();
-        List<?> portList = list(top, "ports", "top level");
+        List<?> portList = fields.list(top, "ports", "top level");
         if (portList.isEmpty()) throw fail("ports: at least one interface is needed");
         for (int i = 0; i < portList.size(); i++) {
             String where = "ports[" + i + "]";
-            Map<?, ?> p = map(portList.get(i), where);
-            checkKeys(p, where, Set.of("interface", "form", "slot"));
-            String iface = required(p, "interface", where);
+            Map<?, ?> p = fields.map(portList.get(i), where);
+            fields.allowOnly(p, where, Set.of("interface", "form", "slot"));
+            String iface = fields.required(p, "interface", where);
             if (!names.add(iface)) throw fail(where + ": interface '" + iface + "' listed twice");
-            int slot = (int) integer(p, "slot", i, 0, 63, where);
+            int slot = (int) fields.integer(p, "slot", i, 0, 63, where);
             if (ports.stream().anyMatch(q -> q.slot() == slot)) throw fail(where + ": slot " + slot + " used twice");
-            ports.add(new GatewayConfig.PortConfig(iface, form(required(p, "form", where), where), slot));
+            ports.add(new GatewayConfig.PortConfig(iface, form(fields.required(p, "form", where), where), slot));
         }
 
         List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
         Set<Integer> ids = new HashSet<>();
         // Required, even when empty (routes: []): a file cut short after its ports must not read as "no routes".
-        List<?> routeList = list(top, "routes", "top level");
+        List<?> routeList = fields.list(top, "routes", "top level");
         if (routeList.size() > maxRoutes) {
             throw fail("routes: " + routeList.size() + " routes, more than the " + maxRoutes + " the gateway's route map holds");
         }
         for (int i = 0; i < routeList.size(); i++) {
             String where = "routes[" + i + "]";
-            GatewayConfig.RouteConfig r = parseRoute(map(routeList.get(i), where), where, ports);
+            GatewayConfig.RouteConfig r = parseRoute(fields.map(routeList.get(i), where), where, ports);
             if (!ids.add(r.networkId())) {
                 throw fail(where + ": identifier " + hex(r.networkId()) + " has more than one route");
             }
@@ -115,13 +116,13 @@ public final class GatewayConfigParser {
     }
 
     private GatewayConfig.RouteConfig parseRoute(Map<?, ?> r, String entry, List<GatewayConfig.PortConfig> ports) {
-        int id = (int) unsigned32(r, "id", null, entry);
+        int id = (int) fields.unsigned32(r, "id", null, entry);
         String where = entry + " (id " + hex(id) + ")";
-        checkKeys(r, where, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
+        fields.allowOnly(r, where, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
                 "src-ip", "dst-ip", "src-port", "dst-port", "src-id", "drop-one-in"));
-        int job = (int) unsigned32(r, "job", null, where);
-        int token = (int) unsigned32(r, "token", null, where);
-        GatewayConfig.Action action = switch (str(r, "action", "forward", where)) {
+        int job = (int) fields.unsigned32(r, "job", null, where);
+        int token = (int) fields.unsigned32(r, "token", null, where);
+        GatewayConfig.Action action = switch (fields.string(r, "action", "forward", where)) {
             case "forward" -> GatewayConfig.Action.FORWARD;
             case "local" -> throw fail(where + ": action: local is not supported by the gateway (it has no local"
                     + " receiver: frames would be dropped); use action: forward");
@@ -129,7 +130,7 @@ public final class GatewayConfigParser {
         };
         List<String> ingress = new ArrayList<>();
         if (r.containsKey("ingress")) {
-            for (Object o : list(r, "ingress", where)) {
+            for (Object o : fields.list(r, "ingress", where)) {
                 if (!(o instanceof String name)) throw fail(where + ": ingress entries must be interface names");
                 if (ports.stream().noneMatch(p -> p.iface().equals(name))) {
                     throw fail(where + ": ingress '" + name + "' is not one of the ports");
@@ -137,26 +138,26 @@ public final class GatewayConfigParser {
                 ingress.add(name);
             }
         }
-        Optional<String> egress = r.get("egress") == null ? Optional.empty() : Optional.of(str(r, "egress", null, where));
+        Optional<String> egress = r.get("egress") == null ? Optional.empty() : Optional.of(fields.string(r, "egress", null, where));
         Optional<NetworkForm> form = Optional.empty();
         Optional<byte[]> srcMac = Optional.empty(), dstMac = Optional.empty(), srcIp = Optional.empty(), dstIp = Optional.empty();
         if (action == GatewayConfig.Action.FORWARD) {
             String eg = egress.orElseThrow(() -> fail(where + ": a forward route needs 'egress' (a port interface)"));
             GatewayConfig.PortConfig port = ports.stream().filter(p -> p.iface().equals(eg)).findFirst()
                     .orElseThrow(() -> fail(where + ": egress '" + eg + "' is not one of the ports"));
-            NetworkForm f = r.containsKey("form") ? form(str(r, "form", null, where), where) : port.form();
+            NetworkForm f = r.containsKey("form") ? form(fields.string(r, "form", null, where), where) : port.form();
             form = Optional.of(f);
-            dstMac = Optional.of(mac(required(r, "dst-mac", where), where + ": dst-mac"));
-            if (r.containsKey("src-mac")) srcMac = Optional.of(mac(str(r, "src-mac", null, where), where + ": src-mac"));
+            dstMac = Optional.of(mac(fields.required(r, "dst-mac", where), where + ": dst-mac"));
+            if (r.containsKey("src-mac")) srcMac = Optional.of(mac(fields.string(r, "src-mac", null, where), where + ": src-mac"));
             if (f == NetworkForm.IPV4 || f == NetworkForm.IPV6) {
-                srcIp = Optional.of(ip(required(r, "src-ip", where), f, where + ": src-ip"));
-                dstIp = Optional.of(ip(required(r, "dst-ip", where), f, where + ": dst-ip"));
+                srcIp = Optional.of(ip(fields.required(r, "src-ip", where), f, where + ": src-ip"));
+                dstIp = Optional.of(ip(fields.required(r, "dst-ip", where), f, where + ": dst-ip"));
             }
         }
         int srcPort = port(r, "src-port", where);
         int dstPort = port(r, "dst-port", where);
-        int srcId = (int) unsigned32(r, "src-id", 0L, where);
-        long dropOneIn = integer(r, "drop-one-in", 0, 0, Integer.MAX_VALUE, where);
+        int srcId = (int) fields.unsigned32(r, "src-id", 0L, where);
+        long dropOneIn = fields.integer(r, "drop-one-in", 0, 0, Integer.MAX_VALUE, where);
         return new GatewayConfig.RouteConfig(id, job, token, action, egress, form, List.copyOf(ingress),
                 srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, srcId, (int) dropOneIn);
     }
@@ -186,7 +187,7 @@ public final class GatewayConfigParser {
     }
 
     private int port(Map<?, ?> m, String key, String where) {
-        return (int) integer(m, key, XafHeader.UDP_PORT, 1, 65535, where);
+        return (int) fields.integer(m, key, XafHeader.UDP_PORT, 1, 65535, where);
     }
 
     static byte[] parseMac(String s) {
@@ -218,77 +219,6 @@ public final class GatewayConfigParser {
             return a.getAddress();
         } catch (IllegalArgumentException e) {
             throw fail(where + ": '" + s + "' is not an IP address");
-        }
-    }
-
-    private long unsigned32(Map<?, ?> m, String key, Long dflt, String where) {
-        if (m.get(key) == null && dflt == null) throw fail(where + ": '" + key + "' is required");
-        return integer(m, key, dflt == null ? 0 : dflt, 0, 0xFFFF_FFFFL, where);
-    }
-
-    /**
-     * An integer in [min, max]. Every scalar arrives as text (see {@link YamlTree}); only decimal without a leading
-     * zero and 0x hexadecimal are numbers, so YAML 1.1's octal (0123), base-60 (1:30), floats (1.9) and values that
-     * would wrap (2^64+5) are errors rather than silently different numbers.
-     */
-    private long integer(Map<?, ?> m, String key, long dflt, long min, long max, String where) {
-        Object v = m.get(key);
-        if (v == null) return dflt;
-        String what = where + ": " + key;
-        if (!(v instanceof String s)) throw fail(what + ": expected a number, got a " + (v instanceof List ? "list" : "mapping"));
-        BigInteger n;
-        if (s.matches("-?(0|[1-9][0-9]*)")) n = new BigInteger(s);
-        else if (s.matches("0[xX][0-9a-fA-F]+")) n = new BigInteger(s.substring(2), 16);
-        else if (s.matches("-?0[0-9]+")) throw fail(what + ": '" + s + "' has a leading zero (octal in YAML 1.1); write it without the zero or as 0x hex");
-        else if (s.matches("-?[0-9]+(:[0-9]+)+")) throw fail(what + ": '" + s + "' is not a number (base-60 is not accepted; quote strings)");
-        else if (s.matches("-?[0-9]*\\.[0-9]*([eE][-+]?[0-9]+)?|-?[0-9]+[eE][-+]?[0-9]+")) throw fail(what + ": '" + s + "' is not an integer");
-        else throw fail(what + ": '" + s + "' is not a number");
-        if (n.compareTo(BigInteger.valueOf(min)) < 0 || n.compareTo(BigInteger.valueOf(max)) > 0) {
-            String range = max == 0xFFFF_FFFFL ? "must fit in 32 bits unsigned" : "must be " + min + ".." + max;
-            throw fail(what + " " + range + ", got " + s);
-        }
-        return n.longValue();
-    }
-
-    private String str(Map<?, ?> m, String key, String dflt, String where) {
-        Object v = m.get(key);
-        if (v == null) {
-            if (dflt == null) throw fail(where + ": '" + key + "' is required");
-            return dflt;
-        }
-        if (!(v instanceof String s)) throw fail(where + ": " + key + " must be a single value, not a list or mapping");
-        return s;
-    }
-
-    private boolean bool(Map<?, ?> m, String key, boolean dflt, String where) {
-        Object v = m.get(key);
-        if (v == null) return dflt;
-        if ("true".equals(v)) return true;
-        if ("false".equals(v)) return false;
-        throw fail(where + ": " + key + " must be true or false, got '" + v + "'");
-    }
-
-    private String required(Map<?, ?> m, String key, String where) {
-        return str(m, key, null, where);
-    }
-
-    private List<?> list(Map<?, ?> m, String key, String where) {
-        Object v = m.get(key);
-        if (v == null) throw fail(where + ": '" + key + "' is required");
-        if (!(v instanceof List<?> l)) throw fail(where + ": '" + key + "' must be a list");
-        return l;
-    }
-
-    private Map<?, ?> map(Object o, String where) {
-        if (!(o instanceof Map<?, ?> m)) throw fail(where + ": expected a mapping");
-        return m;
-    }
-
-    private void checkKeys(Map<?, ?> m, String where, Set<String> allowed) {
-        for (Object k : m.keySet()) {
-            if (!allowed.contains(String.valueOf(k))) {
-                throw fail(where + ": unknown key '" + k + "' (allowed: " + String.join(", ", allowed.stream().sorted().toList()) + ")");
-            }
         }
     }
 

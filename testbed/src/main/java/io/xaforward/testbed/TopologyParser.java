@@ -2,10 +2,8 @@ package io.xaforward.testbed;
 
 import io.xaforward.protocol.NetworkForm;
 
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
-import org.yaml.snakeyaml.error.YAMLException;
+import io.xaforward.gateway.YamlFields;
+import io.xaforward.gateway.YamlTree;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -17,7 +15,11 @@ import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
 
-/** Turns topology YAML into a {@link Topology}, rejecting anything ambiguous with the file and field named. */
+/**
+ * Turns topology YAML into a {@link Topology}, rejecting anything ambiguous with the file and field named. Reads the
+ * text as the gateway config and the cluster file are read ({@link YamlTree}: no YAML 1.1 coercions, a key given
+ * twice refused) with the same strict checks ({@link YamlFields}).
+ */
 final class TopologyParser {
     static final int MAX_PREFIX = 6;
     static final int MAX_NAME = 8;
@@ -25,10 +27,20 @@ final class TopologyParser {
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9]*");
 
     private final String source;
+    /** The strict key and value checks; an error names the field (the entry, then the key). */
+    private final YamlFields fields;
 
     private TopologyParser(String source) {
         this.source = source;
+        this.fields = new YamlFields((where, key, problem) -> new TopologyException(source, field(where, key), problem));
     }
+
+    private static String field(String where, String key) {
+        if (key == null) return where;
+        return where.equals(TOP) ? key : where + "." + key;
+    }
+
+    private static final String TOP = "(top level)";
 
     static Topology parse(String yaml, String source) {
         return new TopologyParser(source).parse(yaml);
@@ -52,32 +64,27 @@ final class TopologyParser {
     }
 
     private Topology parse(String yaml) {
-        Object root;
-        try {
-            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
-        } catch (YAMLException e) {
-            throw new TopologyException(source, "(yaml)", "not valid YAML: " + e.getMessage().replace('\n', ' '));
-        }
-        Map<String, Object> top = map(root, "(top level)");
-        allowOnly(top, "(top level)", "name", "prefix", "datacenters", "gateways", "links", "wan");
-        String name = string(top, "name", "name", true);
-        String prefix = top.containsKey("prefix") ? string(top, "prefix", "prefix", true) : defaultPrefix(name);
+        Object root = YamlTree.read(yaml, problem -> new TopologyException(source, "(yaml)", problem.replace('\n', ' ')));
+        Map<?, ?> top = fields.map(root, TOP);
+        fields.allowOnly(top, TOP, Set.of("name", "prefix", "datacenters", "gateways", "links", "wan"));
+        String name = string(top, "name", TOP);
+        String prefix = top.containsKey("prefix") ? string(top, "prefix", TOP) : defaultPrefix(name);
         checkPrefix(prefix, source, "prefix");
 
-        List<Object> dcList = list(top.get("datacenters"), "datacenters", true);
+        List<?> dcList = list(top, "datacenters", TOP, true);
         if (dcList.isEmpty()) throw new TopologyException(source, "datacenters", "at least one datacenter is required");
         List<Datacenter> dcs = new ArrayList<>();
         for (int i = 0; i < dcList.size(); i++) dcs.add(datacenter(dcList.get(i), i, "datacenters[" + i + "]"));
         checkUnique(dcs.stream().map(Datacenter::name).toList(), "datacenters", "datacenter name");
         checkSubnetsDisjoint(dcs);
 
-        List<Object> gwList = list(top.get("gateways"), "gateways", false);
+        List<?> gwList = list(top, "gateways", TOP, false);
         List<GatewaySpec> gws = new ArrayList<>();
         Set<String> dcNames = new HashSet<>(dcs.stream().map(Datacenter::name).toList());
         for (int i = 0; i < gwList.size(); i++) gws.add(gateway(gwList.get(i), i, "gateways[" + i + "]", dcNames));
         checkUnique(gws.stream().map(GatewaySpec::name).toList(), "gateways", "gateway name");
 
-        List<Object> linkList = list(top.get("links"), "links", false);
+        List<?> linkList = list(top, "links", TOP, false);
         List<LinkLimit> links = new ArrayList<>();
         Set<String> seenLinks = new HashSet<>();
         for (int i = 0; i < linkList.size(); i++) {
@@ -98,22 +105,22 @@ final class TopologyParser {
     }
 
     private Datacenter datacenter(Object node, int index, String f) {
-        Map<String, Object> m = map(node, f);
-        allowOnly(m, f, "name", "form", "mtu", "hosts", "subnet");
-        String name = checkName(string(m, "name", f + ".name", true), f + ".name");
-        String formText = string(m, "form", f + ".form", true);
+        Map<?, ?> m = fields.map(node, f);
+        fields.allowOnly(m, f, Set.of("name", "form", "mtu", "hosts", "subnet"));
+        String name = checkName(string(m, "name", f), f + ".name");
+        String formText = string(m, "form", f);
         NetworkForm form;
         try {
             form = NetworkForm.fromName(formText);
         } catch (IllegalArgumentException e) {
             throw new TopologyException(source, f + ".form", e.getMessage());
         }
-        int mtu = m.containsKey("mtu") ? mtu(m.get("mtu"), form, f + ".mtu") : 1500;
-        List<String> hosts = hosts(m.get("hosts"), f + ".hosts");
+        int mtu = mtu(m, form, f, 1500);
+        List<String> hosts = hosts(m, f);
         IpPrefix subnet = null;
         if (m.containsKey("subnet")) {
             if (form == NetworkForm.ID) throw new TopologyException(source, f + ".subnet", "an id-form datacenter has no IP subnet");
-            String text = string(m, "subnet", f + ".subnet", true);
+            String text = string(m, "subnet", f);
             try {
                 subnet = IpPrefix.parse(text);
             } catch (IllegalArgumentException e) {
@@ -131,11 +138,14 @@ final class TopologyParser {
         return new Datacenter(name, index, form, mtu, hosts, subnet);
     }
 
-    private List<String> hosts(Object node, String f) {
-        if (node == null) throw new TopologyException(source, f, "missing (a count or a list of host names)");
+    /** A datacenter's {@code hosts}: a count (hosts h0, h1, ...) or a list of host names. */
+    private List<String> hosts(Map<?, ?> dc, String where) {
+        String f = where + ".hosts";
+        Object node = dc.get("hosts");
+        if (node == null) throw new TopologyException(source, f, "'hosts' is required (a count or a list of host names)");
         List<String> names = new ArrayList<>();
-        if (node instanceof Integer count) {
-            if (count < 1 || count > 250) throw new TopologyException(source, f, count + " outside 1..250");
+        if (node instanceof String) {
+            long count = fields.integer(dc, "hosts", 0, 1, 250, where);
             for (int i = 0; i < count; i++) names.add("h" + i);
         } else if (node instanceof List<?> l) {
             if (l.isEmpty()) throw new TopologyException(source, f, "needs at least one host");
@@ -151,12 +161,12 @@ final class TopologyParser {
     }
 
     private GatewaySpec gateway(Object node, int index, String f, Set<String> dcNames) {
-        Map<String, Object> m = map(node, f);
-        allowOnly(m, f, "name", "joins");
-        String name = checkName(string(m, "name", f + ".name", true), f + ".name");
+        Map<?, ?> m = fields.map(node, f);
+        fields.allowOnly(m, f, Set.of("name", "joins"));
+        String name = checkName(string(m, "name", f), f + ".name");
         if (dcNames.contains(name))
             throw new TopologyException(source, f + ".name", "'" + name + "' is also a datacenter name; use distinct names");
-        List<Object> joins = list(m.get("joins"), f + ".joins", true);
+        List<?> joins = list(m, "joins", f, true);
         if (joins.isEmpty()) throw new TopologyException(source, f + ".joins", "a gateway must join at least one datacenter");
         List<String> names = new ArrayList<>();
         for (int i = 0; i < joins.size(); i++) {
@@ -171,16 +181,16 @@ final class TopologyParser {
     }
 
     private LinkLimit link(Object node, String f, List<GatewaySpec> gws) {
-        Map<String, Object> m = map(node, f);
-        allowOnly(m, f, "gateway", "dc", "rate", "qdisc");
-        String gw = string(m, "gateway", f + ".gateway", true);
-        String dc = string(m, "dc", f + ".dc", true);
+        Map<?, ?> m = fields.map(node, f);
+        fields.allowOnly(m, f, Set.of("gateway", "dc", "rate", "qdisc"));
+        String gw = string(m, "gateway", f);
+        String dc = string(m, "dc", f);
         checkGatewayJoins(gw, dc, f, gws);
-        String rate = string(m, "rate", f + ".rate", true);
+        String rate = string(m, "rate", f);
         long bits = rateBits(rate, f + ".rate");
         LinkLimit.Qdisc qdisc = LinkLimit.Qdisc.HTB;
         if (m.containsKey("qdisc")) {
-            String q = string(m, "qdisc", f + ".qdisc", true);
+            String q = string(m, "qdisc", f);
             qdisc = switch (q) {
                 case "htb" -> LinkLimit.Qdisc.HTB;
                 case "tbf" -> LinkLimit.Qdisc.TBF;
@@ -207,12 +217,9 @@ final class TopologyParser {
         }
     }
 
-    /** An MTU field: an integer from the form's minimum (IPv6 1280, else 576) to 9000 (jumbo frames). */
-    private int mtu(Object value, NetworkForm form, String f) {
-        if (!(value instanceof Integer v)) throw new TopologyException(source, f, "must be an integer");
-        int min = form == NetworkForm.IPV6 ? 1280 : 576;
-        if (v < min || v > MAX_MTU) throw new TopologyException(source, f, v + " outside " + min + ".." + MAX_MTU);
-        return v;
+    /** An entry's {@code mtu}: an integer from the form's minimum (IPv6 1280, else 576) to 9000 (jumbo frames). */
+    private int mtu(Map<?, ?> m, NetworkForm form, String where, int dflt) {
+        return (int) fields.integer(m, "mtu", dflt, form == NetworkForm.IPV6 ? 1280 : 576, MAX_MTU, where);
     }
 
     /** The largest MTU a topology may give: jumbo frames. */
@@ -220,21 +227,16 @@ final class TopologyParser {
 
     private WanLink wan(Object node, List<GatewaySpec> gws, List<Datacenter> dcs) {
         String f = "wan";
-        Map<String, Object> m = map(node, f);
-        allowOnly(m, f, "gateway", "dc", "rate", "queue", "mtu");
-        String gw = string(m, "gateway", f + ".gateway", true);
-        String dc = string(m, "dc", f + ".dc", true);
+        Map<?, ?> m = fields.map(node, f);
+        fields.allowOnly(m, f, Set.of("gateway", "dc", "rate", "queue", "mtu"));
+        String gw = string(m, "gateway", f);
+        String dc = string(m, "dc", f);
         checkGatewayJoins(gw, dc, f, gws);
-        String rate = string(m, "rate", f + ".rate", true);
+        String rate = string(m, "rate", f);
         long bits = rateBits(rate, f + ".rate");
-        int queue = WanLink.DEFAULT_QUEUE_PACKETS;
-        if (m.containsKey("queue")) {
-            if (!(m.get("queue") instanceof Integer q) || q < 2 || q > 100_000)
-                throw new TopologyException(source, f + ".queue", "must be a packet count in 2..100000");
-            queue = q;
-        }
+        int queue = (int) fields.integer(m, "queue", WanLink.DEFAULT_QUEUE_PACKETS, 2, 100_000, f); // packets
         Datacenter remote = dcs.stream().filter(d -> d.name().equals(dc)).findFirst().orElseThrow();
-        int mtu = m.containsKey("mtu") ? mtu(m.get("mtu"), remote.form(), f + ".mtu") : remote.mtu();
+        int mtu = mtu(m, remote.form(), f, remote.mtu());
         return new WanLink(gw, dc, rate, bits, queue, mtu);
     }
 
@@ -270,39 +272,16 @@ final class TopologyParser {
             if (!seen.add(n)) throw new TopologyException(source, f, "duplicate " + what + " '" + n + "'");
     }
 
-    private void allowOnly(Map<String, Object> m, String f, String... keys) {
-        Set<String> allowed = Set.of(keys);
-        for (String k : m.keySet())
-            if (!allowed.contains(k))
-                throw new TopologyException(source, f.equals("(top level)") ? k : f + "." + k,
-                        "unknown field (allowed: " + String.join(", ", keys) + ")");
+    /** The list under {@code key}; an absent optional one is empty. */
+    private List<?> list(Map<?, ?> m, String key, String where, boolean required) {
+        if (!required && m.get(key) == null) return List.of();
+        return fields.list(m, key, where);
     }
 
-    @SuppressWarnings("unchecked")
-    private Map<String, Object> map(Object node, String f) {
-        if (!(node instanceof Map<?, ?> m)) throw new TopologyException(source, f, "must be a mapping of field: value");
-        for (Object k : m.keySet())
-            if (!(k instanceof String)) throw new TopologyException(source, f, "field name " + k + " is not a string");
-        return (Map<String, Object>) m;
-    }
-
-    @SuppressWarnings("unchecked")
-    private List<Object> list(Object node, String f, boolean required) {
-        if (node == null) {
-            if (required) throw new TopologyException(source, f, "missing (a list is required)");
-            return List.of();
-        }
-        if (!(node instanceof List<?> l)) throw new TopologyException(source, f, "must be a list");
-        return (List<Object>) l;
-    }
-
-    private String string(Map<String, Object> m, String key, String f, boolean required) {
-        Object v = m.get(key);
-        if (v == null) {
-            if (required) throw new TopologyException(source, f, "missing");
-            return null;
-        }
-        if (!(v instanceof String s) || s.isBlank()) throw new TopologyException(source, f, "must be a non-empty string");
+    /** The required, non-blank single value under {@code key}. */
+    private String string(Map<?, ?> m, String key, String where) {
+        String s = fields.required(m, key, where);
+        if (s.isBlank()) throw new TopologyException(source, field(where, key), "must be a non-empty string");
         return s;
     }
 }

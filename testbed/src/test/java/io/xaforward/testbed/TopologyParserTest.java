@@ -69,10 +69,15 @@ class TopologyParserTest {
     }
 
     @Test
-    void exampleTopologiesLoad() {
-        for (String f : List.of("two-dc.yaml", "three-dc.yaml", "three-dc-min.yaml", "two-dc-ratelimited.yaml")) {
-            Topology t = Topology.load(TOPOLOGIES.resolve(f));
-            assertTrue(Layout.of(t).namespaces().size() >= 4, f);
+    void exampleTopologiesLoad() throws Exception {
+        List<Path> shipped;
+        try (var files = java.nio.file.Files.list(TOPOLOGIES)) {
+            shipped = files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+        }
+        assertTrue(shipped.size() >= 8, shipped.toString());
+        for (Path f : shipped) {
+            Topology t = Topology.load(f);
+            assertTrue(Layout.of(t).namespaces().size() >= 4, f.toString());
         }
         Topology rl = Topology.load(TOPOLOGIES.resolve("two-dc-ratelimited.yaml"));
         assertEquals(2, rl.links().size());
@@ -123,24 +128,28 @@ class TopologyParserTest {
             wrong family subnet   | datacenters[0].subnet   | must be an IPv6 prefix | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1, subnet: 10.0.0.0/24}
             overlapping subnets   | datacenters[1].subnet   | overlaps             | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\n  - {name: b, form: ipv4, hosts: 1, subnet: 10.77.0.128/25}
             too many hosts        | datacenters[0].hosts    | do not fit           | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 3, subnet: 10.9.0.0/30}\\ngateways:\\n  - {name: g, joins: [a]}
-            zero hosts            | datacenters[0].hosts    | outside 1..250       | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 0}
+            zero hosts            | datacenters[0].hosts    | hosts must be 1..250, got 0 | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 0}
             duplicate host        | datacenters[0].hosts    | duplicate host name 'x' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: [x, x]}
-            bad mtu               | datacenters[0].mtu      | outside 1280..9000   | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1, mtu: 1000}
-            missing form          | datacenters[0].form     | missing              | name: t\\ndatacenters:\\n  - {name: a, hosts: 1}
-            missing name          | name                    | missing              | datacenters:\\n  - {name: a, form: ipv4, hosts: 1}
+            bad mtu               | datacenters[0].mtu      | mtu must be 1280..9000, got 1000 | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1, mtu: 1000}
+            missing form          | datacenters[0].form     | 'form' is required   | name: t\\ndatacenters:\\n  - {name: a, hosts: 1}
+            missing name          | name                    | 'name' is required   | datacenters:\\n  - {name: a, form: ipv4, hosts: 1}
             no datacenters        | datacenters             | at least one         | name: t\\ndatacenters: []
-            unknown field         | datacenters[0].hots     | unknown field        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hots: 1}
+            unknown field         | datacenters[0].hots     | unknown key 'hots' (allowed: form, hosts, mtu, name, subnet) | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hots: 1}
             dash in name          | datacenters[0].name     | no dashes            | name: t\\ndatacenters:\\n  - {name: a-b, form: ipv4, hosts: 1}
             gateway named like dc | gateways[0].name        | also a datacenter    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: a, joins: [a]}
             not yaml              | (yaml)                  | not valid YAML       | name: [t\\n
-            not a mapping         | (top level)             | must be a mapping    | - just a list
+            not a mapping         | (top level)             | expected a mapping   | - just a list
             wan bad rate          | wan.rate                | is not a rate        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: fast}
             wan dc not joined     | wan.dc                  | does not join datacenter 'b' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\n  - {name: b, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: b, rate: 1mbit}
-            wan bad queue         | wan.queue               | packet count         | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, queue: 1}
-            wan mtu too big       | wan.mtu                 | outside 576..9000    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 9001}
-            wan mtu under ipv6's  | wan.mtu                 | outside 1280..9000   | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 1279}
-            wan mtu not a number  | wan.mtu                 | must be an integer   | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: jumbo}
-            wan unknown field     | wan.delay               | unknown field        | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 10ms}
+            wan bad queue         | wan.queue               | queue must be 2..100000, got 1 | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, queue: 1}
+            wan mtu too big       | wan.mtu                 | mtu must be 576..9000, got 9001 | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 9001}
+            wan mtu under ipv6's  | wan.mtu                 | mtu must be 1280..9000, got 1279 | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 1279}
+            wan mtu not a number  | wan.mtu                 | mtu: 'jumbo' is not a number | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: jumbo}
+            wan unknown field     | wan.delay               | unknown key 'delay'  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 10ms}
+            key given twice       | (yaml)                  | key 'name' appears twice | name: t\\nname: u\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}
+            octal mtu             | datacenters[0].mtu      | has a leading zero   | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1, mtu: 01500}
+            float hosts           | datacenters[0].hosts    | is not an integer    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1.5}
+            host list of mappings | datacenters[0].hosts[0] | must be a name       | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: [{x: 1}]}
             wan and link limit    | wan                     | either links or wan  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nlinks:\\n  - {gateway: g, dc: a, rate: 1mbit}\\nwan: {gateway: g, dc: a, rate: 1mbit}
             """)
     void badConfigIsRejectedWithFileAndField(String what, String field, String fragment, String yaml) {

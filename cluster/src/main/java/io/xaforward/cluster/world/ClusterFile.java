@@ -1,9 +1,8 @@
 package io.xaforward.cluster.world;
 
 import io.xaforward.protocol.NetworkForm;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
+import io.xaforward.gateway.YamlFields;
+import io.xaforward.gateway.YamlTree;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -35,6 +34,8 @@ import java.util.Set;
  */
 public final class ClusterFile {
     private final String source;
+    /** The strict key and value checks, errors as "SOURCE: ENTRY: PROBLEM". */
+    private final YamlFields fields = YamlFields.prefixed(this::fail);
 
     private ClusterFile(String source) {
         this.source = source;
@@ -69,7 +70,7 @@ public final class ClusterFile {
     }
 
     private Map<String, String> trainingOf(String yaml) {
-        Object root = io.xaforward.gateway.YamlTree.read(yaml, this::fail);
+        Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top) || !top.containsKey("training")) return new LinkedHashMap<>();
         return settings(top.get("training"), "training", this::fail);
     }
@@ -91,14 +92,9 @@ public final class ClusterFile {
     private record Dc(NetworkForm form, int mtu) {}
 
     private World parseText(String yaml) {
-        Object root;
-        try {
-            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
-        } catch (RuntimeException e) {
-            throw fail("not valid YAML: " + e.getMessage());
-        }
+        Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'job', 'datacenters' and 'ranks'");
-        checkKeys(top, "top level", Set.of("job", "datacenters", "ranks", "training"));
+        fields.allowOnly(top, "top level", Set.of("job", "datacenters", "ranks", "training"));
         int job = (int) number(top, "job", "top level", null);
 
         Map<String, Dc> dcs = new LinkedHashMap<>();
@@ -106,16 +102,16 @@ public final class ClusterFile {
         List<?> dcList = list(top, "datacenters", "top level");
         for (int i = 0; i < dcList.size(); i++) {
             String where = "datacenters[" + i + "]";
-            Map<?, ?> d = map(dcList.get(i), where);
-            checkKeys(d, where, Set.of("name", "form", "mtu", "gateway"));
+            Map<?, ?> d = fields.map(dcList.get(i), where);
+            fields.allowOnly(d, where, Set.of("name", "form", "mtu", "gateway"));
             String name = string(d, "name", where);
             where = where + " (" + name + ")";
             if (dcs.containsKey(name)) throw fail(where + ": data center listed twice");
             NetworkForm form = form(string(d, "form", where), where);
             dcs.put(name, new Dc(form, (int) number(d, "mtu", where, 1500L)));
             if (d.containsKey("gateway")) {
-                Map<?, ?> g = map(d.get("gateway"), where + ".gateway");
-                checkKeys(g, where + ".gateway", Set.of("ip", "mac"));
+                Map<?, ?> g = fields.map(d.get("gateway"), where + ".gateway");
+                fields.allowOnly(g, where + ".gateway", Set.of("ip", "mac"));
                 Optional<InetAddress> ip = g.containsKey("ip") ? Optional.of(ip(string(g, "ip", where), where)) : Optional.empty();
                 Optional<String> mac = g.containsKey("mac") ? Optional.of(mac(string(g, "mac", where), where)) : Optional.empty();
                 if (form == NetworkForm.ID ? mac.isEmpty() : ip.isEmpty()) {
@@ -129,8 +125,8 @@ public final class ClusterFile {
         List<?> rankList = list(top, "ranks", "top level");
         for (int i = 0; i < rankList.size(); i++) {
             String where = "ranks[" + i + "]";
-            Map<?, ?> r = map(rankList.get(i), where);
-            checkKeys(r, where, Set.of("rank", "datacenter", "ip", "mac", "identity", "interface"));
+            Map<?, ?> r = fields.map(rankList.get(i), where);
+            fields.allowOnly(r, where, Set.of("rank", "datacenter", "ip", "mac", "identity", "interface"));
             int rank = (int) number(r, "rank", where, null);
             if (rank != i) throw fail(where + ": ranks must be listed in order 0, 1, 2, ...; found rank " + rank);
             String dcName = string(r, "datacenter", where);
@@ -160,47 +156,20 @@ public final class ClusterFile {
         return new IllegalArgumentException(source + ": " + message);
     }
 
-    private void checkKeys(Map<?, ?> m, String where, Set<String> allowed) {
-        for (Object k : m.keySet()) {
-            if (!allowed.contains(String.valueOf(k))) {
-                throw fail(where + ": unknown key '" + k + "' (allowed: " + String.join(", ", allowed.stream().sorted().toList()) + ")");
-            }
-        }
-    }
-
+    /** A required list with at least one entry. */
     private List<?> list(Map<?, ?> m, String key, String where) {
-        Object v = m.get(key);
-        if (v == null) throw fail(where + ": '" + key + "' is required");
-        if (!(v instanceof List<?> l) || l.isEmpty()) throw fail(where + ": '" + key + "' must be a non-empty list");
+        List<?> l = fields.list(m, key, where);
+        if (l.isEmpty()) throw fail(where + ": '" + key + "' must be a non-empty list");
         return l;
     }
 
-    private Map<?, ?> map(Object o, String where) {
-        if (!(o instanceof Map<?, ?> m)) throw fail(where + ": expected a mapping");
-        return m;
-    }
-
     private String string(Map<?, ?> m, String key, String where) {
-        Object v = m.get(key);
-        if (v == null) throw fail(where + ": '" + key + "' is required");
-        return String.valueOf(v).trim();
+        return fields.required(m, key, where).trim();
     }
 
-    /** Decimal or 0x hexadecimal, 0..2^32-1. */
+    /** Decimal or 0x hexadecimal, 0..2^32-1; {@code dflt} when absent, required when it is null. */
     private long number(Map<?, ?> m, String key, String where, Long dflt) {
-        Object v = m.get(key);
-        if (v == null) {
-            if (dflt == null) throw fail(where + ": '" + key + "' is required");
-            return dflt;
-        }
-        String s = String.valueOf(v).trim().toLowerCase(Locale.ROOT);
-        try {
-            long n = s.startsWith("0x") ? Long.parseLong(s.substring(2), 16) : Long.parseLong(s);
-            if (n < 0 || n > 0xFFFF_FFFFL) throw new NumberFormatException();
-            return n;
-        } catch (NumberFormatException e) {
-            throw fail(where + ": " + key + " '" + v + "' is not a number in 0..0xffffffff");
-        }
+        return fields.unsigned32(m, key, dflt, where);
     }
 
     private NetworkForm form(String name, String where) {
