@@ -6,7 +6,6 @@ import io.xaforward.testbed.Layout;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.testbed.mode.GatewayRunner;
-import io.xaforward.testbed.mode.XdpGateway;
 import io.xaforward.testbed.Node;
 import io.xaforward.testbed.Testbed;
 import io.xaforward.testbed.TestbedState;
@@ -123,9 +122,7 @@ public final class ClusterRun implements AutoCloseable {
         if (!Netns.isRoot()) throw new IllegalStateException("jobs across emulated data centers need root (network namespaces, XDP)");
         if (topology != null) throw new IllegalStateException("already up");
         GatewayMode mode = spec.gatewayMode();
-        if (spec.dropOneIn() > 0 && mode != GatewayMode.XDP) {
-            throw new IllegalArgumentException("loss injection (dropOneIn) needs the xdp gateway mode, not " + mode.configName());
-        }
+        mode.checkLossInjection(spec.dropOneIn()); // before any setup
         Runtime.getRuntime().addShutdownHook(hook);
         hookAdded = true;
         Topology t = Topology.load(spec.topology()).withPrefix(spec.prefix());
@@ -138,10 +135,10 @@ public final class ClusterRun implements AutoCloseable {
         plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {
-            GatewayRunner runner = mode == GatewayMode.XDP ? new XdpGateway(spec.dropOneIn()) : mode.newRunner();
+            GatewayRunner runner = mode.newRunner(spec.dropOneIn());
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
-            if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid, mode != GatewayMode.XDP);
+            if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid, mode.forwardsInProcess());
         }
         if (spec.endpoint() == Endpoint.AFXDP) releaseHostInterfaces(state);
         if (placed) out.println("xaf: placement: " + placement.describe());

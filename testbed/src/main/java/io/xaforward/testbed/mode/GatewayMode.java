@@ -57,14 +57,42 @@ public enum GatewayMode {
 
     /** A new, not yet started runner of this mode. */
     public GatewayRunner newRunner() {
+        return newRunner(0);
+    }
+
+    /**
+     * A new, not yet started runner of this mode whose gateways drop one in {@code dropOneIn} forwarded frames
+     * (0: none); see {@link #checkLossInjection}.
+     */
+    public GatewayRunner newRunner(int dropOneIn) {
+        checkLossInjection(dropOneIn);
         return switch (this) {
-            case XDP -> new XdpGateway();
+            case XDP -> new XdpGateway(dropOneIn);
             case KERNEL -> new KernelGateway();
             case RELAY -> new RelayGateway();
             case AFXDP -> new AfXdpGateway();
             case KERNEL_TUNNEL -> new KernelTunnelGateway();
             case DIRECT -> new DirectNetwork();
         };
+    }
+
+    /**
+     * Fails unless this mode can drop one in {@code dropOneIn} forwarded frames (0: no loss asked for): only the XDP
+     * gateway injects loss.
+     */
+    public void checkLossInjection(int dropOneIn) {
+        if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
+        if (dropOneIn > 0 && this != XDP) {
+            throw new IllegalArgumentException("loss injection (dropOneIn) needs the xdp gateway mode, not " + configName());
+        }
+    }
+
+    /**
+     * Whether this mode's gateway processes handle every packet in user space (relay, AF_XDP), so that their CPU
+     * time is the gateway's forwarding cost; the XDP mode's process only programs the kernel and serves metrics.
+     */
+    public boolean forwardsInProcess() {
+        return this == RELAY || this == AFXDP;
     }
 
     /**

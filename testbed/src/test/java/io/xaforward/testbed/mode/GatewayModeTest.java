@@ -37,6 +37,25 @@ class GatewayModeTest {
     }
 
     @Test
+    void onlyTheXdpGatewayInjectsLoss() {
+        assertTrue(GatewayMode.XDP.newRunner(50) instanceof XdpGateway);
+        for (GatewayMode m : GatewayMode.values()) {
+            assertEquals(m, m.newRunner().mode());
+            if (m == GatewayMode.XDP) continue;
+            var e = assertThrows(IllegalArgumentException.class, () -> m.newRunner(50));
+            assertTrue(e.getMessage().contains("needs the xdp gateway mode, not " + m.configName()), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> GatewayMode.XDP.newRunner(-1));
+    }
+
+    @Test
+    void onlyUserSpaceGatewaysForwardInTheirProcess() {
+        for (GatewayMode m : GatewayMode.values()) {
+            assertEquals(m == GatewayMode.RELAY || m == GatewayMode.AFXDP, m.forwardsInProcess(), m.configName());
+        }
+    }
+
+    @Test
     void onlyKernelForwardingNeedsDataCentersOfOneFamily() {
         for (GatewayMode m : GatewayMode.values()) assertEquals(m != GatewayMode.KERNEL, m.crossesIpFamilies(), m.configName());
     }
