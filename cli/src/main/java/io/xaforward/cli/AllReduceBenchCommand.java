@@ -97,16 +97,18 @@ final class AllReduceBenchCommand implements Callable<Integer> {
         for (String p : peerList) {
             if (!p.equals("xaf") && !p.equals("gloo")) throw new IllegalArgumentException("unknown peer '" + p + "': use xaf, gloo");
         }
-        List<String> modeList = peerList.contains("xaf")
-                ? Arrays.stream(modes.split(",")).map(String::trim).toList() : List.of();
-        for (String m : modeList) Endpoint.resolve(endpoint, GatewayMode.fromName(m)); // fail before any setup
+        // Mode and endpoint words are parsed here, once: a bad one (or a pair that cannot work) fails before any setup.
+        List<GatewayMode> modeList = peerList.contains("xaf")
+                ? Arrays.stream(modes.split(",")).map(String::trim).map(GatewayMode::fromName).toList() : List.of();
+        Endpoint chosenEndpoint = endpoint == null || endpoint.isBlank() ? null : Endpoint.fromName(endpoint);
+        for (GatewayMode m : modeList) Endpoint.resolve(chosenEndpoint, m);
         Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
                 AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
-                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), chosenEndpoint, peerList.contains("gloo"),
                 Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList());
         if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();

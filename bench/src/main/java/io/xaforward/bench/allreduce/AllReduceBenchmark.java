@@ -37,34 +37,34 @@ public final class AllReduceBenchmark {
      * its default endpoint (afxdp with the xdp gateway, udp otherwise); {@code gloo} adds PyTorch's Gloo
      * (torch.distributed over TCP) as a row, through kernel forwarding (same-form topology) or the kernel tunnel.
      */
-    public record Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+    public record Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                           long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
-                          int goodputRepeats, double pacingFraction, Path workDir, String endpoint, boolean gloo,
+                          int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint, boolean gloo,
                           List<WireSecurity> wireSecurities) {
         public Options {
             wireSecurities = List.copyOf(wireSecurities);
             if (wireSecurities.isEmpty()) throw new IllegalArgumentException("no wire security given");
         }
 
-        public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+        public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                        long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
-                       int goodputRepeats, double pacingFraction, Path workDir, String endpoint, boolean gloo) {
+                       int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint, boolean gloo) {
             this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
                     goodputBytes, goodputRepeats, pacingFraction, workDir, endpoint, gloo, List.of(WireSecurity.CRC32C));
         }
 
-        public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+        public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                        long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
-                       int goodputRepeats, double pacingFraction, Path workDir, String endpoint) {
+                       int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint) {
             this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
                     goodputBytes, goodputRepeats, pacingFraction, workDir, endpoint, false);
         }
 
-        public Options(Path topology, List<String> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+        public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                        long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
                        int goodputRepeats, double pacingFraction, Path workDir) {
             this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
-                    goodputBytes, goodputRepeats, pacingFraction, workDir, null);
+                    goodputBytes, goodputRepeats, pacingFraction, workDir, (Endpoint) null);
         }
     }
 
@@ -138,27 +138,26 @@ public final class AllReduceBenchmark {
         int jobNo = 0;
         // Rows of the table: the gateway modes, then PyTorch's Gloo when asked for (through the kernel path that
         // fits the topology), interleaved like modes.
-        String glooMode = GlooPeer.kernelModeFor(options.topology());
-        List<String> rows = new ArrayList<>();
-        for (String mode : options.modes()) {
-            for (WireSecurity ws : options.wireSecurities()) rows.add(label(mode, ws));
+        GatewayMode glooMode = GlooPeer.kernelModeFor(options.topology());
+        List<Row> rows = new ArrayList<>();
+        for (GatewayMode mode : options.modes()) {
+            for (WireSecurity ws : options.wireSecurities()) rows.add(new Row(label(mode, ws), mode, ws, false));
         }
-        if (options.gloo()) rows.add(GlooPeer.LABEL + " (" + glooMode + ")");
+        if (options.gloo()) rows.add(new Row(GlooPeer.LABEL + " (" + glooMode.configName() + ")", glooMode, WireSecurity.CRC32C, true));
         for (List<Long> group : List.of(small, big)) {
             if (group.isEmpty()) continue;
             int runs = group == big ? options.bigRuns() : options.runs();
             boolean interleaveModes = rows.size() > 1;
             int jobsPerMode = interleaveModes ? runs : 1;
             for (int j = 0; j < jobsPerMode; j++) {
-                for (String label : rows) {
+                for (Row row : rows) {
                     jobNo++;
                     int runsInJob = interleaveModes ? 1 : runs;
-                    boolean gloo = label.startsWith(GlooPeer.LABEL);
-                    String mode = gloo ? glooMode : modeOf(label);
+                    boolean gloo = row.gloo();
+                    String label = row.label();
                     out.printf("== job %d: %s, sizes %s, %d run(s) ==%n", jobNo, gloo ? label : "mode " + label, mb(group),
                             runsInJob);
-                    AllReduceSpec spec = spec(options.topology(), mode, group, runsInJob, 0, jobNo,
-                            gloo ? WireSecurity.CRC32C : wireSecurityOf(label));
+                    AllReduceSpec spec = spec(options.topology(), row.mode(), group, runsInJob, 0, jobNo, row.wireSecurity());
                     AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).gatewayCpu(gatewayCpuShare).onSample(s -> {
                         out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", label, s.algorithm(),
                                 mb(List.of(s.bytes())), s.run() + 1, s.seconds() * 1e3, s.verified() ? "  verified" : "");
@@ -177,8 +176,9 @@ public final class AllReduceBenchmark {
         }
         List<Cell> cells = new ArrayList<>();
         for (long size : options.sizesBytes()) {
-            for (String label : rows) {
-                List<String> algorithms = label.startsWith(GlooPeer.LABEL) ? List.of(GlooPeer.ALGORITHM)
+            for (Row row : rows) {
+                String label = row.label();
+                List<String> algorithms = row.gloo() ? List.of(GlooPeer.ALGORITHM)
                         : options.algorithms().stream().map(Algorithm::configName).toList();
                 for (String a : algorithms) {
                     List<Double> t = times.get(key(label, a, size / 4 * 4));
@@ -204,7 +204,7 @@ public final class AllReduceBenchmark {
         } else {
             out.printf(Locale.ROOT, "== job %d: goodput on %s (no rate limit, unpaced) ==%n", jobNo, t.name());
         }
-        AllReduceSpec spec = spec(options.goodputTopology(), "xdp", List.of(), 1, pacing, jobNo, WireSecurity.CRC32C);
+        AllReduceSpec spec = spec(options.goodputTopology(), GatewayMode.XDP, List.of(), 1, pacing, jobNo, WireSecurity.CRC32C);
         AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).gatewayCpu(gatewayCpuShare).run();
         double[] bps = o.goodput().stream().mapToDouble(AllReduceJob.Goodput::bitsPerSecond).toArray();
         for (AllReduceJob.Goodput g : o.goodput()) {
@@ -220,27 +220,19 @@ public final class AllReduceBenchmark {
      * A row's label: the gateway mode, followed by the wire security when it is not crc32c ("xdp+mac"), so that
      * crc32c rows keep the labels of earlier reports.
      */
-    static String label(String mode, WireSecurity ws) {
-        return ws == WireSecurity.CRC32C ? mode : mode + "+" + ws.configName();
+    static String label(GatewayMode mode, WireSecurity ws) {
+        return ws == WireSecurity.CRC32C ? mode.configName() : mode.configName() + "+" + ws.configName();
     }
 
-    static String modeOf(String label) {
-        int plus = label.indexOf('+');
-        return plus < 0 ? label : label.substring(0, plus);
-    }
+    /** A row of the table: its label, the gateway mode and wire security of its jobs, and whether Gloo is the peer. */
+    private record Row(String label, GatewayMode mode, WireSecurity wireSecurity, boolean gloo) {}
 
-    static WireSecurity wireSecurityOf(String label) {
-        int plus = label.indexOf('+');
-        return plus < 0 ? WireSecurity.CRC32C : WireSecurity.fromName(label.substring(plus + 1));
-    }
-
-    private AllReduceSpec spec(Path topology, String mode, List<Long> sizes, int runs, long pacing, int jobNo,
+    private AllReduceSpec spec(Path topology, GatewayMode mode, List<Long> sizes, int runs, long pacing, int jobNo,
                                WireSecurity wireSecurity) {
         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         Path dir = options.workDir().resolve("job-" + jobNo);
-        GatewayMode gatewayMode = GatewayMode.fromName(mode);
-        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, gatewayMode, 3, 0x5eed0003, 0, dir,
-                Endpoint.resolve(options.endpoint(), gatewayMode));
+        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir,
+                Endpoint.resolve(options.endpoint(), mode));
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
                 sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of(),

@@ -45,14 +45,14 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
     }
 
     /** The kernel path Gloo takes on a topology: kernel forwarding within one IP family, else the kernel tunnel. */
-    public static String kernelModeFor(Path topologyFile) {
+    public static GatewayMode kernelModeFor(Path topologyFile) {
         Topology t = Topology.load(topologyFile);
         List<NetworkForm> forms = t.datacenters().stream().map(Datacenter::form).distinct().toList();
         if (forms.contains(NetworkForm.ID)) {
             throw new IllegalArgumentException("Gloo runs over TCP/IP: " + topologyFile + " has an identifier-native "
                     + "data center");
         }
-        return (forms.size() == 1 ? GatewayMode.KERNEL : GatewayMode.KERNEL_TUNNEL).configName();
+        return forms.size() == 1 ? GatewayMode.KERNEL : GatewayMode.KERNEL_TUNNEL;
     }
 
     /** Fails clearly (or installs, as root) when the system Python has no torch with torch.distributed. */

@@ -151,7 +151,7 @@ class AllReduceAcrossDatacentersTest {
     void glooPeerAllReducesAcrossTheKernelTunnel() throws Exception {
         io.xaforward.bench.allreduce.GlooPeer.ensureTorch();
         AllReduceSpec xafSpec = spec("two-dc.yaml", List.of(Algorithm.RING), InputPattern.Kind.RANDOM, 0, Map.of(), Set.of());
-        assertEquals("kernel-tunnel", io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(xafSpec.cluster().topology()));
+        assertEquals(GatewayMode.KERNEL_TUNNEL, io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(xafSpec.cluster().topology()));
         ClusterRun.Spec c = xafSpec.cluster();
         AllReduceSpec spec = xafSpec.withCluster(new ClusterRun.Spec(c.topology(), c.prefix(), GatewayMode.KERNEL_TUNNEL, c.jobId(),
                 c.jobToken(), 0, c.workDir()));

@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.transport.WireSecurity;
 import org.junit.jupiter.api.Test;
@@ -18,11 +19,10 @@ class AllReduceReportTest {
 
     @Test
     void rowLabelsCarryTheWireSecurityExceptCrc32c() {
-        assertEquals("xdp", AllReduceBenchmark.label("xdp", WireSecurity.CRC32C));
-        assertEquals("xdp+mac", AllReduceBenchmark.label("xdp", WireSecurity.MAC));
-        assertEquals("kernel-tunnel", AllReduceBenchmark.modeOf("kernel-tunnel+encrypt"));
-        assertEquals(WireSecurity.ENCRYPT, AllReduceBenchmark.wireSecurityOf("kernel-tunnel+encrypt"));
-        assertEquals(WireSecurity.CRC32C, AllReduceBenchmark.wireSecurityOf("relay"));
+        assertEquals("xdp", AllReduceBenchmark.label(GatewayMode.XDP, WireSecurity.CRC32C));
+        assertEquals("xdp+mac", AllReduceBenchmark.label(GatewayMode.XDP, WireSecurity.MAC));
+        assertEquals("kernel-tunnel+encrypt", AllReduceBenchmark.label(GatewayMode.KERNEL_TUNNEL, WireSecurity.ENCRYPT));
+        assertEquals("relay", AllReduceBenchmark.label(GatewayMode.RELAY, WireSecurity.CRC32C));
     }
 
     @Test
@@ -40,7 +40,7 @@ class AllReduceReportTest {
         AllReduceBenchmark.Cell gloo = new AllReduceBenchmark.Cell("gloo (kernel)", "gloo", bytes, 4,
                 new double[] {0.5, 0.6, 0.7}, new double[] {Double.NaN, Double.NaN, Double.NaN});
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(Path.of("topologies/two-dc.yaml"),
-                List.of("xdp"), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 3, 256L << 20, 2, 2, null, 0, 0,
+                List.of(GatewayMode.XDP), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 3, 256L << 20, 2, 2, null, 0, 0,
                 0.92, dir, null, true, List.of(WireSecurity.MAC));
         AllReduceBenchmark.Result r = new AllReduceBenchmark.Result(o, 4, List.of(xaf, gloo), null, 60, Map.of());
         String md = AllReduceReport.write(r, dir, "xaf bench allreduce", "test machine");
@@ -60,7 +60,7 @@ class AllReduceReportTest {
         AllReduceBenchmark.Cell xaf = new AllReduceBenchmark.Cell("xdp", "hierarchical", bytes, 4,
                 new double[] {1.0, 1.1, 1.2}, new double[] {3.0, 3.0, 3.0});
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(Path.of("topologies/two-dc.yaml"),
-                List.of("xdp"), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 3, 256L << 20, 2, 2,
+                List.of(GatewayMode.XDP), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 3, 256L << 20, 2, 2,
                 Path.of("topologies/two-dc.yaml"), bytes, 3, 0.92, dir, null, false, List.of(WireSecurity.CRC32C));
         AllReduceBenchmark.GoodputResult g = new AllReduceBenchmark.GoodputResult(Path.of("topologies/two-dc.yaml"), 0, 0,
                 bytes, new double[] {2.0e9, 1.5e9, 2.5e9}, 12);
