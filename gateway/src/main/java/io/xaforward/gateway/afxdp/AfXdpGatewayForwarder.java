@@ -3,6 +3,7 @@ package io.xaforward.gateway.afxdp;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.dataplane.xsk.FrameHandler;
 import io.xaforward.gateway.EngineMetrics;
+import io.xaforward.gateway.EngineProcess;
 import io.xaforward.gateway.ForwardingDecision;
 import io.xaforward.gateway.PortTraffic;
 import io.xaforward.gateway.RouteMap;
@@ -34,7 +35,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Nothing is allocated per packet. The sockets and everything else are owned by the polling thread once
  * {@link #start} has run; {@link #close} stops it and releases the ports.
  */
-final class AfXdpGatewayForwarder implements AutoCloseable {
+final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AfXdpGatewayForwarder.class);
     /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
@@ -115,12 +116,15 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
         throw new IllegalArgumentException("route names interface " + iface + ", which is not a port");
     }
 
-    List<String> describePorts() {
-        return ports.stream().map(AfXdpGatewayPort::describe).toList();
+    /** One line per port: "port " and what it opened. */
+    @Override
+    public List<String> describe() {
+        return ports.stream().map(p -> "port " + p.describe()).toList();
     }
 
     /** Starts the polling thread; from now on only that thread touches the ports. */
-    void start() {
+    @Override
+    public void start() {
         polled = ports.toArray(new AfXdpGatewayPort[0]);
         thread = Thread.ofPlatform().name("afxdp-gateway").daemon(true).start(this::pollLoop);
     }
@@ -228,7 +232,8 @@ final class AfXdpGatewayForwarder implements AutoCloseable {
      * {@code xaf_afxdp_poller_allocated_bytes}: heap bytes the polling thread allocated so far (-1 when the JVM cannot
      * tell), to show that forwarding allocates nothing per packet.
      */
-    String metricsText() {
+    @Override
+    public String metricsText() {
         return EngineMetrics.javaEngine("AF_XDP", COUNTER_NAMES, this::counter, portConfigs, portTraffic)
                 + "# HELP xaf_afxdp_poller_allocated_bytes Heap bytes the polling thread allocated so far (-1: unknown).\n"
                 + "# TYPE xaf_afxdp_poller_allocated_bytes gauge\nxaf_afxdp_poller_allocated_bytes " + pollerAllocatedBytes() + "\n";

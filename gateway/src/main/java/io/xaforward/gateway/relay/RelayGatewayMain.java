@@ -1,10 +1,9 @@
 package io.xaforward.gateway.relay;
 
 import io.xaforward.gateway.EngineMetrics;
+import io.xaforward.gateway.EngineProcess;
 import io.xaforward.gateway.ForwardingDecision;
 import io.xaforward.gateway.GatewayConfig;
-import io.xaforward.gateway.GatewayConfigParser;
-import io.xaforward.gateway.MetricsServer;
 import io.xaforward.gateway.PortTraffic;
 import io.xaforward.gateway.RouteMap;
 import io.xaforward.dataplane.sys.PacketSocket;
@@ -45,13 +44,14 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * buffer with freshly built outer headers for the egress form, and hands it back to the kernel. It reads the same
  * gateway config file as the XDP gateway and translates between all forms the same way.
  *
- * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}. Serves its counters on the config's
- * metrics endpoint as every engine does ({@link EngineMetrics}), prints {@value #READY_LINE} once every socket is
- * bound and forwards until its standard input ends. One thread per port; buffers and flyweights are per thread and
+ * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}, started and stopped as every Java engine
+ * is ({@link EngineProcess}): serves its counters on the config's metrics endpoint ({@link EngineMetrics}), prints
+ * {@value #READY_LINE} once every socket is bound and forwards until its standard input ends. One thread per port; buffers and flyweights are per thread and
  * allocated once.
  */
-public final class RelayGatewayMain {
+public final class RelayGatewayMain implements EngineProcess.Engine {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RelayGatewayMain.class);
+    /** The line the process prints once every socket is bound ({@link EngineProcess}). */
     public static final String READY_LINE = "xaf relay: ready";
 
     /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
@@ -125,6 +125,7 @@ public final class RelayGatewayMain {
     }
 
     private final List<Port> ports = new ArrayList<>();
+    private final List<Thread> workers = new ArrayList<>();
     private final RouteMap<RelayRoute> routes = new RouteMap<>();
     private final AtomicLongArray counters = new AtomicLongArray(COUNTER_NAMES.length);
     private volatile boolean running = true;
@@ -162,43 +163,27 @@ public final class RelayGatewayMain {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !args[0].equals("--config")) {
-            System.err.println("usage: RelayGatewayMain --config FILE");
-            System.exit(2);
-        }
-        GatewayConfig config = GatewayConfigParser.parse(Path.of(args[1]));
-        RelayGatewayMain relay = new RelayGatewayMain(config);
-        MetricsServer metrics;
-        try {
-            metrics = EngineMetrics.serve(config, relay::metricsText);
-        } catch (RuntimeException e) {
-            relay.close();
-            throw e;
-        }
-        List<Thread> workers = relay.startWorkers();
-        System.out.println(READY_LINE);
-        System.out.flush();
-        // Runs until its standard input ends (the runner closes it) or it is killed.
-        while (System.in.read() >= 0) {
-            // input is not read for anything
-        }
-        relay.close();
-        for (Thread t : workers) t.join(500);
-        if (metrics != null) metrics.close();
-        System.exit(0);
+        EngineProcess.run("relay", RelayGatewayMain.class, args, config -> {
+            try {
+                return new RelayGatewayMain(config);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 
-    List<Thread> startWorkers() {
-        List<Thread> threads = new ArrayList<>();
+    /** Starts one thread per port. */
+    @Override
+    public void start() {
         for (Port p : ports) {
             Runnable loop = p.udp != null ? () -> udpLoop(p) : () -> packetLoop(p);
-            threads.add(Thread.ofPlatform().daemon(true).name("relay-" + p.config.iface()).start(loop));
+            workers.add(Thread.ofPlatform().daemon(true).name("relay-" + p.config.iface()).start(loop));
         }
-        return threads;
     }
 
     /** The counters in the shape every engine serves them ({@link EngineMetrics}). */
-    String metricsText() {
+    @Override
+    public String metricsText() {
         return EngineMetrics.javaEngine("relay", COUNTER_NAMES, counters::get, ports.stream().map(p -> p.config).toList(),
                 ports.stream().map(p -> p.traffic).toList());
     }
@@ -294,8 +279,18 @@ public final class RelayGatewayMain {
         }
     }
 
-    void close() {
+    /** Stops the port threads and closes the sockets (once: the process calls it once). */
+    @Override
+    public void close() {
         running = false;
         for (Port p : ports) p.close();
+        for (Thread t : workers) {
+            try {
+                t.join(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 }

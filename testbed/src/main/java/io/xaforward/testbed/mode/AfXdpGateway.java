@@ -6,8 +6,6 @@ import io.xaforward.testbed.Node;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,14 +27,13 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        startProcess(state, gateway, () -> {
-            closeTheEdge(state, gateway);
-            ports.addAll(state.gatewayPorts(gateway));
-            peerPass.attach(ports);
-            Path configFile = writeConfig(plan, gateway, "afxdp", 0);
-            return GatewayProcess.start(namespace, AfXdpGatewayMain.class.getName(),
-                    List.of("--config", configFile.toString()), AfXdpGatewayMain.READY_LINE, Duration.ofSeconds(30)).stopWithStdin();
-        });
+        startProcess(state, plan, gateway, 0, new Launch(AfXdpGatewayMain.class, AfXdpGatewayMain.READY_LINE, true));
+    }
+
+    @Override
+    protected void beforeStart(TestbedState state, String gateway) {
+        ports.addAll(state.gatewayPorts(gateway));
+        peerPass.attach(ports);
     }
 
 

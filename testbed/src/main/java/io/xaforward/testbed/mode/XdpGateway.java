@@ -4,9 +4,6 @@ import io.xaforward.gateway.GatewayMain;
 import io.xaforward.testbed.TestbedState;
 import io.xaforward.testbed.plan.IdentifierPlan;
 
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 
 /**
  * The XDP gateway in the gateway namespace: the gateway service ({@code xaf gateway}, main class
@@ -34,13 +31,12 @@ public final class XdpGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        startProcess(state, gateway, () -> {
-            closeTheEdge(state, gateway);
-            peerPass.attach(state.gatewayPorts(gateway));
-            Path configFile = writeConfig(plan, gateway, "gw", dropOneIn);
-            return GatewayProcess.start(namespace, GatewayMain.class.getName(), List.of("--config", configFile.toString()),
-                    GatewayMain.READY, Duration.ofSeconds(30));
-        });
+        startProcess(state, plan, gateway, dropOneIn, new Launch(GatewayMain.class, GatewayMain.READY, false));
+    }
+
+    @Override
+    protected void beforeStart(TestbedState state, String gateway) {
+        peerPass.attach(state.gatewayPorts(gateway));
     }
 
     @Override
