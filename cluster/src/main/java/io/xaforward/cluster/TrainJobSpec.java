@@ -58,7 +58,8 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
     /** The default protection of a job's datagrams: authenticated with a per-job secret. */
     public static final String DEFAULT_WIRE_SECURITY = "mac";
 
-    private static final WireSecurity DEFAULT_WIRE = WireSecurity.fromName(DEFAULT_WIRE_SECURITY);
+    /** {@link #DEFAULT_WIRE_SECURITY} as the mode. */
+    public static final WireSecurity DEFAULT_WIRE = WireSecurity.fromName(DEFAULT_WIRE_SECURITY);
 
     /**
      * A builder with the defaults of a plain job: no periodic checkpoints, no resume, overlap on, float32 on the

@@ -1,5 +1,7 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.transport.WireSecurity;
+import io.xaforward.cluster.TrainJobSpec;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -68,14 +70,14 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** One measured all-reduce cell. */
     public record Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds,
-                       String wireSecurity, double cpuMicrosPerDatagram) {
+                       WireSecurity wireSecurity, double cpuMicrosPerDatagram) {
         public Cell(long bytes, String mode, Algorithm algorithm, double medianSeconds, double minSeconds, double maxSeconds) {
-            this(bytes, mode, algorithm, medianSeconds, minSeconds, maxSeconds, "crc32c", Double.NaN);
+            this(bytes, mode, algorithm, medianSeconds, minSeconds, maxSeconds, WireSecurity.CRC32C, Double.NaN);
         }
 
         /** The label the all-reduce bench gives the cell: mode, plus the wire security when it is not crc32c. */
         public String label() {
-            return wireSecurity.equals("crc32c") ? mode : mode + "+" + wireSecurity;
+            return wireSecurity == WireSecurity.CRC32C ? mode : mode + "+" + wireSecurity.configName();
         }
     }
 
@@ -137,9 +139,9 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
             String label = c.get("mode").getAsString();
             int plus = label.indexOf('+');
             String mode = plus < 0 ? label : label.substring(0, plus);
-            String seal = plus < 0 ? "crc32c" : label.substring(plus + 1);
+            WireSecurity seal = plus < 0 ? WireSecurity.CRC32C : wireSecurityOrNull(label.substring(plus + 1));
             Algorithm alg = algorithmOrNull(c.get("algorithm").getAsString());
-            if (alg == null || !ClusterSpec.MODES.contains(mode) || !java.util.Set.of("crc32c", "mac", "encrypt").contains(seal)) continue;
+            if (alg == null || !ClusterSpec.MODES.contains(mode) || seal == null) continue;
             double[] s = doubles(c.getAsJsonArray("seconds"));
             double min = s[0], max = s[0];
             for (double v : s) { min = Math.min(min, v); max = Math.max(max, v); }
@@ -173,13 +175,13 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
      * from the workers' measured CPU per datagram of the reference mode's cells of both (same size and algorithm);
      * 1 when the JSON does not have both.
      */
-    public double sealFactor(String seal) {
-        if (seal.equals("crc32c")) return 1.0;
+    public double sealFactor(WireSecurity seal) {
+        if (seal == WireSecurity.CRC32C) return 1.0;
         List<Double> ratios = new ArrayList<>();
         for (Cell c : allreduce) {
-            if (!c.mode().equals(referenceMode) || !c.wireSecurity().equals(seal) || Double.isNaN(c.cpuMicrosPerDatagram())) continue;
+            if (!c.mode().equals(referenceMode) || c.wireSecurity() != seal || Double.isNaN(c.cpuMicrosPerDatagram())) continue;
             for (Cell b : allreduce) {
-                if (b.mode().equals(referenceMode) && b.wireSecurity().equals("crc32c") && b.bytes() == c.bytes()
+                if (b.mode().equals(referenceMode) && b.wireSecurity() == WireSecurity.CRC32C && b.bytes() == c.bytes()
                         && b.algorithm() == c.algorithm() && b.cpuMicrosPerDatagram() > 0) {
                     ratios.add(c.cpuMicrosPerDatagram() / b.cpuMicrosPerDatagram());
                 }
@@ -202,7 +204,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     /** The pinned training testbed of xaf bench train for one cell: 2 DCs x 2 hosts, workers on one core. */
     public static ClusterSpec trainTestbed(TrainCell c) {
         return new ClusterSpec("xaf bench train testbed", 2, 2, 1, 1500, 0, c.wanGbps(), 0.2, 0.05, List.of(c.mode()), 1,
-                true, 0.9, ClusterSpec.budgetScale(Map.of(), c.gatewayCpuShare()), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL, 4L << 20, 512, "mac",
+                true, 0.9, ClusterSpec.budgetScale(Map.of(), c.gatewayCpuShare()), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL, 4L << 20, 512, TrainJobSpec.DEFAULT_WIRE,
                 io.xaforward.training.ModelConfig.preset(c.gradient()).gradientBytes(), c.gradient(), c.computeMs(), false,
                 2.0 / 3, null, null, null, 2, "train", "train");
     }
@@ -260,7 +262,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     static Calibration fit(Map<String, TreeMap<Integer, List<Double>>> gw, double ratio, List<Cell> cells, int ranks,
                            double cores, List<Path> sources) {
         if (ranks < 2 || ranks % 2 != 0) throw new IllegalArgumentException("the all-reduce bench JSON must have an even number of ranks (two DCs), had " + ranks);
-        List<Cell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && c.wireSecurity().equals("crc32c")).toList();
+        List<Cell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && c.wireSecurity() == WireSecurity.CRC32C).toList();
         if (ref.isEmpty()) ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
         if (ref.isEmpty()) throw new IllegalArgumentException("the all-reduce bench JSON has no " + REFERENCE_MODE + " cells to calibrate on");
         Calibration provisional = new Calibration(gw, 1.0, 0, 0, REFERENCE_MODE, ratio, cells, ranks, cores, sources, Double.NaN, List.of());
@@ -299,10 +301,10 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** The all-reduce bench's testbed as a cluster: 2 DCs, one shared gateway, every process on {@code cores} cores. */
     public static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode) {
-        return testbed(ranks, cores, bytes, alg, mode, "crc32c");
+        return testbed(ranks, cores, bytes, alg, mode, WireSecurity.CRC32C);
     }
 
-    static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode, String seal) {
+    static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode, WireSecurity seal) {
         return new ClusterSpec("xaf bench allreduce testbed", 2, ranks / 2, 1, 1500, 0, 0, 0.2, 0.05, List.of(mode), 1,
                 true, 0.9, Map.of(), 1, cores, true, 1.0, true, alg, 4L << 20, 512, seal, bytes,
                 bytes / 1048576 + " MB", 0, false, 2.0 / 3, null, null, null, cores, "allreduce", "allreduce");
@@ -362,6 +364,15 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         double[] d = new double[a.size()];
         for (int i = 0; i < d.length; i++) d[i] = a.get(i).getAsDouble();
         return d;
+    }
+
+    /** The wire security a report row's label names after its '+', or null for a word this build does not know. */
+    static WireSecurity wireSecurityOrNull(String name) {
+        try {
+            return WireSecurity.fromName(name);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** The algorithm a report row names, or null for a row of another peer (gloo). */

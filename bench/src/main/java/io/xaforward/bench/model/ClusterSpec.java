@@ -1,5 +1,7 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.transport.WireSecurity;
+import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.training.ModelConfig;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -66,7 +68,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                           boolean sharedGateway, double coreEfficiency, Map<String, Double> gatewayCostScale,
                           double endpointCores, double sharedCores, boolean gatewayOnSharedCores,
                           double endpointCostScale, boolean calibratedOverhead, Algorithm algorithm, long bucketBytes,
-                          int windowChunks, String wireSecurity, long gradientBytes, String gradientLabel,
+                          int windowChunks, WireSecurity wireSecurity, long gradientBytes, String gradientLabel,
                           double computeMs, boolean overlap, double backwardShare, Path forwardJson,
                           Path allreduceJson, Path trainJson, double calibrationCores, String testbed,
                           String endpointSource) {
@@ -88,7 +90,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
     }
 
     /** A copy with another gradient size, algorithm, modes and wire security (a measured all-reduce cell). */
-    public ClusterSpec with(long bytes, Algorithm alg, List<String> newModes, String seal) {
+    public ClusterSpec with(long bytes, Algorithm alg, List<String> newModes, WireSecurity seal) {
         return new ClusterSpec(name, datacenters, hostsPerDc, ranksPerHost, mtu, nicGbps, wanGbps, wanRttMs, lanRttMs,
                 newModes, gatewayCores, sharedGateway, coreEfficiency, gatewayCostScale, endpointCores, sharedCores,
                 gatewayOnSharedCores, endpointCostScale, calibratedOverhead, alg, bucketBytes, windowChunks,
@@ -287,20 +289,13 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
             throw new IllegalArgumentException("endpoint.fixed_overhead: expected none or calibrated, was '" + overhead + "'");
         }
 
-        Algorithm alg;
-        String algName = ar.string("algorithm", "hierarchical");
-        alg = switch (algName) {
-            case "hierarchical" -> Algorithm.HIERARCHICAL;
-            case "ring" -> Algorithm.RING;
-            case "ps", "parameter-server" -> Algorithm.PARAMETER_SERVER;
-            default -> throw new IllegalArgumentException("allreduce.algorithm: expected hierarchical, ring or ps, was '" + algName + "'");
-        };
+        Algorithm alg = word("allreduce.algorithm", ar.string("algorithm", Algorithm.HIERARCHICAL.configName()),
+                Algorithm::fromName);
         double bucketMb = ar.num("bucket_mb", 4.0, 0.001, 1 << 20);
         int window = top.intAt("window_chunks", 512, 1, 4096);
-        String sec = top.string("wire_security", "mac");
-        if (!Set.of("crc32c", "mac", "encrypt").contains(sec)) {
-            throw new IllegalArgumentException("wire_security: expected crc32c, mac or encrypt, was '" + sec + "'");
-        }
+        // the default is xaf train's
+        WireSecurity sec = word("wire_security", top.string("wire_security", TrainJobSpec.DEFAULT_WIRE_SECURITY),
+                WireSecurity::fromName);
 
         long gradient;
         String label;
@@ -424,6 +419,15 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
             String s = string(key, null);
             Path p = Path.of(s);
             return p.isAbsolute() || dir == null ? p : dir.resolve(p).normalize();
+        }
+    }
+
+    /** An enum word of the file parsed by the enum's own {@code fromName}; its error is named by the key. */
+    private static <T> T word(String key, String value, java.util.function.Function<String, T> fromName) {
+        try {
+            return fromName.apply(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(key + ": " + e.getMessage());
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.transport.WireSecurity;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -72,9 +73,9 @@ public final class ModelReport {
         b.append(String.format(Locale.ROOT, "- endpoint CPU per datagram event (send or receive, emulated network included): %.0f ns, "
                         + "fitted to %d %s cells of the all-reduce bench (%d ranks, %s shared cores)%n",
                 cal.endpointNsPerEvent(), cal.fitCells(), cal.referenceMode(), cal.allreduceRanks(), ClusterSpec.fmt(cal.calibrationCores())));
-        if (cal.sealFactor("mac") != 1.0) {
+        if (cal.sealFactor(WireSecurity.MAC) != 1.0) {
             b.append(String.format(Locale.ROOT, "- mac wire security: endpoint CPU per datagram x %.2f (the workers' measured CPU per datagram, xdp+mac over xdp cells)%n",
-                    cal.sealFactor("mac")));
+                    cal.sealFactor(WireSecurity.MAC)));
         }
         if (!Double.isNaN(cal.trainEndpointNsPerEvent())) {
             b.append(String.format(Locale.ROOT, "- endpoint CPU per datagram event in the training testbed (pinned: four ranks, compute and the emulated "

@@ -83,7 +83,7 @@ public final class StepModel {
 
     public static Traffic traffic(ClusterSpec c) {
         int payload = TransportConfig.maxPayloadForMtu(c.mtu(), OUTER);
-        int data = payload - (c.wireSecurity().equals("crc32c") ? 0 : TRAILER);
+        int data = payload - (c.wireSecurity().authenticated() ? TRAILER : 0);
         double s = c.gradientBytes();
         int d = c.datacenters(), m = c.ranksPerDc(), n = c.ranks();
         double sent, wanOut;

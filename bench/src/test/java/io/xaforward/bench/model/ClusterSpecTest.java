@@ -1,5 +1,6 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.transport.WireSecurity;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -46,7 +47,7 @@ class ClusterSpecTest {
         assertEquals(0.5, c.gatewayCostScale().get("xdp"));
         assertEquals(Path.of("/tmp/x/f.json"), c.forwardJson(), "relative to the cluster file");
         assertEquals(null, c.allreduceJson(), "absent: the install's docs/bench");
-        assertEquals("mac", c.wireSecurity());
+        assertEquals(WireSecurity.MAC, c.wireSecurity());
     }
 
     static String error(String yaml) {

@@ -1,5 +1,6 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.transport.WireSecurity;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -96,8 +97,8 @@ class ModelValidationTest {
         Calibration cal = Calibration.load(fixture("forward.json"), fixture("allreduce-seal.json"), fixture("train.json"), 2);
         assertEquals(2, cal.allreduce().size(), "the Gloo baseline is not an XAF cell");
         assertEquals(1, cal.fitCells(), "fitted on the crc32c xdp cell only");
-        assertEquals(4.675635156075556 / 3.7002901986850265, cal.sealFactor("mac"), 1e-9);
-        assertEquals(1.0, cal.sealFactor("crc32c"));
+        assertEquals(4.675635156075556 / 3.7002901986850265, cal.sealFactor(WireSecurity.MAC), 1e-9);
+        assertEquals(1.0, cal.sealFactor(WireSecurity.CRC32C));
         List<ModelReport.ValidationRow> rows = ModelReport.validate(testbed(), cal);
         ModelReport.ValidationRow mac = rows.stream().filter(r -> r.mode().equals("xdp+mac")).findFirst().orElseThrow();
         assertTrue(!mac.fitted() && Math.abs(mac.error()) <= 0.15, "xdp+mac error " + mac.error());
