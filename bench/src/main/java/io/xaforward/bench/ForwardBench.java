@@ -110,6 +110,12 @@ public final class ForwardBench {
             return gateway;
         }
 
+        /** The word for this mode on the command line: reference, or the gateway mode's. */
+        public String configName() {
+            return gateway == null ? "reference" : gateway.configName();
+        }
+
+        /** Parses a {@link #configName()} (reference also as xdp-bench or ref, any case). */
         public static Mode fromName(String s) {
             switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
                 case "reference", "xdp-bench", "ref" -> { return REFERENCE; }
