@@ -241,12 +241,7 @@ public final class TransportConfig {
          */
         public Builder wireSecurity(WireSecurity mode, JobSecret secret, RunNonce runNonce) {
             Objects.requireNonNull(mode, "mode");
-            if (mode.authenticated() && secret == null) {
-                throw new IllegalArgumentException("wire security " + mode.configName() + " needs the job secret");
-            }
-            if (mode.authenticated() && runNonce == null) {
-                throw new IllegalArgumentException("wire security " + mode.configName() + " needs the run nonce");
-            }
+            mode.requireKeys(secret, runNonce);
             this.wireSecurity = mode;
             this.secret = mode.authenticated() ? secret : null;
             this.runNonce = mode.authenticated() ? runNonce : null;

@@ -103,12 +103,7 @@ public final class WireSeal {
             aesKey = null;
             return;
         }
-        if (secret == null) {
-            throw new IllegalArgumentException("wire security " + mode.configName() + " needs a job secret");
-        }
-        if (runNonce == null) {
-            throw new IllegalArgumentException("wire security " + mode.configName() + " needs the run nonce");
-        }
+        mode.requireKeys(secret, runNonce);
         try {
             byte[] macKey = deriveKey(secret, jobId, runNonce, MAC_KEY_LABEL); // 32 bytes: shorter than the block, used as is
             for (int i = 0; i < 64; i++) {

@@ -30,6 +30,16 @@ public enum WireSecurity {
         throw new IllegalArgumentException("unknown wire security '" + name + "': use crc32c, mac or encrypt");
     }
 
+    /**
+     * Fails unless this mode has the keys it derives its wire keys from: the job secret and the run nonce for an
+     * {@link #authenticated()} mode, nothing for crc32c.
+     */
+    public void requireKeys(JobSecret secret, RunNonce runNonce) {
+        if (!authenticated()) return;
+        if (secret == null) throw new IllegalArgumentException("wire security " + configName() + " needs the job secret");
+        if (runNonce == null) throw new IllegalArgumentException("wire security " + configName() + " needs the run nonce");
+    }
+
     /** True when datagrams carry a tag and a sequence number and need the job secret. */
     public boolean authenticated() {
         return this != CRC32C;

@@ -40,6 +40,24 @@ class WireSecurityTest {
     private static final int TOKEN = 0x5EC12E7;
     private static final JobSecret SECRET = JobSecret.of(filled(32, 7));
     private static final JobSecret ATTACKER_GUESS = JobSecret.of(filled(32, 9));
+
+    /** Words read back; an authenticated mode refuses to run without its keys, wherever it is configured. */
+    @Test
+    void wordsAndKeys() {
+        for (WireSecurity m : WireSecurity.values()) assertEquals(m, WireSecurity.fromName(m.configName()));
+        assertThrows(IllegalArgumentException.class, () -> WireSecurity.fromName("MAC"));
+        WireSecurity.CRC32C.requireKeys(null, null);
+        for (WireSecurity m : new WireSecurity[]{WireSecurity.MAC, WireSecurity.ENCRYPT}) {
+            m.requireKeys(SECRET, RUN);
+            var noSecret = assertThrows(IllegalArgumentException.class, () -> m.requireKeys(null, RUN));
+            assertEquals("wire security " + m.configName() + " needs the job secret", noSecret.getMessage());
+            var noRun = assertThrows(IllegalArgumentException.class,
+                    () -> new WireSeal(m, SECRET, JOB, null, 1500));
+            assertEquals("wire security " + m.configName() + " needs the run nonce", noRun.getMessage());
+            assertThrows(IllegalArgumentException.class,
+                    () -> TransportConfig.builder(0, JOB, 7).wireSecurity(m, null, RUN));
+        }
+    }
     private static final int PAYLOAD = 256;
 
     private static byte[] filled(int n, int v) {
