@@ -99,7 +99,7 @@ public final class AllReduceBenchmark {
     public record GoodputResult(Path topology, long linkBitsPerSecond, long pacingBytesPerSecond, long bytes,
                                 double[] bitsPerSecond, long retransmits) {
         public double medianBitsPerSecond() { return median(bitsPerSecond); }
-        public double fraction() { return linkBitsPerSecond > 0 ? medianBitsPerSecond() / linkBitsPerSecond : Double.NaN; }
+        public double fraction() { return rateLimited() ? medianBitsPerSecond() / linkBitsPerSecond : Double.NaN; }
         public boolean rateLimited() { return linkBitsPerSecond > 0; }
     }
 

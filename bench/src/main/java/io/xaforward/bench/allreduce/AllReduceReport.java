@@ -79,7 +79,7 @@ public final class AllReduceReport {
                             + "per direction / time.%n%n", g.topology(), g.bytes() >> 20, g.bitsPerSecond().length));
             b.append("| goodput median (Mbit/s) | runs (Mbit/s) | retransmits |\n|---:|---|---:|\n");
             b.append(String.format(Locale.ROOT, "| %.1f | %s | %d |%n", g.medianBitsPerSecond() / 1e6,
-                    Arrays.stream(g.bitsPerSecond()).mapToObj(v -> String.format(Locale.ROOT, "%.1f", v / 1e6)).collect(Collectors.joining(", ")),
+                    runsMbps(g),
                     g.retransmits()));
         } else if (g != null) {
             b.append("\n## Goodput on a rate-limited WAN\n\n");
@@ -90,7 +90,7 @@ public final class AllReduceReport {
                     g.pacingBytesPerSecond() * 8 / 1e6, 100.0 * g.pacingBytesPerSecond() * 8 / g.linkBitsPerSecond()));
             b.append("| goodput median (Mbit/s) | fraction of link rate | runs (Mbit/s) | retransmits |\n|---:|---:|---|---:|\n");
             b.append(String.format(Locale.ROOT, "| %.1f | %.3f | %s | %d |%n", g.medianBitsPerSecond() / 1e6, g.fraction(),
-                    Arrays.stream(g.bitsPerSecond()).mapToObj(v -> String.format(Locale.ROOT, "%.1f", v / 1e6)).collect(Collectors.joining(", ")),
+                    runsMbps(g),
                     g.retransmits()));
         }
         b.append("\n![busbw against size](allreduce.png)\n");
@@ -156,6 +156,11 @@ public final class AllReduceReport {
         plot.setDomainAxis(x);
         plot.setRenderer(new XYLineAndShapeRenderer(true, true));
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 540);
+    }
+
+    /** The goodput of every transfer in Mbit/s, comma separated. */
+    private static String runsMbps(AllReduceBenchmark.GoodputResult g) {
+        return Arrays.stream(g.bitsPerSecond()).mapToObj(v -> String.format(Locale.ROOT, "%.1f", v / 1e6)).collect(Collectors.joining(", "));
     }
 
     /** Algorithms by command-line name, for option parsing. */

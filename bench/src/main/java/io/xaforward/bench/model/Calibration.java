@@ -61,10 +61,15 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     public record TrainCell(String config, String mode, double wanGbps, double computeMs, double medianStepMs,
                             double minStepMs, double maxStepMs, String gradient, double gatewayCpuShare,
                             double gatewayNsPerPacket) {
+        /** Measured with the gateway's CPU budgeted: predicted by the model, never fitted or used for costs. */
+        public boolean budgeted() {
+            return gatewayCpuShare < 1;
+        }
+
         /** The configuration as the report names it, with the gateway's CPU budget when it had one. */
         public String label() {
             return config + " (" + ClusterSpec.fmt(wanGbps) + " Gbit/s WAN"
-                    + (gatewayCpuShare < 1 ? String.format(java.util.Locale.ROOT, ", gateway CPU %.0f%%", gatewayCpuShare * 100) : "") + ")";
+                    + (budgeted() ? String.format(java.util.Locale.ROOT, ", gateway CPU %.0f%%", gatewayCpuShare * 100) : "") + ")";
         }
     }
 
@@ -122,7 +127,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         double ratio = Double.NaN;
         List<Path> sources = new ArrayList<>(List.of(forward, allreduce));
         if (!trains.isEmpty()) {
-            com.google.gson.JsonArray rows = new com.google.gson.JsonArray();
+            JsonArray rows = new JsonArray();
             for (Path train : trains) {
                 rows.addAll(read(train).getAsJsonArray());
                 sources.add(train);
@@ -157,7 +162,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     /** This calibration with the training cells and the endpoint cost fitted to them. */
     Calibration withTrain(List<TrainCell> cells) {
         // fitted to the reference mode's cells without a gateway budget: there the gateway is not the limit
-        List<TrainCell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && c.gatewayCpuShare() >= 1).toList();
+        List<TrainCell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && !c.budgeted()).toList();
         double xy = 0, xx = 0;
         for (TrainCell c : ref) {
             ClusterSpec spec = trainTestbed(c);
@@ -347,7 +352,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
      * amount per packet than the forward bench's steady stream, the relay's least of all (its JIT warm-up is behind it).
      */
     public double trainGatewayNsPerPacket(String mode) {
-        List<Double> v = train.stream().filter(c -> c.mode().equals(mode) && c.gatewayCpuShare() >= 1 && !Double.isNaN(c.gatewayNsPerPacket()))
+        List<Double> v = train.stream().filter(c -> c.mode().equals(mode) && !c.budgeted() && !Double.isNaN(c.gatewayNsPerPacket()))
                 .map(TrainCell::gatewayNsPerPacket).toList();
         return v.isEmpty() ? Double.NaN : median(v);
     }

@@ -58,7 +58,7 @@ public final class ModelReport {
                     StepModel.Prediction p = StepModel.predict(c, cal, cell.mode());
                     rows.add(new ValidationRow(cell.label(), cell.mode(),
                             cell.medianStepMs() / 1e3, cell.minStepMs() / 1e3, cell.maxStepMs() / 1e3, p.stepSeconds(), p.bound(),
-                            cell.mode().equals(cal.referenceMode()) && cell.gatewayCpuShare() >= 1 && testbed.endpointSource().equals("train")));
+                            cell.mode().equals(cal.referenceMode()) && !cell.budgeted() && testbed.endpointSource().equals("train")));
                 }
             }
             default -> throw new IllegalArgumentException("--validate needs a cluster file that describes a testbed of this machine "
