@@ -87,9 +87,8 @@ final class StagedBackward implements Backward {
     @Override
     public float forwardBackward(Batch batch) {
         try (NDManager stepManager = manager.newSubManager()) {
-            Shape shape = new Shape(batch.batchSize(), batch.contextLength());
-            NDArray inputs = stepManager.create(batch.inputs(), shape).duplicate();
-            NDArray targets = stepManager.create(batch.targets(), shape).duplicate();
+            NDArray[] tensors = Backward.inputsAndTargets(stepManager, batch);
+            NDArray inputs = tensors[0], targets = tensors[1];
             int blocks = network.blockCount();
             NDArray[] stageOutputs = new NDArray[blocks + 1];
             NDArray[] stageInputs = new NDArray[blocks + 2];
