@@ -327,16 +327,13 @@ public final class ForwardBench {
     private CpuBudget budget() {
         if (options.gatewayCpuShare() >= 1.0) return null;
         if (!pinning()) throw new IllegalStateException("a gateway CPU budget needs two CPUs (the gateway's own CPU to budget)");
-        CpuBudget b = CpuBudget.start(GATEWAY_CPU, options.gatewayCpuShare(), BUDGET_PERIOD_NS);
+        CpuBudget b = CpuBudget.start(GATEWAY_CPU, options.gatewayCpuShare());
         progress.println("bench:   gateway CPU budget: " + b);
         return b;
     }
 
     /** Wait after each sample's senders stop, before the counters are read (gateway CPU is measured over it too). */
     static final long DRAIN_MS = 100;
-
-    /** Period of the gateway CPU budget's duty cycle: 100 periods per 1-second sample. */
-    static final long BUDGET_PERIOD_NS = 10_000_000L;
 
     private Sample measure(IdentifierPlan plan, Mode mode, Sender sender, Flow f, Node src, Node dst, int payload, int run,
                            XdpSink sink, CpuMeter cpu, CpuMeter hosts, long durationMs) {

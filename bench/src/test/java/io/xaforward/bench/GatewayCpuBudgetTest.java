@@ -45,8 +45,10 @@ class GatewayCpuBudgetTest {
             // never more than the budget, in the kernel or in a process
             assertTrue(h.gatewayCpuShare() <= BUDGET + 0.05, what);
             if (f.gatewayCpuShare() >= BUDGET + 0.15) {
-                // the gateway used more than its budget without one: with it, it forwards less ...
-                assertTrue(h.pps() <= 0.75 * f.pps(), what);
+                // the gateway used more than its budget without one: with it, it forwards less (not in proportion:
+                // a gateway held to its budget finds more packets per poll and spends less on each; the kernel
+                // gateway here 3.8 us free, 1.9 us budgeted, so 151 -> 115 kpps for 58% -> 22% of the CPU) ...
+                assertTrue(h.pps() <= 0.9 * f.pps(), what);
                 // ... and uses its budget: a process gateway all of it (its socket buffers keep what arrived while
                 // the budget thread held the CPU); a kernel gateway a quarter at least (the veth's 256-slot ring drops
                 // what arrives beyond it, so what is left to do in its window is what arrived since: 14% of the CPU

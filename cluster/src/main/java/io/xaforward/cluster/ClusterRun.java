@@ -144,7 +144,7 @@ public final class ClusterRun implements AutoCloseable {
         if (placed) out.println("xaf: placement: " + placement.describe());
         if (placed && gatewayCpuShare < 1) {
             if (!placement.pinning()) throw new IllegalStateException("a gateway CPU budget needs two CPUs (the gateway's own CPU to budget)");
-            budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare, 10_000_000L);
+            budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare);
             out.println("xaf: gateway CPU budget: " + budget);
         }
         out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),

@@ -78,9 +78,22 @@ public final class CpuBudget implements AutoCloseable {
     }
 
     /**
-     * Leaves {@code share} (0.05 to 1) of {@code cpu} to everything else, with the given period (10 ms is a good
-     * default: short enough for a 1-second sample to see 100 periods, long enough that the thread's wake-up lateness,
-     * tens of microseconds, is a fraction of a point). Share 1 starts no thread.
+     * Period of the duty cycle that every bench uses: 1 ms. The gateway's pause in each period ({@code 1 - share} of
+     * it, 0.9 ms at 10%) must stay shorter than the time its ports' 256-slot veth rings take to fill at the offered
+     * rate; with a 10 ms period the 9 ms pauses overflowed them, so the modes that forward from those rings (xdp,
+     * kernel, tunnel) lost packets to the budget itself while a process gateway's socket buffers absorbed the pauses
+     * (docs/bench/README.md). A real-time thread wakes within microseconds, a small part of a 1 ms period.
+     */
+    public static final long PERIOD_NS = 1_000_000L;
+
+    /** {@link #start(int, double, long)} with the benches' period, {@link #PERIOD_NS}. */
+    public static CpuBudget start(int cpu, double share) {
+        return start(cpu, share, PERIOD_NS);
+    }
+
+    /**
+     * Leaves {@code share} (0.05 to 1) of {@code cpu} to everything else, with the given period (see
+     * {@link #PERIOD_NS}). Share 1 starts no thread.
      */
     public static CpuBudget start(int cpu, double share, long periodNs) {
         if (!(share >= 0.05 && share <= 1.0)) {
