@@ -1,6 +1,7 @@
 package io.xaforward.bench;
 
 import io.xaforward.dataplane.ProgramRunStats;
+import io.xaforward.protocol.ConfigWord;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.FrameWriter;
 import io.xaforward.protocol.MessageType;
@@ -96,7 +97,7 @@ public final class ForwardBench {
     }
 
     /** A bench mode: a gateway mode, or the xdp-bench reference. */
-    public enum Mode {
+    public enum Mode implements ConfigWord {
         REFERENCE(null), XDP(GatewayMode.XDP), KERNEL(GatewayMode.KERNEL), RELAY(GatewayMode.RELAY), AFXDP(GatewayMode.AFXDP);
 
         private final GatewayMode gateway;
@@ -111,21 +112,24 @@ public final class ForwardBench {
         }
 
         /** The word for this mode on the command line: reference, or the gateway mode's. */
+        @Override
         public String configName() {
             return gateway == null ? "reference" : gateway.configName();
         }
 
-        /** Parses a {@link #configName()} (reference also as xdp-bench or ref, any case). */
+        /**
+         * Reads a {@link #configName()} (reference also as xdp-bench or ref; {@link ConfigWord#parse}); a gateway
+         * mode that the bench does not measure is an error that says so.
+         */
         public static Mode fromName(String s) {
-            switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
-                case "reference", "xdp-bench", "ref" -> { return REFERENCE; }
-                default -> {
-                    GatewayMode g = GatewayMode.fromName(s);
-                    for (Mode m : values()) if (m.gateway == g) return m;
-                    throw new IllegalArgumentException("the forwarding bench does not measure the " + g.configName()
-                            + " mode (it measures reference, xdp, kernel, relay and afxdp)");
-                }
+            Map<String, Mode> aliases = Map.of("xdp-bench", REFERENCE, "ref", REFERENCE);
+            GatewayMode unmeasured = ConfigWord.find(Mode.class, s, aliases) == null
+                    ? ConfigWord.find(GatewayMode.class, s, Map.of()) : null;
+            if (unmeasured != null) {
+                throw new IllegalArgumentException("the forwarding bench does not measure the " + unmeasured.configName()
+                        + " mode; expected one of " + ConfigWord.words(Mode.class));
             }
+            return ConfigWord.parse(Mode.class, "forwarding bench mode", s, aliases);
         }
 
         public String label() {

@@ -63,7 +63,7 @@ class ModelCommandTest {
         Files.writeString(file, "datacenters: 2\nhosts_per_dc: 4\ngradient_mb: 100\nwan_gbs: 10\n" + calibration());
         Run r = run("model", "--cluster", file.toString());
         assertEquals(1, r.rc());
-        assertTrue(r.err().contains("bad.yaml: unknown key ['wan_gbs']"), r.err());
+        assertTrue(r.err().contains("bad.yaml: top level: unknown key 'wan_gbs' (allowed: "), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
 
         Run missing = run("model", "--cluster", dir.resolve("nope.yaml").toString());

@@ -1,5 +1,6 @@
 package io.xaforward.cluster;
 
+import io.xaforward.protocol.ConfigWord;
 import io.xaforward.testbed.mode.GatewayMode;
 
 import java.util.Locale;
@@ -17,17 +18,12 @@ import java.util.Locale;
  * mode (the kernel copies each frame into and out of the UMEM) and the outer IP/UDP checksums are computed in Java,
  * so it saves no CPU over the kernel's UDP path here. It is chosen explicitly ({@code --endpoint afxdp}).
  */
-public enum Endpoint {
+public enum Endpoint implements ConfigWord {
     AFXDP, UDP;
 
-    /** Parses "afxdp" or "udp" (any case); anything else is an error naming the choices. */
+    /** Reads "afxdp" or "udp" ({@link ConfigWord#parse}). */
     public static Endpoint fromName(String name) {
-        if (name != null) {
-            for (Endpoint e : values()) {
-                if (e.configName().equals(name.trim().toLowerCase(Locale.ROOT))) return e;
-            }
-        }
-        throw new IllegalArgumentException("unknown endpoint '" + name + "'; expected afxdp or udp");
+        return ConfigWord.parse(Endpoint.class, "endpoint", name);
     }
 
     /**
@@ -55,6 +51,7 @@ public enum Endpoint {
         return UDP;
     }
 
+    @Override
     public String configName() {
         return name().toLowerCase(Locale.ROOT);
     }

@@ -25,7 +25,6 @@ import io.xaforward.transport.XskDatagramPort;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.time.Duration;
 
 /**
  * What a worker JVM derives from the topology to talk to its peers, the same way in every kind of job: the
@@ -34,7 +33,7 @@ import java.time.Duration;
  * port of its network's form (an AF_XDP socket, or UDP for IPv4/IPv6 and AF_PACKET for the identifier-native
  * form; see {@link Endpoint}) and a transport configuration sized for the smallest MTU of the topology.
  */
-public final class RankNetwork {
+public final class RankNetwork implements RankWiring {
     private final IdentifierPlan plan;
     private final int rank;
     private final Node self;
@@ -68,11 +67,13 @@ public final class RankNetwork {
 
     public IdentifierPlan plan() { return plan; }
     public Node self() { return self; }
-    public int rank() { return rank; }
-    public int worldSize() { return plan.worldSize(); }
+    @Override public int rank() { return rank; }
+    @Override public int worldSize() { return plan.worldSize(); }
+    @Override public int jobId() { return plan.jobId(); }
     public Endpoint endpoint() { return endpoint; }
 
     /** The collective group: data center of every rank from the plan. */
+    @Override
     public CollectiveGroup group() {
         int world = plan.worldSize();
         int[] dcOfRank = new int[world];
@@ -81,24 +82,15 @@ public final class RankNetwork {
     }
 
     /**
-     * Transport settings every job uses: chunks that fit the smallest MTU (at most 1400 bytes, whole floats), a
-     * 512-chunk window, messages up to 1 GiB, and the given acknowledgement timeout. {@code token} is normally the
-     * plan's; a different one makes this rank an impostor that gateways and peers drop.
+     * Chunk payload for the job: what the smallest MTU of the topology (the WAN's included) leaves after the largest
+     * outer headers, the XAF header and a tunnel's headers ({@link TransportConfig#jobChunkPayload}).
      */
-    public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
-        return TransportConfig.forJob(rank, plan.jobId(), token, maxPayload(), ackTimeout);
-    }
-
-    /**
-     * Chunk payload for the job: what the smallest MTU of the topology leaves after the largest outer headers (IPv6 +
-     * UDP) and the XAF header, less a tunnel's headers. 1400 on standard 1500-byte paths (as always); jumbo data
-     * centers (`mtu: 9000` everywhere) give chunks of 8904 bytes, six times fewer datagrams per message.
-     */
+    @Override
     public int maxPayload() {
-        int payload = TransportConfig.maxPayloadForAnyForm(minMtu - addressing.pathOverhead());
-        return minMtu <= 1500 ? Math.min(payload, TransportConfig.DEFAULT_MAX_PAYLOAD) : payload;
+        return TransportConfig.jobChunkPayload(minMtu, addressing.pathOverhead());
     }
 
+    @Override
     public AddressBook addressBook() {
         AddressBook.Builder book = AddressBook.builder().add(rank, plan.networkId(rank), selfPeer());
         for (IdentifierPlan.Peer p : plan.addressBook(rank)) {

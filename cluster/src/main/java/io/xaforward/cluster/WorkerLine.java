@@ -1,6 +1,9 @@
 package io.xaforward.cluster;
 
+import io.xaforward.training.Evaluation;
+
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -22,6 +25,13 @@ public record WorkerLine(String kind, Map<String, String> values) {
             b.append(keyValues[i]).append('=').append(String.valueOf(keyValues[i + 1]).replace(' ', '_'));
         }
         return b.toString();
+    }
+
+    /** The validation figures of a step line (what the launcher reads back into an {@link Evaluation}). */
+    public static String validationValues(Evaluation v) {
+        return values("val", String.format(Locale.ROOT, "%.6f", v.loss()),
+                "val_se", String.format(Locale.ROOT, "%.6g", v.standardError()), "val_windows", v.windows(),
+                "val_split_windows", v.splitWindows());
     }
 
     /** Parses a line, or returns null when it is not a protocol line. */

@@ -24,7 +24,7 @@ class ValidationReportTest {
     private static WorkerLine stepLine(Evaluation validation) {
         String line = WorkerLine.format("step", "step", 20, "loss", "6.400000", "ms", "1200.00", "compute_ms", "500.00",
                 "comm_ms", "700.00", "tok_s", "850.0", "lr", "0.01", "sent_bytes", 1000, "retransmits", 0);
-        if (validation != null) line += " " + WorkerMain.validationValues(validation);
+        if (validation != null) line += " " + WorkerLine.validationValues(validation);
         return WorkerLine.parse(line);
     }
 

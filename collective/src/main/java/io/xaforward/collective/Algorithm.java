@@ -1,9 +1,11 @@
 package io.xaforward.collective;
 
-import java.util.Locale;
+import io.xaforward.protocol.ConfigWord;
+
+import java.util.Map;
 
 /** How an all-reduce moves data; docs/TRANSPORT.md ("Collectives") compares them. */
-public enum Algorithm {
+public enum Algorithm implements ConfigWord {
     /** One ring over all ranks: reduce-scatter then all-gather; crosses the WAN on every ring edge between DCs. */
     RING("ring"),
     /** Ring reduce-scatter inside each DC, shard exchange between DCs, ring all-gather inside each DC. */
@@ -18,22 +20,14 @@ public enum Algorithm {
     }
 
     /** The command-line name: hierarchical, ring or ps. */
+    @Override
     public String configName() {
         return configName;
     }
 
-    /**
-     * Parses a command-line name (any case): hierarchical (or hier), ring, ps (or parameter-server). An unknown name
-     * is an error, never a silent default.
-     */
+    /** Reads a command-line name: hierarchical (or hier), ring, ps (or parameter-server; {@link ConfigWord#parse}). */
     public static Algorithm fromName(String name) {
-        if (name == null) throw new IllegalArgumentException("no all-reduce algorithm given; expected hierarchical, ring or ps");
-        return switch (name.trim().toLowerCase(Locale.ROOT)) {
-            case "hierarchical", "hier" -> HIERARCHICAL;
-            case "ring" -> RING;
-            case "ps", "parameter-server", "parameter_server" -> PARAMETER_SERVER;
-            default -> throw new IllegalArgumentException("unknown all-reduce algorithm '" + name
-                    + "'; expected hierarchical, ring or ps");
-        };
+        return ConfigWord.parse(Algorithm.class, "all-reduce algorithm", name, Map.of("hier", HIERARCHICAL,
+                "parameter-server", PARAMETER_SERVER, "parameter_server", PARAMETER_SERVER));
     }
 }

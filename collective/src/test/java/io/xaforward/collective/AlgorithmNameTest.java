@@ -4,20 +4,14 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-/** Algorithm names parse strictly: every algorithm round-trips, an unknown name is an error naming the choices. */
+/** Algorithm names: the aliases beside the words (the words themselves: cli's ConfigWordsTest). */
 class AlgorithmNameTest {
     @Test
-    void everyAlgorithmRoundTripsThroughItsName() {
-        for (Algorithm a : Algorithm.values()) assertEquals(a, Algorithm.fromName(a.configName()));
-        assertEquals(Algorithm.HIERARCHICAL, Algorithm.fromName(" Hierarchical "));
+    void aliasesReadAsTheirAlgorithm() {
+        assertEquals(Algorithm.HIERARCHICAL, Algorithm.fromName(" Hier "));
         assertEquals(Algorithm.PARAMETER_SERVER, Algorithm.fromName("parameter-server"));
-    }
-
-    @Test
-    void unknownNameIsAnErrorNotADefault() {
+        assertEquals(Algorithm.PARAMETER_SERVER, Algorithm.fromName("parameter_server"));
         var e = assertThrows(IllegalArgumentException.class, () -> Algorithm.fromName("tree"));
-        assertTrue(e.getMessage().contains("'tree'") && e.getMessage().contains("hierarchical, ring or ps"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> Algorithm.fromName(null));
-        assertThrows(IllegalArgumentException.class, () -> Algorithm.fromName(""));
+        assertEquals("unknown all-reduce algorithm 'tree'; expected one of ring, hierarchical, ps", e.getMessage());
     }
 }

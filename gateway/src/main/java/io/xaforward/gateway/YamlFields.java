@@ -1,5 +1,6 @@
 package io.xaforward.gateway;
 
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
@@ -100,18 +101,58 @@ public final class YamlFields {
     public long integer(Map<?, ?> m, String key, long dflt, long min, long max, String where) {
         Object v = m.get(key);
         if (v == null) return dflt;
-        if (!(v instanceof String s)) throw fail.at(where, key, key + ": expected a number, got a " + (v instanceof List ? "list" : "mapping"));
+        String s = numberText(v, key, where);
         BigInteger n;
         if (s.matches("-?(0|[1-9][0-9]*)")) n = new BigInteger(s);
         else if (s.matches("0[xX][0-9a-fA-F]+")) n = new BigInteger(s.substring(2), 16);
-        else if (s.matches("-?0[0-9]+")) throw fail.at(where, key, key + ": '" + s + "' has a leading zero (octal in YAML 1.1); write it without the zero or as 0x hex");
-        else if (s.matches("-?[0-9]+(:[0-9]+)+")) throw fail.at(where, key, key + ": '" + s + "' is not a number (base-60 is not accepted; quote strings)");
-        else if (s.matches("-?[0-9]*\\.[0-9]*([eE][-+]?[0-9]+)?|-?[0-9]+[eE][-+]?[0-9]+")) throw fail.at(where, key, key + ": '" + s + "' is not an integer");
-        else throw fail.at(where, key, key + ": '" + s + "' is not a number");
+        else if (s.matches(DECIMAL)) throw fail.at(where, key, key + ": '" + s + "' is not an integer");
+        else throw notANumber(s, key, where);
         if (n.compareTo(BigInteger.valueOf(min)) < 0 || n.compareTo(BigInteger.valueOf(max)) > 0) {
             String range = max == 0xFFFF_FFFFL && min == 0 ? "must fit in 32 bits unsigned" : "must be " + min + ".." + max;
             throw fail.at(where, key, key + " " + range + ", got " + s);
         }
         return n.longValue();
+    }
+
+    /** An integer in [min, max]; required. */
+    public long requiredInteger(Map<?, ?> m, String key, long min, long max, String where) {
+        if (m.get(key) == null) throw fail.at(where, key, "'" + key + "' is required");
+        return integer(m, key, 0, min, max, where);
+    }
+
+    /**
+     * A number in [min, max], {@code dflt} when absent, required when {@code dflt} is null: decimal digits with an
+     * optional fraction and exponent (2, 0.5, .5, 1e-3). As for integers, a leading zero (octal in YAML 1.1), base-60
+     * and anything else are errors.
+     */
+    public double decimal(Map<?, ?> m, String key, Double dflt, double min, double max, String where) {
+        Object v = m.get(key);
+        if (v == null) {
+            if (dflt == null) throw fail.at(where, key, "'" + key + "' is required");
+            return dflt;
+        }
+        String s = numberText(v, key, where);
+        if (!s.matches(DECIMAL)) throw notANumber(s, key, where);
+        double d = Double.parseDouble(s);
+        if (!(d >= min && d <= max)) throw fail.at(where, key, key + " must be " + plain(min) + ".." + plain(max) + ", got " + s);
+        return d;
+    }
+
+    /** Decimal digits, no leading zero, with an optional fraction and exponent; or a fraction alone. */
+    private static final String DECIMAL = "-?((0|[1-9][0-9]*)(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?";
+
+    private String numberText(Object v, String key, String where) {
+        if (!(v instanceof String s)) throw fail.at(where, key, key + ": expected a number, got a " + (v instanceof List ? "list" : "mapping"));
+        return s;
+    }
+
+    private RuntimeException notANumber(String s, String key, String where) {
+        if (s.matches("-?0[0-9]+")) return fail.at(where, key, key + ": '" + s + "' has a leading zero (octal in YAML 1.1); write it without the zero or as 0x hex");
+        if (s.matches("-?[0-9]+(:[0-9]+)+")) return fail.at(where, key, key + ": '" + s + "' is not a number (base-60 is not accepted; quote strings)");
+        return fail.at(where, key, key + ": '" + s + "' is not a number");
+    }
+
+    private static String plain(double d) {
+        return BigDecimal.valueOf(d).stripTrailingZeros().toPlainString();
     }
 }

@@ -1,13 +1,11 @@
 package io.xaforward.protocol;
 
-import java.util.Locale;
-
 /**
  * The three network forms ("modalities") an XAF frame can travel in. A gateway port speaks exactly one form; the
  * XAF header is the same in all of them, only the outer headers in front of it differ. Codes match
  * {@code enum xaf_form} in dataplane/src/main/bpf/xaf_shared.h.
  */
-public enum NetworkForm {
+public enum NetworkForm implements ConfigWord {
     /** Ethernet / IPv4 (no options) / UDP to port 9450 / XAF header / payload. */
     IPV4(1, EthernetHeader.LENGTH + Ipv4Header.LENGTH + UdpHeader.LENGTH),
     /** Ethernet / IPv6 (no extension headers) / UDP to port 9450 / XAF header / payload. */
@@ -42,18 +40,9 @@ public enum NetworkForm {
         return Math.min(XafHeader.MAX_PAYLOAD, 0xFFFF - counted);
     }
 
-    /** Parses "ipv4", "ipv6" or "id" (any case), as used in configuration files and on the command line. */
+    /** Reads "ipv4", "ipv6" or "id" as configuration files and command lines write them ({@link ConfigWord#parse}). */
     public static NetworkForm fromName(String name) {
-        if (name == null) {
-            throw new IllegalArgumentException("network form is missing; expected one of ipv4, ipv6, id");
-        }
-        return switch (name.trim().toLowerCase(Locale.ROOT)) {
-            case "ipv4" -> IPV4;
-            case "ipv6" -> IPV6;
-            case "id" -> ID;
-            default -> throw new IllegalArgumentException(
-                    "unknown network form '" + name + "'; expected one of ipv4, ipv6, id");
-        };
+        return ConfigWord.parse(NetworkForm.class, "network form", name);
     }
 
     /** Maps an {@code xaf_form} code back to the form; 0 (XAF_FORM_NONE) and unknown codes are rejected. */
@@ -67,6 +56,7 @@ public enum NetworkForm {
     }
 
     /** The lower-case name accepted by {@link #fromName}. */
+    @Override
     public String configName() {
         return switch (this) {
             case IPV4 -> "ipv4";

@@ -79,6 +79,17 @@ public final class TransportConfig {
     }
 
     /**
+     * Chunk payload of a job whose smallest MTU on any path is {@code pathMtu}, less {@code tunnelOverhead} bytes of
+     * headers a tunnel adds on the way: what {@link #maxPayloadForAnyForm} leaves, but at most
+     * {@value #DEFAULT_MAX_PAYLOAD} on standard (1500-byte) paths. Jumbo paths ({@code mtu: 9000} everywhere) give
+     * chunks of 8904 bytes, six times fewer datagrams per message.
+     */
+    public static int jobChunkPayload(int pathMtu, int tunnelOverhead) {
+        int payload = maxPayloadForAnyForm(pathMtu - tunnelOverhead);
+        return pathMtu <= 1500 ? Math.min(payload, DEFAULT_MAX_PAYLOAD) : payload;
+    }
+
+    /**
      * The largest chunk payload that a path MTU leaves under the largest outer headers of any form (IPv6 + UDP, the
      * Ethernet header not counted) and the XAF header, in whole floats.
      */

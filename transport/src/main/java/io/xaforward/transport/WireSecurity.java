@@ -1,5 +1,7 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.ConfigWord;
+
 import java.util.Locale;
 
 /**
@@ -7,7 +9,7 @@ import java.util.Locale;
  * XAF header (all fields but hop_limit, payload_sum and the CRC itself) and the payload with the CRC32C, so a bit
  * flip anywhere between the two ranks, inside a gateway included, is caught.
  */
-public enum WireSecurity {
+public enum WireSecurity implements ConfigWord {
     /** CRC32C over header and payload: catches corruption, not forgery. Needs no secret. */
     CRC32C,
     /** As CRC32C, plus a 128-bit HMAC-SHA256 tag and a sequence number (replay window) keyed by the job secret. */
@@ -16,18 +18,14 @@ public enum WireSecurity {
     ENCRYPT;
 
     /** The word for this mode on command lines and in job files: crc32c, mac or encrypt. */
+    @Override
     public String configName() {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses a {@link #configName()} exactly; the error lists the valid ones. */
+    /** Reads a {@link #configName()} ({@link ConfigWord#parse}). */
     public static WireSecurity fromName(String name) {
-        for (WireSecurity mode : values()) {
-            if (mode.configName().equals(name)) {
-                return mode;
-            }
-        }
-        throw new IllegalArgumentException("unknown wire security '" + name + "': use crc32c, mac or encrypt");
+        return ConfigWord.parse(WireSecurity.class, "wire security", name);
     }
 
     /**

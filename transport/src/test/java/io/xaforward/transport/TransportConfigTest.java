@@ -28,4 +28,14 @@ class TransportConfigTest {
         assertEquals(8904, TransportConfig.maxPayloadForAnyForm(9000));
         assertEquals(1180, TransportConfig.maxPayloadForAnyForm(1279), "whole floats: 1183 bytes fit, 1180 are used");
     }
+
+    @Test
+    void aJobsChunksStayAtTheStandardPayloadOnStandardPathsAndGrowOnlyOnJumboOnes() {
+        assertEquals(TransportConfig.DEFAULT_MAX_PAYLOAD, TransportConfig.jobChunkPayload(1500, 0),
+                "1404 bytes would fit a 1500-byte path; jobs keep 1400");
+        assertEquals(1180, TransportConfig.jobChunkPayload(1279, 0), "a smaller MTU shrinks the chunks");
+        assertEquals(1352, TransportConfig.jobChunkPayload(1500, 50), "a tunnel's 50 bytes of headers come off");
+        assertEquals(8904, TransportConfig.jobChunkPayload(9000, 0), "jumbo paths give jumbo chunks");
+        assertEquals(8852, TransportConfig.jobChunkPayload(9000, 50));
+    }
 }

@@ -1,6 +1,7 @@
 package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.RankNetwork;
+import io.xaforward.cluster.RankRuntime;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
@@ -37,27 +38,16 @@ public final class AllReduceWorkerMain {
 
     private AllReduceWorkerMain() {}
 
-    public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: AllReduceWorkerMain JOB.properties RANK");
-            System.exit(2);
-        }
-        AllReduceSpec spec = AllReduceSpec.read(Path.of(args[0]));
-        int rank = Integer.parseInt(args[1]);
-        int rc = 0;
-        try {
-            run(spec, rank);
-        } catch (Throwable t) {
-            System.err.println("rank " + rank + " failed: " + t.getMessage());
-            t.printStackTrace();
-            int[] waiting = t instanceof CollectiveTimeoutException c ? c.waitingFor()
-                    : t instanceof RendezvousException r ? r.missing : new int[0];
-            System.out.println(WorkerLine.format("failed", "rank", rank, "waiting_for",
-                    Arrays.stream(waiting).mapToObj(Integer::toString).reduce((a, b) -> a + "," + b).orElse("-")));
-            rc = 1;
-        }
-        System.out.flush();
-        System.exit(rc);
+    public static void main(String[] args) {
+        RankRuntime.runMain(args, "AllReduceWorkerMain JOB.properties RANK", (spec, rank) -> run(AllReduceSpec.read(spec), rank),
+                (rank, t) -> {
+                    System.err.println("rank " + rank + " failed: " + t.getMessage());
+                    t.printStackTrace();
+                    int[] waiting = t instanceof CollectiveTimeoutException c ? c.waitingFor()
+                            : t instanceof RendezvousException r ? r.missing : new int[0];
+                    System.out.println(WorkerLine.format("failed", "rank", rank, "waiting_for",
+                            Arrays.stream(waiting).mapToObj(Integer::toString).reduce((a, b) -> a + "," + b).orElse("-")));
+                });
     }
 
     /** The rendezvous did not hear from (or was not acknowledged by) some ranks in time. */
@@ -82,13 +72,13 @@ public final class AllReduceWorkerMain {
 
         var port = net.openPort(spec.tokenOf(rank));
         try (Arena arena = Arena.ofShared();
-             ReliableTransport transport = new ReliableTransport(tc.build(), net.addressBook(), port).start();
-             Collectives collectives = new Collectives(net.group(), transport, CollectiveConfig.defaults()
-                     .withBucketBytes(spec.bucketBytes()).withOperationTimeout(spec.operationTimeout()))) {
-            System.out.println(WorkerLine.format("ready", "rank", rank, "form", net.self().form().configName(),
+             RankRuntime runtime = RankRuntime.start(net, tc.build(), port, CollectiveConfig.defaults()
+                     .withBucketBytes(spec.bucketBytes()).withOperationTimeout(spec.operationTimeout()), System.out)) {
+            ReliableTransport transport = runtime.transport();
+            Collectives collectives = runtime.collectives();
+            runtime.report("ready", "rank", rank, "form", net.self().form().configName(),
                     "endpoint", net.endpoint().configName(),
-                    "dc", net.self().datacenter()));
-            System.out.flush();
+                    "dc", net.self().datacenter());
             rendezvous(transport, rank, world, c.jobId(), spec, port);
 
             MemorySegment buffer = arena.allocate(maxBytes, 64);
@@ -132,8 +122,7 @@ public final class AllReduceWorkerMain {
                         } else {
                             line.addAll(List.of("verified", "false"));
                         }
-                        System.out.println(WorkerLine.format("result", line.toArray()));
-                        System.out.flush();
+                        runtime.report("result", line.toArray());
                         if (check != null && !check.ok()) {
                             throw new IllegalStateException(String.format(Locale.ROOT,
                                     "%s all-reduce of %d bytes gave a wrong result: element %d is %s, expected %s (%s input)",
@@ -143,7 +132,7 @@ public final class AllReduceWorkerMain {
                     }
                 }
             }
-            if (spec.goodputBytes() > 0) goodput(collectives, transport, net, spec, arena);
+            if (spec.goodputBytes() > 0) goodput(runtime, net, spec, arena);
             var s = transport.stats();
             System.err.println("rank " + rank + " transport " + s + " port " + port); // diagnostics in the worker log
             System.err.println("rank " + rank + " peers " + transport.peerSummary());
@@ -151,10 +140,7 @@ public final class AllReduceWorkerMain {
                 System.err.println("rank " + rank + " xsk " + x.socketStats() + " txRingFull " + x.txRingFull()
                         + " foreign " + x.foreignFrames() + " csum " + x.checksumFailures());
             }
-            System.out.println(WorkerLine.format("done", "rank", rank, "retransmits", s.retransmits(),
-                    "sent_bytes", s.bytesSent(), "bad_token_drops", badTokenDrops(transport, port)));
-            System.out.flush();
-            collectives.finish();
+            runtime.finish("bad_token_drops", badTokenDrops(transport, port));
         }
     }
 
@@ -221,8 +207,9 @@ public final class AllReduceWorkerMain {
      * Rank 0 and the first rank of another data center exchange {@code goodputBytes} in both directions at once; rank
      * 0 reports payload bytes per second per direction. Other ranks only take part in the barriers.
      */
-    private static void goodput(Collectives collectives, ReliableTransport transport, RankNetwork net, AllReduceSpec spec,
-                                Arena arena) throws Exception {
+    private static void goodput(RankRuntime runtime, RankNetwork net, AllReduceSpec spec, Arena arena) throws Exception {
+        Collectives collectives = runtime.collectives();
+        ReliableTransport transport = runtime.transport();
         int rank = net.rank();
         int dc0 = net.plan().datacenterOf(0);
         int partner = -1;
@@ -243,10 +230,9 @@ public final class AllReduceWorkerMain {
             double seconds = (System.nanoTime() - start) / 1e9;
             if (in.get(ValueLayout.JAVA_BYTE, spec.goodputBytes() - 1) != 0x5a) throw new IllegalStateException("goodput payload arrived corrupted");
             if (rank == 0) {
-                System.out.println(WorkerLine.format("goodput", "rank", rank, "peer", peer, "repeat", i,
+                runtime.report("goodput", "rank", rank, "peer", peer, "repeat", i,
                         "bytes", spec.goodputBytes(), "seconds", String.format(Locale.ROOT, "%.6f", seconds),
-                        "retransmits", transport.stats().retransmits()));
-                System.out.flush();
+                        "retransmits", transport.stats().retransmits());
             }
         }
     }

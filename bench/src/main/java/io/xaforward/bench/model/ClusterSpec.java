@@ -4,10 +4,8 @@ import io.xaforward.transport.WireSecurity;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.training.ModelConfig;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
-import org.yaml.snakeyaml.error.YAMLException;
+import io.xaforward.gateway.YamlFields;
+import io.xaforward.gateway.YamlTree;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -205,12 +203,9 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         return out;
     }
 
+    /** The document as maps, lists and the text of each scalar ({@link YamlTree}); an error keeps its first line. */
     private static Object yaml(String text) {
-        try {
-            return new Yaml(new SafeConstructor(new LoaderOptions())).load(text);
-        } catch (YAMLException e) {
-            throw new IllegalArgumentException("not valid YAML: " + e.getMessage().lines().findFirst().orElse(""));
-        }
+        return YamlTree.read(text, problem -> new IllegalArgumentException(problem.lines().findFirst().orElse(problem)));
     }
 
     private static final Set<String> TOP = Set.of("name", "datacenters", "hosts_per_dc", "ranks_per_host", "mtu",
@@ -222,6 +217,12 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
     private static final Set<String> ALLREDUCE = Set.of("algorithm", "bucket_mb");
     private static final Set<String> CALIBRATION = Set.of("forward", "allreduce", "train", "allreduce_cores");
 
+    /**
+     * The strict checks of every XAForward YAML reader: unknown keys, wrong types and values out of range are errors
+     * {@code "ENTRY: PROBLEM"} naming the key ({@code load} puts the file in front).
+     */
+    private static final YamlFields FIELDS = YamlFields.prefixed(IllegalArgumentException::new);
+
     /** Parses cluster YAML; {@code dir} resolves relative calibration paths (null: the working directory). */
     public static ClusterSpec parse(String yamlText, Path dir) {
         return parse(yaml(yamlText), dir);
@@ -229,7 +230,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
 
     private static ClusterSpec parse(Object root, Path dir) {
         if (!(root instanceof Map<?, ?> m)) throw new IllegalArgumentException("expected a mapping of keys (datacenters:, hosts_per_dc:, ...)");
-        Section top = new Section("", m, TOP);
+        Section top = new Section("top level", m, TOP);
         Section gw = top.section("gateway", GATEWAY);
         Section ep = top.section("endpoint", ENDPOINT);
         Section ar = top.section("allreduce", ALLREDUCE);
@@ -244,7 +245,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         double rtt = top.num("wan_rtt_ms", 0.2, 0, 10_000);
         double lanRtt = top.num("lan_rtt_ms", 0.05, 0, 10_000);
 
-        List<String> modes = gw.stringList("modes", List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp"));
+        List<String> modes = gw.words("modes", List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp"));
         for (String mode : modes) {
             if (!MODES.contains(mode)) throw new IllegalArgumentException("gateway.modes: unknown mode '" + mode + "', expected some of " + MODES);
         }
@@ -256,15 +257,15 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         }
         double eff = gw.num("core_efficiency", 0.9, 0, 1);
         Map<String, Double> scale = new LinkedHashMap<>();
-        Object cs = gw.raw("cost_scale");
+        Object cs = gw.map().get("cost_scale");
         if (cs instanceof Map<?, ?> sm) {
             for (var e : sm.entrySet()) {
                 String mode = String.valueOf(e.getKey());
                 if (!MODES.contains(mode)) throw new IllegalArgumentException("gateway.cost_scale: unknown mode '" + mode + "'");
-                scale.put(mode, positive("gateway.cost_scale." + mode, e.getValue()));
+                scale.put(mode, positive(sm, mode, "gateway.cost_scale"));
             }
         } else if (cs != null) {
-            double v = positive("gateway.cost_scale", cs);
+            double v = positive(gw.map(), "cost_scale", "gateway");
             for (String mode : MODES) scale.put(mode, v);
         }
 
@@ -332,92 +333,62 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
     }
 
-    private static double positive(String key, Object v) {
-        if (!(v instanceof Number n) || !(n.doubleValue() > 0) || Double.isInfinite(n.doubleValue())) {
-            throw new IllegalArgumentException(key + ": expected a positive number, was '" + v + "'");
-        }
-        return n.doubleValue();
+    /** A number greater than 0 under {@code key} of {@code m}: a cost scale. */
+    private static double positive(Map<?, ?> m, String key, String where) {
+        double v = FIELDS.decimal(m, key, null, 0, Double.MAX_VALUE, where);
+        if (v <= 0) throw new IllegalArgumentException(where + ": " + key + " must be greater than 0, got " + m.get(key));
+        return v;
     }
 
-    /** One mapping of the file, with its allowed keys. */
-    private record Section(String prefix, Map<?, ?> map, Set<String> allowed) {
+    /** One mapping of the file ({@code where}: top level, or its key), its keys checked by {@link #FIELDS}. */
+    private record Section(String where, Map<?, ?> map, Set<String> allowed) {
         Section {
-            List<String> unknown = new ArrayList<>();
-            for (Object k : map.keySet()) if (!allowed.contains(String.valueOf(k))) unknown.add(String.valueOf(k));
-            if (!unknown.isEmpty()) {
-                throw new IllegalArgumentException("unknown key" + (unknown.size() > 1 ? "s " : " ")
-                        + unknown.stream().map(k -> "'" + prefix + k + "'").toList() + "; expected some of "
-                        + allowed.stream().sorted().toList());
-            }
+            FIELDS.allowOnly(map, where, allowed);
         }
 
         boolean has(String key) {
             return map.containsKey(key);
         }
 
-        Object raw(String key) {
-            return map.get(key);
-        }
-
         Section section(String key, Set<String> keys) {
             Object v = map.get(key);
-            if (v == null) return new Section(prefix + key + ".", Map.of(), keys);
-            if (!(v instanceof Map<?, ?> sub)) throw new IllegalArgumentException(prefix + key + ": expected a mapping");
-            return new Section(prefix + key + ".", sub, keys);
+            return new Section(key, v == null ? Map.of() : FIELDS.map(v, key), keys);
         }
 
         double num(String key, Double dflt, double min, double max) {
-            Object v = map.get(key);
-            if (v == null) {
-                if (dflt == null) throw new IllegalArgumentException("missing " + prefix + key);
-                return dflt;
-            }
-            if (!(v instanceof Number n)) throw new IllegalArgumentException(prefix + key + ": expected a number, was '" + v + "'");
-            double d = n.doubleValue();
-            if (!(d >= min && d <= max)) {
-                throw new IllegalArgumentException(prefix + key + ": " + fmt(d) + " is out of range [" + fmt(min) + ", " + fmt(max) + "]");
-            }
-            return d;
+            return FIELDS.decimal(map, key, dflt, min, max, where);
         }
 
         int intAt(String key, Integer dflt, int min, int max) {
-            Object v = map.get(key);
-            if (v == null) {
-                if (dflt == null) throw new IllegalArgumentException("missing " + prefix + key);
-                return dflt;
-            }
-            if (!(v instanceof Integer i)) throw new IllegalArgumentException(prefix + key + ": expected a whole number, was '" + v + "'");
-            if (i < min || i > max) throw new IllegalArgumentException(prefix + key + ": " + i + " is out of range [" + min + ", " + max + "]");
-            return i;
+            return (int) (dflt == null ? FIELDS.requiredInteger(map, key, min, max, where)
+                    : FIELDS.integer(map, key, dflt, min, max, where));
         }
 
         boolean bool(String key, boolean dflt) {
-            Object v = map.get(key);
-            if (v == null) return dflt;
-            if (!(v instanceof Boolean b)) throw new IllegalArgumentException(prefix + key + ": expected true or false, was '" + v + "'");
-            return b;
+            return FIELDS.bool(map, key, dflt, where);
         }
 
         String string(String key, String dflt) {
-            Object v = map.get(key);
-            if (v == null) {
-                if (dflt == null) throw new IllegalArgumentException("missing " + prefix + key);
-                return dflt;
-            }
-            if (v instanceof Map || v instanceof List) throw new IllegalArgumentException(prefix + key + ": expected a word, was '" + v + "'");
-            return String.valueOf(v);
+            return FIELDS.string(map, key, dflt, where);
         }
 
-        List<String> stringList(String key, List<String> dflt) {
+        /** A list of words, or one value of comma-separated words; {@code dflt} when absent. */
+        List<String> words(String key, List<String> dflt) {
             Object v = map.get(key);
             if (v == null) return dflt;
-            if (v instanceof List<?> l) return l.stream().map(String::valueOf).toList();
-            return List.of(String.valueOf(v).split(",")).stream().map(String::trim).toList();
+            if (v instanceof List<?> l) {
+                List<String> out = new ArrayList<>();
+                for (Object item : l) {
+                    if (!(item instanceof String w)) throw new IllegalArgumentException(where + ": " + key + " must be a list of words");
+                    out.add(w.trim());
+                }
+                return out;
+            }
+            return List.of(string(key, null).split(",")).stream().map(String::trim).toList();
         }
 
         Path path(String key, Path dir) {
-            String s = string(key, null);
-            Path p = Path.of(s);
+            Path p = Path.of(string(key, null));
             return p.isAbsolute() || dir == null ? p : dir.resolve(p).normalize();
         }
     }

@@ -56,20 +56,41 @@ class ClusterSpecTest {
 
     @Test
     void mistakesAreNamed() {
-        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nhostz: 3\n").contains("unknown key ['hostz']"));
-        assertTrue(error("datacenters: 2\ngradient_mb: 8\n").contains("missing hosts_per_dc"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nhostz: 3\n").contains("top level: unknown key 'hostz' (allowed: "));
+        assertTrue(error("datacenters: 2\ngradient_mb: 8\n").contains("top level: 'hosts_per_dc' is required"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\n").contains("exactly one of gradient"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient: gpt5\n").contains("unknown model preset 'gpt5'"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {modes: [ebpf]}\n").contains("gateway.modes: unknown mode 'ebpf'"));
-        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {core_efficiency: 2}\n").contains("gateway.core_efficiency: 2 is out of range"));
-        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nwan_gbps: fast\n").contains("wan_gbps: expected a number"));
-        assertTrue(error("datacenters: 2\nhosts_per_dc: 2.5\ngradient_mb: 8\n").contains("hosts_per_dc: expected a whole number"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {core_efficiency: 2}\n").contains("gateway: core_efficiency must be 0..1, got 2"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nwan_gbps: fast\n").contains("top level: wan_gbps: 'fast' is not a number"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2.5\ngradient_mb: 8\n").contains("top level: hosts_per_dc: '2.5' is not an integer"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nallreduce: {algorithm: tree}\n").contains("allreduce.algorithm"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nendpoint: {gateway_on_shared_cores: true}\n").contains("needs endpoint.shared_cores"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ngateway: {placement: both}\n").contains("gateway.placement"));
         assertTrue(error("datacenters: [2\n").contains("not valid YAML"));
         assertTrue(error("- 1\n- 2\n").contains("expected a mapping"));
         assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nendpoint: 3\n").contains("endpoint: expected a mapping"));
+    }
+
+    /** The checks of every XAForward YAML reader (YamlFields): unknown keys in any section, types, ranges, the file named. */
+    @Test
+    void strictLikeTheOtherFiles(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        String base = "datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\n";
+        assertEquals("gateway: unknown key 'colour' (allowed: core_efficiency, cores, cost_scale, cpu_share, modes, placement)",
+                error(base + "gateway: {cores: 1, colour: red}\n"));
+        assertEquals("top level: overlap must be true or false, got 'yes'", error(base + "overlap: yes\n"));
+        assertEquals("top level: mtu: '01500' has a leading zero (octal in YAML 1.1); write it without the zero or as 0x hex",
+                error(base + "mtu: 01500\n"));
+        assertEquals("top level: mtu must be 576..65535, got 100", error(base + "mtu: 100\n"));
+        assertEquals("gateway: modes must be a list of words", error(base + "gateway: {modes: [xdp, [relay]]}\n"));
+        assertEquals("gateway.cost_scale: relay must be greater than 0, got 0", error(base + "gateway: {cost_scale: {relay: 0}}\n"));
+        assertTrue(error(base + "mtu: 1500\nmtu: 9000\n").contains("key 'mtu' appears twice"));
+        assertEquals(1, ClusterSpec.parse(base + "gateway: {modes: 'xdp, relay', cost_scale: .5}\n", null).gatewayCostScale()
+                .values().stream().distinct().count());
+        Path file = dir.resolve("c.yaml");
+        Files.writeString(file, base + "allreduce: {algorithm: ring, buckets: 3}\n");
+        var e = assertThrows(IllegalArgumentException.class, () -> ClusterSpec.load(file));
+        assertEquals(file + ": allreduce: unknown key 'buckets' (allowed: algorithm, bucket_mb)", e.getMessage());
     }
 
     @Test

@@ -115,7 +115,7 @@ class StepModelTest {
 
     @Test
     void overlapHidesCommunicationBehindBackward() {
-        ClusterSpec c = spec("compute_ms: 3000\n");
+        ClusterSpec c = spec("").withCompute(3000, false); // the file says 200 ms, and a key may appear only once
         StepModel.Prediction serial = StepModel.predict(c, cal(), "xdp");
         StepModel.Prediction overlapped = StepModel.predict(c.withCompute(3000, true), cal(), "xdp");
         assertTrue(overlapped.stepSeconds() < serial.stepSeconds());

@@ -1,5 +1,6 @@
 package io.xaforward.cluster.deploy;
 
+import io.xaforward.cluster.RankRuntime;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.world.World;
 import io.xaforward.cluster.world.WorldNetwork;
@@ -22,7 +23,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -34,8 +34,6 @@ import java.util.Set;
 public final class ClusterWorker {
     private final WorkerOptions o;
     private final PrintStream out;
-    /** The trainer's reducer; set once the start-up agreement is over (it has a longer timeout). */
-    private volatile Collectives trainingCollectives;
     /** The run's settings (JSON), recorded beside and inside this rank's checkpoints; null: none. */
     private final String settingsJson;
 
@@ -104,35 +102,28 @@ public final class ClusterWorker {
             port.close();
             throw e;
         }
-        try (ReliableTransport transport = new ReliableTransport(net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
-                .wireSecurity(o.wireSecurity(), o.secret(), run).build(), net.addressBook(), port).start();
+        TransportConfig transportConfig = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
+                .wireSecurity(o.wireSecurity(), o.secret(), run).build();
+        try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port,
+                collectiveConfig.withOperationTimeout(o.opTimeout()), out);
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
-                     world.worldSize(), (flat, count) -> trainingCollectives.allReduceMean(flat, count))) {
+                     world.worldSize(), runtime.collectives()::allReduceMean)) {
             if (settingsJson != null) trainer.recordSettings(settingsJson);
             long from = 0;
             // The first collective waits for every rank to be up (restarted ranks come up at different times).
-            try (Collectives start = new Collectives(net.group(), transport,
-                    collectiveConfig.withOperationTimeout(o.startTimeout()))) {
+            try (Collectives start = runtime.collectives(o.startTimeout())) {
                 from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank()) : Set.of(),
                         o.checkpointEvery(), o.steps());
             } catch (Exception e) {
-                throw explainAuthFailures(e, transport);
+                throw explainAuthFailures(e, runtime.transport());
             }
             if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
-            out.println(WorkerLine.format("start", "rank", o.rank(), "params", trainer.parameterCount(),
+            runtime.report("start", "rank", o.rank(), "params", trainer.parameterCount(),
                     "form", net.self().form().configName(), "dc", net.self().datacenter(), "from_step", from,
-                    "run", run == null ? "none" : run.hex().substring(0, 8)));
-            out.flush();
-            try (Collectives collectives = new Collectives(net.group(), transport,
-                    collectiveConfig.withOperationTimeout(o.opTimeout()))) {
-                trainingCollectives = collectives;
-                trainer.train(new Reporter(trainer));
-                trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
-                out.println(WorkerLine.format("done", "rank", o.rank(), "checksum", Long.toHexString(trainer.weightChecksum()),
-                        "retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
-                out.flush();
-                collectives.finish();
-            }
+                    "run", run == null ? "none" : run.hex().substring(0, 8));
+            trainer.train(new Reporter(trainer, runtime));
+            trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
+            runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));
         }
     }
 
@@ -151,29 +142,23 @@ public final class ClusterWorker {
 
     private final class Reporter implements StepListener {
         private final DataParallelTrainer trainer;
+        private final RankRuntime runtime;
 
-        Reporter(DataParallelTrainer trainer) {
+        Reporter(DataParallelTrainer trainer, RankRuntime runtime) {
             this.trainer = trainer;
+            this.runtime = runtime;
         }
 
         @Override
         public void onStep(StepStats s) {
             long step = s.step() + 1;
-            StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
-                    "loss", String.format(Locale.ROOT, "%.6f", s.loss()),
-                    "ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.communicationMillis() + s.optimizerMillis()),
-                    "comm_ms", String.format(Locale.ROOT, "%.2f", s.communicationMillis())));
-            if (o.checksumEvery() > 0 && (step % o.checksumEvery() == 0 || step == o.steps())) {
-                line.append(" checksum=").append(Long.toHexString(trainer.weightChecksum()));
-            }
-            out.println(line);
-            out.flush();
+            boolean checksum = o.checksumEvery() > 0 && (step % o.checksumEvery() == 0 || step == o.steps());
+            runtime.reportStep(s, checksum ? trainer.weightChecksum() : null);
         }
 
         @Override
         public void onCheckpoint(long completedSteps, Path file) {
-            out.println(WorkerLine.format("checkpoint", "step", completedSteps, "file", file));
-            out.flush();
+            runtime.report("checkpoint", "step", completedSteps, "file", file);
         }
     }
 

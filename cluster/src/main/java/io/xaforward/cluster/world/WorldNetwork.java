@@ -1,5 +1,6 @@
 package io.xaforward.cluster.world;
 
+import io.xaforward.cluster.RankWiring;
 import io.xaforward.collective.CollectiveGroup;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
@@ -14,7 +15,6 @@ import io.xaforward.transport.UdpDatagramPort;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -22,7 +22,7 @@ import java.util.List;
  * others through its data center's gateway), the collective group, a datagram port of its network's form bound to
  * its own address, and transport settings sized for the smallest MTU of the job. Nothing here reads testbed state.
  */
-public final class WorldNetwork {
+public final class WorldNetwork implements RankWiring {
     private final World world;
     private final int rank;
     private final RankAddress self;
@@ -43,9 +43,11 @@ public final class WorldNetwork {
 
     public World world() { return world; }
     public RankAddress self() { return self; }
-    public int rank() { return rank; }
-    public int worldSize() { return world.worldSize(); }
+    @Override public int rank() { return rank; }
+    @Override public int worldSize() { return world.worldSize(); }
+    @Override public int jobId() { return world.jobId(); }
 
+    @Override
     public CollectiveGroup group() {
         List<String> dcs = world.datacenters();
         int[] dcOfRank = new int[world.worldSize()];
@@ -53,12 +55,16 @@ public final class WorldNetwork {
         return new CollectiveGroup(rank, world.worldSize(), dcOfRank);
     }
 
-    /** Chunks that fit the smallest MTU of the job (at most 1400 bytes, whole floats), as every job uses. */
-    public TransportConfig.Builder transportConfig(int token, Duration ackTimeout) {
-        int maxPayload = Math.min(TransportConfig.maxPayloadForAnyForm(world.minMtu()), TransportConfig.DEFAULT_MAX_PAYLOAD);
-        return TransportConfig.forJob(rank, world.jobId(), token, maxPayload, ackTimeout);
+    /**
+     * Chunks that fit the smallest MTU of the ranks' links; the WAN's MTU is not part of a world, so paths are taken
+     * as standard (1500 bytes) at most.
+     */
+    @Override
+    public int maxPayload() {
+        return TransportConfig.jobChunkPayload(Math.min(world.minMtu(), 1500), 0);
     }
 
+    @Override
     public AddressBook addressBook() {
         AddressBook.Builder book = AddressBook.builder().add(rank, world.networkId(rank), peer(self));
         NextHop gateway = world.gateways().get(self.datacenter());

@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.protocol.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
 
 import java.util.Locale;
@@ -13,7 +14,7 @@ import java.util.Locale;
  * join an IPv4 and an IPv6 data center, and {@link #DIRECT}, no gateway at all. The constants are in the order
  * that benchmarks compare them (the XDP gateway first, the kernel's ways next, the user-space gateways, no gateway).
  */
-public enum GatewayMode {
+public enum GatewayMode implements ConfigWord {
     /** The XDP gateway: routes by network index identifier in the driver hook, translating between forms. */
     XDP,
     /** Linux IP forwarding with an iptables rule set; cannot translate between forms. */
@@ -38,19 +39,18 @@ public enum GatewayMode {
      */
     DIRECT;
 
-    /** Parses a mode by its exact {@link #configName()}: xdp, kernel, kernel-tunnel, relay, afxdp or direct. */
+    /** Reads a mode's {@link #configName()}: xdp, kernel, kernel-tunnel, relay, afxdp or direct ({@link ConfigWord#parse}). */
     public static GatewayMode fromName(String name) {
-        for (GatewayMode m : values()) if (m.configName().equals(name)) return m;
-        if (name == null) throw new IllegalArgumentException("no gateway mode given; expected one of " + names());
-        throw new IllegalArgumentException("unknown gateway mode '" + name + "'; expected one of " + names());
+        return ConfigWord.parse(GatewayMode.class, "gateway mode", name);
     }
 
     /** All mode names, comma separated, for messages and help texts. */
     public static String names() {
-        return String.join(", ", java.util.Arrays.stream(values()).map(GatewayMode::configName).toList());
+        return ConfigWord.words(GatewayMode.class);
     }
 
     /** The name used on command lines and in reports: lower case, '-' between words. */
+    @Override
     public String configName() {
         return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }

@@ -1,0 +1,168 @@
+package io.xaforward.cluster;
+
+import io.xaforward.collective.CollectiveConfig;
+import io.xaforward.collective.Collectives;
+import io.xaforward.training.StepStats;
+import io.xaforward.transport.DatagramPort;
+import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.TransportConfig;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * One rank's running parts, the same in every rank main (a training rank in the testbed, a training rank on a real
+ * host, an all-reduce bench rank): the reliable transport on the rank's port, the collectives over it, its progress
+ * as {@link WorkerLine}s, and the clean end ({@link #finish}: a barrier and a linger, then {@link #close}).
+ *
+ * <pre>{@code
+ * try (RankRuntime rank = RankRuntime.start(wiring, transportConfig, port, collectiveConfig, System.out)) {
+ *     rank.report("start", "rank", rank.rank());
+ *     ... rank.collectives().allReduce(...) ...
+ *     rank.finish("checksum", hex);      // the done line, then barrier + linger
+ * }
+ * }</pre>
+ */
+public final class RankRuntime implements AutoCloseable {
+    private final RankWiring wiring;
+    private final ReliableTransport transport;
+    private final Collectives collectives;
+    private final PrintStream out;
+
+    private RankRuntime(RankWiring wiring, ReliableTransport transport, Collectives collectives, PrintStream out) {
+        this.wiring = wiring;
+        this.transport = transport;
+        this.collectives = collectives;
+        this.out = out;
+    }
+
+    /**
+     * Starts the rank's transport on {@code port} (which it then owns: closed with the runtime, or at once when the
+     * start fails) with the peers of {@code wiring}, and its collectives with {@code collectiveConfig}.
+     */
+    public static RankRuntime start(RankWiring wiring, TransportConfig transportConfig, DatagramPort port,
+                                    CollectiveConfig collectiveConfig, PrintStream out) {
+        Objects.requireNonNull(out, "out");
+        ReliableTransport transport;
+        try {
+            transport = new ReliableTransport(transportConfig, wiring.addressBook(), port).start();
+        } catch (RuntimeException e) {
+            port.close();
+            throw e;
+        }
+        try {
+            return new RankRuntime(wiring, transport, new Collectives(wiring.group(), transport, collectiveConfig), out);
+        } catch (RuntimeException e) {
+            transport.close();
+            throw e;
+        }
+    }
+
+    public int rank() { return wiring.rank(); }
+    public int worldSize() { return wiring.worldSize(); }
+    public RankWiring wiring() { return wiring; }
+    public ReliableTransport transport() { return transport; }
+    /** The rank's collectives, with the configuration it was started with. */
+    public Collectives collectives() { return collectives; }
+
+    /**
+     * Further collectives over the same transport that wait up to {@code operationTimeout} per operation (a start-up
+     * agreement waits longer than a training step); the caller closes them before the rank's own are used.
+     */
+    public Collectives collectives(Duration operationTimeout) {
+        return new Collectives(wiring.group(), transport, collectives.config().withOperationTimeout(operationTimeout));
+    }
+
+    /** Prints one progress line ({@link WorkerLine#format}) and flushes it: the launcher reads it at once. */
+    public void report(String kind, Object... keyValues) {
+        out.println(WorkerLine.format(kind, keyValues));
+        out.flush();
+    }
+
+    /**
+     * The {@code step} line of a training step: loss, time split, throughput, learning rate, what the transport sent
+     * and retransmitted so far, the validation figures when the step had them, and the weight checksum when given.
+     */
+    public void reportStep(StepStats s, Long weightChecksum) {
+        StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", s.step() + 1,
+                "loss", String.format(Locale.ROOT, "%.6f", s.loss()),
+                "ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.communicationMillis() + s.optimizerMillis()),
+                "compute_ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.optimizerMillis()),
+                "comm_ms", String.format(Locale.ROOT, "%.2f", s.communicationMillis()),
+                "tok_s", String.format(Locale.ROOT, "%.1f", s.tokensPerSecond()),
+                "lr", String.format(Locale.ROOT, "%.6g", s.learningRate()),
+                "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits()));
+        if (s.validation() != null) line.append(' ').append(WorkerLine.validationValues(s.validation()));
+        if (weightChecksum != null) line.append(" checksum=").append(Long.toHexString(weightChecksum));
+        out.println(line);
+        out.flush();
+    }
+
+    /**
+     * Ends this rank's part: prints the {@code done} line (rank, {@code keyValues}, retransmissions and bytes sent),
+     * then {@link Collectives#finish} (a barrier, so nobody closes while a peer may still need an acknowledgement, and
+     * a linger for a peer whose last acknowledgement was lost). The last collective of every rank.
+     */
+    public void finish(Object... keyValues) throws InterruptedException {
+        List<Object> done = new ArrayList<>(List.of("rank", rank()));
+        done.addAll(List.of(keyValues));
+        done.addAll(List.of("retransmits", transport.stats().retransmits(), "sent_bytes", transport.stats().bytesSent()));
+        report("done", done.toArray());
+        collectives.finish();
+    }
+
+    /** Frees the collectives' buffers and closes the transport and its port. */
+    @Override
+    public void close() {
+        try {
+            collectives.close();
+        } finally {
+            transport.close();
+        }
+    }
+
+    /** A rank main's work, given its spec file and rank. */
+    @FunctionalInterface
+    public interface Main {
+        void run(Path spec, int rank) throws Exception;
+    }
+
+    /** How a rank main tells its launcher that it failed (the launcher reads stdout lines and the last stderr line). */
+    @FunctionalInterface
+    public interface FailureReport {
+        void report(int rank, Throwable failure);
+    }
+
+    /**
+     * The body of a rank process's {@code main(SPEC RANK)}: runs {@code main}, reports a failure with {@code onFailure},
+     * flushes stdout and exits 0, 1 on failure, 2 on a wrong command line. The exit also ends the transport's threads.
+     */
+    public static void runMain(String[] args, String usage, Main main, FailureReport onFailure) {
+        if (args.length != 2) {
+            System.err.println("usage: " + usage);
+            System.exit(2);
+        }
+        int rank;
+        try {
+            rank = Integer.parseInt(args[1]);
+        } catch (NumberFormatException e) {
+            System.err.println("usage: " + usage + " (RANK is a number, was " + args[1] + ")");
+            System.exit(2);
+            return;
+        }
+        int status = 0;
+        try {
+            main.run(Path.of(args[0]), rank);
+        } catch (Throwable t) {
+            onFailure.report(rank, t);
+            status = 1;
+        }
+        System.out.flush();
+        System.exit(status);
+    }
+}

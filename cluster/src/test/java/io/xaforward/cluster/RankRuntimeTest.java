@@ -1,0 +1,134 @@
+package io.xaforward.cluster;
+
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.CollectiveConfig;
+import io.xaforward.collective.CollectiveGroup;
+import io.xaforward.collective.Collectives;
+import io.xaforward.training.Evaluation;
+import io.xaforward.training.StepStats;
+import io.xaforward.transport.AddressBook;
+import io.xaforward.transport.LoopbackNetwork;
+import io.xaforward.transport.TransportConfig;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The rank runtime that every rank main uses: started from a rank's wiring, its collectives reduce across the job,
+ * its progress lines carry what the launcher reads, and its end is a done line, a barrier and a closed transport.
+ */
+class RankRuntimeTest {
+    private static final int[] DATACENTER_OF_RANK = {0, 0, 1};
+    private static final int JOB = 7, TOKEN = 0x5eed0007;
+
+    /** A job of three ranks on an in-memory network. */
+    private record LoopbackWiring(int rank, List<LoopbackNetwork.Endpoint> ports) implements RankWiring {
+        @Override public int worldSize() { return ports.size(); }
+        @Override public int jobId() { return JOB; }
+        @Override public CollectiveGroup group() { return new CollectiveGroup(rank, worldSize(), DATACENTER_OF_RANK); }
+        @Override public int maxPayload() { return TransportConfig.jobChunkPayload(1500, 0); }
+
+        @Override
+        public AddressBook addressBook() {
+            AddressBook.Builder book = AddressBook.builder();
+            for (int r = 0; r < ports.size(); r++) book.add(r, JOB << 16 | r, ports.get(r).localPeer());
+            return book.build();
+        }
+    }
+
+    @Test
+    void everyRankReducesReportsAndFinishesThroughItsRuntime() throws Exception {
+        LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 1);
+        List<LoopbackNetwork.Endpoint> ports = new ArrayList<>();
+        for (int r = 0; r < DATACENTER_OF_RANK.length; r++) ports.add(network.newEndpoint());
+        int count = 10_000; // several chunks per message
+        ExecutorService pool = Executors.newFixedThreadPool(ports.size());
+        try {
+            List<Future<String>> outputs = new ArrayList<>();
+            for (int r = 0; r < ports.size(); r++) {
+                LoopbackWiring wiring = new LoopbackWiring(r, ports);
+                outputs.add(pool.submit(() -> runRank(wiring, count)));
+            }
+            for (int r = 0; r < ports.size(); r++) {
+                String out = outputs.get(r).get(60, TimeUnit.SECONDS);
+                List<WorkerLine> lines = out.lines().map(WorkerLine::parse).toList();
+                assertEquals(List.of("start", "step", "done"), lines.stream().map(WorkerLine::kind).toList(), out);
+                WorkerLine step = lines.get(1), done = lines.get(2);
+                assertEquals(5, step.integer("step"), "steps are counted from 1");
+                assertEquals(3.25, step.number("ms"), 1e-9, "compute, communication and optimizer time");
+                assertEquals(1.25, step.number("compute_ms"), 1e-9);
+                assertTrue(step.integer("sent_bytes") >= (long) count * Float.BYTES / ports.size(), out);
+                assertEquals(6.5, step.number("val"), 1e-9);
+                assertEquals("abc", step.get("checksum"));
+                assertEquals(r, done.integer("rank"));
+                assertEquals("sum-ok", done.get("result"));
+                assertTrue(done.integer("retransmits") >= 0, "chunks that arrive before their expect are sent again");
+                assertTrue(done.integer("sent_bytes") >= step.integer("sent_bytes"));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static String runRank(LoopbackWiring wiring, int count) throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        TransportConfig transport = wiring.transportConfig(TOKEN, Duration.ofSeconds(20)).build();
+        CollectiveConfig collectives = CollectiveConfig.defaults().withAlgorithm(Algorithm.HIERARCHICAL)
+                .withOperationTimeout(Duration.ofSeconds(20));
+        RankRuntime runtime = RankRuntime.start(wiring, transport, wiring.ports().get(wiring.rank()), collectives, out);
+        try (runtime) {
+            runtime.report("start", "rank", runtime.rank());
+            float[] values = new float[count];
+            for (int i = 0; i < count; i++) values[i] = wiring.rank() + i;
+            MemorySegment buffer = MemorySegment.ofArray(values);
+            runtime.collectives().allReduce(buffer, count, Collectives.Op.SUM, 0);
+            boolean ok = true;
+            for (int i = 0; i < count; i++) ok &= buffer.getAtIndex(ValueLayout.JAVA_FLOAT, i) == 0 + 1 + 2 + 3f * i;
+            runtime.reportStep(new StepStats(4, 6.9f, 6.9f, 1e-3, 1.0, 1.0, 2.0, 0.25, 100,
+                    new Evaluation(6.5, 0.02, 10, 10)), 0xabcL);
+            runtime.finish("result", ok ? "sum-ok" : "sum-wrong");
+        }
+        assertThrows(IllegalStateException.class,
+                () -> runtime.transport().send((wiring.rank() + 1) % wiring.worldSize(),
+                        new io.xaforward.transport.MessageId(JOB, 1, 0), MemorySegment.ofArray(new byte[4])).join(),
+                "closing the runtime closes its transport");
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aRankThatCannotStartClosesItsPort() {
+        LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 2);
+        LoopbackNetwork.Endpoint port = network.newEndpoint(), peer = network.newEndpoint();
+        RankWiring broken = new RankWiring() {
+            @Override public int rank() { return 0; }
+            @Override public int worldSize() { return 2; }
+            @Override public int jobId() { return JOB; }
+            @Override public CollectiveGroup group() { return new CollectiveGroup(0, 2, new int[]{0, 1}); }
+            @Override public int maxPayload() { return 1400; }
+            @Override public AddressBook addressBook() { throw new IllegalArgumentException("rank 1 is unreachable"); }
+        };
+        var e = assertThrows(IllegalArgumentException.class, () -> RankRuntime.start(broken,
+                broken.transportConfig(TOKEN, Duration.ofSeconds(1)).build(), port, CollectiveConfig.defaults(),
+                System.out));
+        assertEquals("rank 1 is unreachable", e.getMessage());
+        assertFalse(port.send(MemorySegment.ofArray(new byte[64]), 0, 64, peer.localPeer()),
+                "the port was closed");
+    }
+}
