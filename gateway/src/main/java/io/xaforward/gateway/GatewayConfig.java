@@ -40,8 +40,15 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
 
     public record MetricsEndpoint(String host, int port) {}
 
-    /** One attached interface; {@code slot} is its bit in a route's ingress mask and its devmap key. */
-    public record PortConfig(String iface, NetworkForm form, int slot) {}
+    /**
+     * One attached interface; {@code slot} is its bit in a route's ingress mask and its devmap key. {@code datacenter}
+     * names the data center the port faces, as its workers register it (used when routes follow the registrations).
+     */
+    public record PortConfig(String iface, NetworkForm form, int slot, Optional<String> datacenter) {
+        public PortConfig(String iface, NetworkForm form, int slot) {
+            this(iface, form, slot, Optional.empty());
+        }
+    }
 
     public enum Action { FORWARD, LOCAL }
 

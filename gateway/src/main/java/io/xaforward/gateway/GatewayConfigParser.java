@@ -89,12 +89,16 @@ public final class GatewayConfigParser {
         for (int i = 0; i < portList.size(); i++) {
             String where = "ports[" + i + "]";
             Map<?, ?> p = fields.map(portList.get(i), where);
-            fields.allowOnly(p, where, Set.of("interface", "form", "slot"));
+            fields.allowOnly(p, where, Set.of("interface", "form", "slot", "datacenter"));
             String iface = fields.required(p, "interface", where);
             if (!names.add(iface)) throw fail(where + ": interface '" + iface + "' listed twice");
             int slot = (int) fields.integer(p, "slot", i, 0, 63, where);
             if (ports.stream().anyMatch(q -> q.slot() == slot)) throw fail(where + ": slot " + slot + " used twice");
-            ports.add(new GatewayConfig.PortConfig(iface, form(fields.required(p, "form", where), where), slot));
+            Optional<String> dc = p.containsKey("datacenter") ? Optional.of(fields.required(p, "datacenter", where)) : Optional.empty();
+            if (dc.isPresent() && ports.stream().anyMatch(q -> q.datacenter().equals(dc))) {
+                throw fail(where + ": data center '" + dc.get() + "' faces two ports");
+            }
+            ports.add(new GatewayConfig.PortConfig(iface, form(fields.required(p, "form", where), where), slot, dc));
         }
 
         List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
@@ -190,7 +194,7 @@ public final class GatewayConfigParser {
         return (int) fields.integer(m, key, XafHeader.UDP_PORT, 1, 65535, where);
     }
 
-    static byte[] parseMac(String s) {
+    public static byte[] parseMac(String s) {
         String[] parts = s.split(":");
         if (parts.length != 6) throw new IllegalArgumentException("'" + s + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
         byte[] b = new byte[6];

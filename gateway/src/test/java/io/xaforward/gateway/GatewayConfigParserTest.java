@@ -121,6 +121,14 @@ class GatewayConfigParserTest {
                 routes: []
                 """, "g"));
         assertTrue(dupPort.getMessage().contains("interface 'a' listed twice"), dupPort.getMessage());
+        var dupDc = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("""
+                ports: [{interface: a, form: id, datacenter: x}, {interface: b, form: ipv4, datacenter: x}]
+                routes: []
+                """, "g"));
+        assertTrue(dupDc.getMessage().contains("ports[1]: data center 'x' faces two ports"), dupDc.getMessage());
+        var ports = GatewayConfigParser.parse("ports: [{interface: a, form: id, datacenter: x}, {interface: b, form: ipv4}]\nroutes: []", "g").ports();
+        assertEquals(java.util.Optional.of("x"), ports.get(0).datacenter());
+        assertEquals(java.util.Optional.empty(), ports.get(1).datacenter());
         var noPorts = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("ports: []\nroutes: []", "g"));
         assertTrue(noPorts.getMessage().contains("at least one interface"), noPorts.getMessage());
     }
