@@ -1,5 +1,6 @@
 package io.xaforward.gateway;
 
+import io.xaforward.protocol.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
 
 import java.util.List;
@@ -31,11 +32,21 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
         this(attach, metrics, reload, ports, routes, DEFAULT_MAX_HOP_LIMIT);
     }
 
-    public enum AttachMode {
+    public enum AttachMode implements ConfigWord {
         /** Native (driver) XDP only; fail if the interface cannot do it. */
         NATIVE,
         /** Native, and generic as an explicit, logged fallback. */
-        NATIVE_OR_GENERIC
+        NATIVE_OR_GENERIC;
+
+        /** Reads the config's {@code attach:} word, native or native-or-generic ({@link ConfigWord#parse}). */
+        public static AttachMode fromName(String name) {
+            return ConfigWord.parse(AttachMode.class, "attach mode", name);
+        }
+
+        @Override
+        public String configName() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
     }
 
     public record MetricsEndpoint(String host, int port) {}

@@ -73,11 +73,12 @@ public final class GatewayConfigParser {
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");
         fields.allowOnly(top, "top level", Set.of("attach", "metrics", "reload", "max-hop-limit", "ports", "routes"));
 
-        GatewayConfig.AttachMode attach = switch (fields.string(top, "attach", "native", "top level")) {
-            case "native" -> GatewayConfig.AttachMode.NATIVE;
-            case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
-            default -> throw fail("attach: expected native or native-or-generic");
-        };
+        GatewayConfig.AttachMode attach;
+        try {
+            attach = GatewayConfig.AttachMode.fromName(fields.string(top, "attach", "native", "top level"));
+        } catch (IllegalArgumentException e) {
+            throw fail("attach: " + e.getMessage());
+        }
         Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(fields.string(top, "metrics", "127.0.0.1:9464", "top level"));
         boolean reload = fields.bool(top, "reload", true, "top level");
         int maxHopLimit = (int) fields.integer(top, "max-hop-limit", GatewayConfig.DEFAULT_MAX_HOP_LIMIT, 2, 255, "top level");
@@ -186,7 +187,7 @@ public final class GatewayConfigParser {
         try {
             return NetworkForm.fromName(name);
         } catch (IllegalArgumentException e) {
-            throw fail(where + ": form '" + name + "' is not one of ipv4, ipv6, id");
+            throw fail(where + ": " + e.getMessage());
         }
     }
 

@@ -63,7 +63,7 @@ class GatewayConfigParserTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-            "bad form          | form: ipx                          | form 'ipx' is not one of ipv4, ipv6, id",
+            "bad form          | form: ipx                          | unknown network form 'ipx'; expected one of ipv4, ipv6, id",
             "unknown key       | colour: red                        | unknown key 'colour'",
             "missing egress    | egress: ~                          | a forward route needs 'egress'",
             "unknown egress    | egress: gw-z                       | egress 'gw-z' is not one of the ports",
