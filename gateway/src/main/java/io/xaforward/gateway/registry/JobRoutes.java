@@ -42,8 +42,11 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         byte[] mac(String iface);
     }
 
-    /** The interfaces of the namespace the gateway runs in. */
-    public static final PortAddresses SYSTEM = new PortAddresses() {
+    /**
+     * The interfaces of the namespace the gateway runs in, each read at most once a second: every change under the
+     * prefix derives every route again, and one interface lookup costs about 0.1 ms.
+     */
+    public static final PortAddresses SYSTEM = cached(new PortAddresses() {
         @Override
         public List<InetAddress> ips(String iface) {
             NetworkInterface ni = find(iface);
@@ -67,7 +70,27 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
                 return null;
             }
         }
-    };
+    }, 1_000_000_000L);
+
+    /** {@code read}, each interface's answer kept for {@code maxAgeNanos}. */
+    static PortAddresses cached(PortAddresses read, long maxAgeNanos) {
+        record Read(List<InetAddress> ips, byte[] mac, long at) {}
+        Map<String, Read> reads = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.function.Function<String, Read> get = iface -> reads.compute(iface, (k, r) ->
+                r != null && System.nanoTime() - r.at() < maxAgeNanos ? r : new Read(read.ips(k), read.mac(k), System.nanoTime()));
+        return new PortAddresses() {
+            @Override
+            public List<InetAddress> ips(String iface) {
+                return get.apply(iface).ips();
+            }
+
+            @Override
+            public byte[] mac(String iface) {
+                byte[] mac = get.apply(iface).mac();
+                return mac == null ? null : mac.clone();
+            }
+        };
+    }
 
     private final PortAddresses addresses;
 

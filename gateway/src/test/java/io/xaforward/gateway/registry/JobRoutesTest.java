@@ -110,6 +110,29 @@ class JobRoutesTest {
     }
 
     @Test
+    void portAddressesAreReadAgainOnlyWhenOlderThanAllowed() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        JobRoutes.PortAddresses counting = new JobRoutes.PortAddresses() {
+            @Override
+            public List<InetAddress> ips(String iface) {
+                reads.incrementAndGet();
+                return ADDRESSES.ips(iface);
+            }
+
+            @Override
+            public byte[] mac(String iface) {
+                return ADDRESSES.mac(iface);
+            }
+        };
+        JobRoutes.PortAddresses cached = JobRoutes.cached(counting, 200_000_000L);
+        for (int i = 0; i < 100; i++) assertEquals(List.of(InetAddress.ofLiteral("10.0.1.254")), cached.ips("gw-a"));
+        assertEquals(1, reads.get());
+        Thread.sleep(250);
+        cached.ips("gw-a");
+        assertEquals(2, reads.get(), "read again once older than allowed");
+    }
+
+    @Test
     void thePrefixIsWhereWorkersRegister() {
         assertEquals("/xaf/jobs/", JobRoutes.checkPrefix("/xaf/jobs"));
         assertEquals("/xaf/jobs/7/", JobRoutes.checkPrefix("/xaf/jobs/7/"));
