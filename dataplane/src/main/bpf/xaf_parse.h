@@ -70,12 +70,40 @@ static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
 	return h->h_proto; /* network order */
 }
 
+/*
+ * The UDP header behind an IPv4 or IPv6 header that carries UDP: 0 when it is not to the XAF port (not XAF), -1 when
+ * it is but the frame ends inside it (truncated XAF), 1 when the whole header is in the frame.
+ */
+static __always_inline int xaf_udp_header(struct cursor *c, struct udphdr *udp)
+{
+	/* bounds: the identifying field, the UDP destination port (the first 4 bytes of the UDP header) */
+	if ((void *)udp + 4 > c->end)
+		return 0;
+	if (udp->dest != bpf_htons(XAF_UDP_PORT))
+		return 0;
+	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
+	if ((void *)(udp + 1) > c->end)
+		return -1;
+	return 1;
+}
+
+/* Completes f for XAF over UDP, whose lengths were checked (f->xaf_len still counts the UDP header): returns 1. */
+static __always_inline int xaf_over_udp(struct cursor *c, struct xaf_frame *f, struct udphdr *udp, __u8 form)
+{
+	f->xaf_len -= UDP_HDR_LEN;
+	f->udp_check = udp->check;
+	f->form = form;
+	c->pos = udp + 1;
+	return 1;
+}
+
 /* Returns 1 for an XAF-over-UDP/IPv4 frame, 0 for anything else, -1 for an XAF frame that is malformed. */
 static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 {
 	struct iphdr *iph = c->pos;
 	struct udphdr *udp;
 	__u32 ihl_bytes;
+	int ret;
 
 	/* bounds: the fixed 20-byte IPv4 header */
 	if ((void *)(iph + 1) > c->end)
@@ -89,14 +117,9 @@ static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 	if (ihl_bytes < IPV4_HDR_LEN)
 		return 0;
 	udp = (void *)iph + ihl_bytes; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
-	/* bounds: the identifying field, the UDP destination port (the first 4 bytes of the UDP header) */
-	if ((void *)udp + 4 > c->end)
-		return 0;
-	if (udp->dest != bpf_htons(XAF_UDP_PORT))
-		return 0;
-	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
-	if ((void *)(udp + 1) > c->end)
-		return -1;
+	ret = xaf_udp_header(c, udp);
+	if (ret != 1)
+		return ret;
 	/* From here on it is XAF traffic: anything unexpected is a malformed XAF frame. */
 	if (ihl_bytes != IPV4_HDR_LEN || (bpf_ntohs(iph->frag_off) & IP_MF))
 		return -1;
@@ -105,11 +128,7 @@ static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 	f->xaf_len = bpf_ntohs(udp->len);
 	if (f->xaf_len < UDP_HDR_LEN || f->l3_len != IPV4_HDR_LEN + f->xaf_len)
 		return -1;
-	f->xaf_len -= UDP_HDR_LEN;
-	f->udp_check = udp->check;
-	f->form = XAF_FORM_IPV4;
-	c->pos = udp + 1;
-	return 1;
+	return xaf_over_udp(c, f, udp, XAF_FORM_IPV4);
 }
 
 /* As parse_ipv4, for XAF over UDP/IPv6. */
@@ -117,6 +136,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
 {
 	struct ipv6hdr *ip6 = c->pos;
 	struct udphdr *udp;
+	int ret;
 
 	/* bounds: the fixed 40-byte IPv6 header */
 	if ((void *)(ip6 + 1) > c->end)
@@ -125,24 +145,15 @@ static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
 	if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
 		return 0;
 	udp = (void *)(ip6 + 1);
-	/* bounds: the identifying field, the UDP destination port */
-	if ((void *)udp + 4 > c->end)
-		return 0;
-	if (udp->dest != bpf_htons(XAF_UDP_PORT))
-		return 0;
-	/* bounds: the rest of the UDP header; an identified frame that ends inside it is truncated XAF */
-	if ((void *)(udp + 1) > c->end)
-		return -1;
+	ret = xaf_udp_header(c, udp);
+	if (ret != 1)
+		return ret;
 	f->outer_len = OUTER_IPV6;
 	f->l3_len = IPV6_HDR_LEN + bpf_ntohs(ip6->payload_len);
 	f->xaf_len = bpf_ntohs(udp->len);
 	if (f->xaf_len < UDP_HDR_LEN || bpf_ntohs(ip6->payload_len) != f->xaf_len)
 		return -1;
-	f->xaf_len -= UDP_HDR_LEN;
-	f->udp_check = udp->check;
-	f->form = XAF_FORM_IPV6;
-	c->pos = udp + 1;
-	return 1;
+	return xaf_over_udp(c, f, udp, XAF_FORM_IPV6);
 }
 
 /* As parse_ipv4, for the identifier-native ID form. */

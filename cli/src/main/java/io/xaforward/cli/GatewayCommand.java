@@ -4,6 +4,7 @@ import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
 import io.xaforward.gateway.HostXdpStatus;
+import io.xaforward.gateway.registry.JobRoutes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -39,6 +40,11 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--registry-prefix", paramLabel = "PREFIX", description = "with --registry: the key prefix of this gateway's routes, e.g. /xaf/routes/gw1/")
     String registryPrefix;
 
+    @Option(names = "--follow-jobs", paramLabel = "PREFIX", description = "with --registry, instead of --registry-prefix:"
+            + " derive the routes from the workers' rank registrations under PREFIX, /xaf/jobs/ (every job) or /xaf/jobs/JOB/"
+            + " (one job); each port of the config names the data center it faces (datacenter: NAME). See docs/DEPLOY.md")
+    String followJobs;
+
     @Option(names = "--pin", description = "pin the XDP links and maps under /sys/fs/bpf/xaforward/NAME/: the program keeps forwarding after the process ends,"
             + " and the next 'xaf gateway --pin' with the same name adopts it without dropping frames ('xaf gateway unpin' removes it)")
     boolean pin;
@@ -51,10 +57,21 @@ final class GatewayCommand implements Callable<Integer> {
         if (config == null) throw new IllegalArgumentException("missing --config FILE (or a subcommand: status, routes, unpin; see xaf gateway --help)");
         String pinName = pin ? nameOf(config, name) : null;
         if (registry == null) {
+            if (followJobs != null) throw new IllegalArgumentException("--follow-jobs needs --registry URL");
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --registry URL");
             return GatewayMain.run(config, null, null, pinName);
         }
-        if (registryPrefix == null) throw new IllegalArgumentException("--registry needs --registry-prefix (where this gateway's routes are)");
+        if (followJobs != null) {
+            if (registryPrefix != null) {
+                throw new IllegalArgumentException("give --registry-prefix (routes written by the operator) or --follow-jobs"
+                        + " (routes derived from the rank registrations), not both");
+            }
+            return GatewayMain.run(config, registry, etcd.security(), JobRoutes.checkPrefix(followJobs), true, pinName);
+        }
+        if (registryPrefix == null) {
+            throw new IllegalArgumentException("--registry needs --registry-prefix (where this gateway's routes are) or"
+                    + " --follow-jobs /xaf/jobs/ (routes derived from the workers' registrations)");
+        }
         return GatewayMain.run(config, registry, etcd.security(), registryPrefix, pinName);
     }
 

@@ -39,7 +39,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else the cluster file's number of ranks; with --etcd, one of them is required)")
     Integer world;
 
-    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; one of them is required: the gateways' routes name each rank's host)")
+    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; with a cluster file one of them is required; with --etcd and neither, the rendezvous assigns the lowest free rank)")
     Integer rank;
 
     @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
@@ -51,8 +51,18 @@ final class WorkerCommand implements Callable<Integer> {
     /** Where torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK) are read; tests give their own. */
     java.util.Map<String, String> environment = System.getenv();
 
-    /** Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster file. */
-    record Identity(int job, int world, int rank, String iface, NetworkForm form) {}
+    /**
+     * Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster file.
+     * {@code rank} is {@link #ASSIGNED} when the etcd rendezvous is to assign it.
+     */
+    record Identity(int job, int world, int rank, String iface, NetworkForm form) {
+        Identity withRank(int r) {
+            return new Identity(job, world, r, iface, form);
+        }
+    }
+
+    /** The rank of an {@link Identity} whose rank the rendezvous assigns ({@code --etcd} without --rank or RANK). */
+    static final int ASSIGNED = -1;
 
     /** An integer from torchrun's environment, or null when the variable is not set. */
     private Integer fromEnvironment(String name) {
@@ -76,11 +86,12 @@ final class WorkerCommand implements Callable<Integer> {
         if (w == null && file != null) w = file.worldSize();
         if (w == null) throw new IllegalArgumentException("give the number of ranks: --world N or WORLD_SIZE" + where);
         Integer r = rank != null ? rank : fromEnvironment("RANK");
+        if (r == null && file == null) r = ASSIGNED;
         if (r == null) {
-            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (the gateways' routes send each"
-                    + " rank's traffic to the host planned for it)");
+            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (a cluster file names each"
+                    + " rank's host; with --etcd instead, the rendezvous can assign ranks)");
         }
-        if (r < 0 || r >= w) {
+        if (r != ASSIGNED && (r < 0 || r >= w)) {
             throw new IllegalArgumentException((rank != null ? "--rank" : "RANK") + " must be 0.." + (w - 1) + ", was " + r);
         }
         NetworkForm f;
@@ -272,6 +283,10 @@ final class WorkerCommand implements Callable<Integer> {
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --etcd URL");
             return WorldSource.clusterFile(peers.cluster);
         }
+        return rendezvous();
+    }
+
+    private EtcdRendezvous rendezvous() {
         if (datacenter == null || gateway == null) {
             throw new IllegalArgumentException("--etcd needs --datacenter and --gateway (the peers learn them from this rank)");
         }
@@ -296,16 +311,42 @@ final class WorkerCommand implements Callable<Integer> {
             throw e;
         }
         Identity id = identity();
-        WorkerOptions o = options(id);
-        // The settings record what this worker resolved (from options, torchrun's variables or the cluster file);
+        options(id.rank() == ASSIGNED ? id.withRank(0) : id); // every option checked before a rank is claimed
+        if (id.rank() == ASSIGNED) {
+            try (EtcdRendezvous rendezvous = rendezvous()) {
+                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(),
+                        ranksRunHere()));
+                run(options(id), rendezvous);
+            }
+        } else {
+            try (WorldSource source = worldSource()) {
+                run(options(id), source);
+            }
+        }
+        return 0;
+    }
+
+    private void run(WorkerOptions o, WorldSource source) throws Exception {
+        // The settings record what this worker resolved (from options, torchrun's variables, the cluster file or the
+        // rendezvous); they are written once the rank has joined (a rank that never joins leaves no directory behind).
         job = o.jobId();
         world = o.worldSize();
         rank = o.rank();
         form = o.form().configName();
-        // they are written once the rank has joined (a rank that never joins leaves no directory behind)
-        try (WorldSource source = worldSource()) {
-            new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
+        new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
+    }
+
+    /** The ranks whose settings this checkpoint directory holds: ranks that ran with it before, asked for first. */
+    private java.util.Set<Integer> ranksRunHere() throws IOException {
+        java.util.Set<Integer> ranks = new java.util.TreeSet<>();
+        if (!Files.isDirectory(checkpointDir)) return ranks;
+        java.util.regex.Pattern settings = java.util.regex.Pattern.compile("config-rank(0|[1-9][0-9]{0,8})\\.json");
+        try (var files = Files.list(checkpointDir)) {
+            for (Path f : files.toList()) {
+                var m = settings.matcher(f.getFileName().toString());
+                if (m.matches()) ranks.add(Integer.parseInt(m.group(1)));
+            }
         }
-        return 0;
+        return ranks;
     }
 }

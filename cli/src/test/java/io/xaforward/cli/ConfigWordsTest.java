@@ -4,8 +4,10 @@ import io.xaforward.bench.ForwardBench;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
+import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.protocol.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.WireSecurity;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,7 +37,9 @@ class ConfigWordsTest {
                 Arguments.of("wire security", WireSecurity.values(), (Function<String, ?>) WireSecurity::fromName),
                 Arguments.of("wire dtype", WireDtype.values(), (Function<String, ?>) WireDtype::fromName),
                 Arguments.of("network form", NetworkForm.values(), (Function<String, ?>) NetworkForm::fromName),
-                Arguments.of("forwarding bench mode", ForwardBench.Mode.values(), (Function<String, ?>) ForwardBench.Mode::fromName));
+                Arguments.of("forwarding bench mode", ForwardBench.Mode.values(), (Function<String, ?>) ForwardBench.Mode::fromName),
+                Arguments.of("attach mode", GatewayConfig.AttachMode.values(), (Function<String, ?>) GatewayConfig.AttachMode::fromName),
+                Arguments.of("qdisc", LinkLimit.Qdisc.values(), (Function<String, ?>) LinkLimit.Qdisc::fromName));
     }
 
     @ParameterizedTest(name = "{0}")

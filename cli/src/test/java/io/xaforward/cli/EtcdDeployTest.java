@@ -79,12 +79,16 @@ class EtcdDeployTest {
         // The operator's setup: one user per role, each allowed only its own keys; root for the test's own calls.
         EtcdSecurity certOnly = new EtcdSecurity(tls.ca(), tls.clientCert(), tls.clientKey(), null, null);
         String gw = "gw-" + System.nanoTime(), workers = "wk-" + System.nanoTime(), root = "root-" + System.nanoTime();
+        String follower = "gwj-" + System.nanoTime();
         passwordFile("xaf-gw", gw);
+        passwordFile("xaf-gw-jobs", follower);
         passwordFile("xaf-workers", workers);
         operator = new EtcdSecurity(tls.ca(), tls.clientCert(), tls.clientKey(), "root", passwordFile("root", root));
         NetworkNamespace.call(machines.gatewayNamespace(), () -> {
             etcd.addUser(certOnly, "xaf-gw", gw, List.of(ROUTES));
             etcd.addUser(certOnly, "xaf-workers", workers, List.of("/xaf/jobs/"));
+            // a gateway whose routes follow the registrations may only read them
+            etcd.addUser(certOnly, "xaf-gw-jobs", follower, List.of("/xaf/jobs/"), "READ");
             etcd.enableAuth(certOnly, root);
             return null;
         });
@@ -93,17 +97,29 @@ class EtcdDeployTest {
             String key = ROUTES + String.format("0x%08x", ((Number) route.get("id")).intValue());
             inGateway(c -> { c.put(key, flow(route), 0); return null; });
         }
-        Path config = machines.dir.resolve("gateway-ports.yaml");
+        gateway = startGateway("gateway-ports.yaml", false, List.of("--registry-prefix", ROUTES), "xaf-gw");
+    }
+
+    /**
+     * A gateway that takes its routes from the test's etcd as {@code user}; its config file gives only the ports
+     * (each naming its data center when {@code datacenters}) and the hop limit cap.
+     */
+    static GatewayProcess startGateway(String file, boolean datacenters, List<String> routes, String user) throws Exception {
+        Path config = machines.dir.resolve(file);
         // The hop limit cap comes from the file and must survive every route set the registry applies.
         StringBuilder y = new StringBuilder("metrics: 127.0.0.1:9464\nmax-hop-limit: " + HOP_CAP + "\nports:\n");
         for (Node p : machines.state.gatewayPorts("gw")) {
-            y.append("  - {interface: ").append(p.iface()).append(", form: ").append(p.form().configName()).append("}\n");
+            y.append("  - {interface: ").append(p.iface()).append(", form: ").append(p.form().configName());
+            if (datacenters) y.append(", datacenter: ").append(p.datacenter());
+            y.append("}\n");
         }
         Files.writeString(config, y.append("routes: []\n").toString());
-        List<String> options = new ArrayList<>(List.of("--registry", "https://127.0.0.1:" + CLIENT_PORT, "--registry-prefix", ROUTES));
-        options.addAll(credentials("xaf-gw"));
-        gateway = GatewayProcess.start(machines.gatewayNamespace(), config, List.of(), List.of(), options);
-        gateway.awaitReady(60_000);
+        List<String> options = new ArrayList<>(List.of("--registry", "https://127.0.0.1:" + CLIENT_PORT));
+        options.addAll(routes);
+        options.addAll(credentials(user));
+        GatewayProcess g = GatewayProcess.start(machines.gatewayNamespace(), config, List.of(), List.of(), options);
+        g.awaitReady(60_000);
+        return g;
     }
 
     @AfterAll
@@ -143,6 +159,10 @@ class EtcdDeployTest {
 
     /** The keys of the gateway process's BPF "routes" map, read with bpftool through the process's map fds. */
     static Set<Integer> routeMapKeys() throws Exception {
+        return routeMapKeys(gateway);
+    }
+
+    static Set<Integer> routeMapKeys(GatewayProcess gateway) throws Exception {
         for (Path fdinfo : list(Path.of("/proc", Long.toString(gateway.process.pid()), "fdinfo"))) {
             String info;
             try {
@@ -181,11 +201,15 @@ class EtcdDeployTest {
     }
 
     static Set<Integer> awaitRouteKeys(java.util.function.Predicate<Set<Integer>> done) throws Exception {
+        return awaitRouteKeys(gateway, done);
+    }
+
+    static Set<Integer> awaitRouteKeys(GatewayProcess gateway, java.util.function.Predicate<Set<Integer>> done) throws Exception {
         long deadline = System.currentTimeMillis() + 15_000;
-        Set<Integer> keys = routeMapKeys();
+        Set<Integer> keys = routeMapKeys(gateway);
         while (!done.test(keys) && System.currentTimeMillis() < deadline) {
             Thread.sleep(100);
-            keys = routeMapKeys();
+            keys = routeMapKeys(gateway);
         }
         return keys;
     }
@@ -319,6 +343,51 @@ class EtcdDeployTest {
 
     @Test
     @Order(3)
+    void workersWithoutRanksTrainThroughAGatewayWhoseRoutesFollowTheirRegistrations() throws Exception {
+        gateway.close(); // the operator's routes make way; the gateway is back for the later tests
+        Path checkpoints = machines.dir.resolve("ckpt-assigned");
+        List<DeployFixture.XafProcess> workers = new ArrayList<>();
+        try (GatewayProcess follower = startGateway("gateway-follow.yaml", true, List.of("--follow-jobs", "/xaf/jobs/"),
+                "xaf-gw-jobs")) {
+            assertEquals(Set.of(), routeMapKeys(follower), "no job registered: no route");
+            for (int h = 0; h < 4; h++) {
+                // No --rank: the rendezvous assigns one, whichever host asks first.
+                List<String> args = etcdWorkerArgs(h, 4, 3, checkpoints);
+                args.subList(args.indexOf("--rank"), args.indexOf("--rank") + 2).clear();
+                workers.add(new DeployFixture.XafProcess(machines.plan.host(h).namespace(), args,
+                        machines.dir.resolve("assigned-worker-" + h + ".log")));
+            }
+            Set<Integer> ids = Set.of(DeployFixture.JOB << 16, DeployFixture.JOB << 16 | 1, DeployFixture.JOB << 16 | 2,
+                    DeployFixture.JOB << 16 | 3);
+            assertEquals(ids, awaitRouteKeys(follower, ids::equals), "a route per registered rank: " + follower.output());
+            String checksum = null;
+            Set<String> ranks = new java.util.TreeSet<>();
+            for (int h = 0; h < 4; h++) {
+                DeployFixture.XafProcess w = workers.get(h);
+                int rc = w.await(180);
+                String log = DeployFixture.log(machines.dir.resolve("assigned-worker-" + h + ".log"));
+                assertEquals(0, rc, "worker on host " + h + ": exit status; output:\n" + w.output() + "\nlog:\n" + log);
+                List<WorkerLine> done = w.protocolLines("done");
+                assertEquals(1, done.size(), w.output());
+                if (checksum == null) checksum = done.get(0).get("checksum");
+                assertEquals(checksum, done.get(0).get("checksum"), "worker on host " + h + " ends with other weights");
+                String rank = done.get(0).get("rank");
+                assertTrue(log.contains("xaf worker: the rendezvous assigned rank " + rank), log);
+                ranks.add(rank);
+            }
+            assertEquals(Set.of("0", "1", "2", "3"), ranks, "the rendezvous gave every rank once");
+            assertEquals(Set.of(), awaitRouteKeys(follower, Set::isEmpty), "the routes leave with the registrations");
+            Map<String, Long> m = metrics();
+            assertTrue(m.getOrDefault("xaf_packets_total{forwarded}", 0L) > 100, "gradients crossed the gateway: " + m);
+            assertEquals(0L, m.getOrDefault("xaf_registry_rejected_total", 0L), follower.output());
+        } finally {
+            for (DeployFixture.XafProcess w : workers) w.close();
+            gateway = startGateway("gateway-ports.yaml", false, List.of("--registry-prefix", ROUTES), "xaf-gw");
+        }
+    }
+
+    @Test
+    @Order(4)
     void rendezvousTimesOutNamingTheMissingRank() throws Exception {
         List<String> args = etcdWorkerArgs(0, 2, 2, machines.dir.resolve("ckpt-timeout"));
         args.set(args.indexOf("--rendezvous-timeout") + 1, "3");
@@ -334,7 +403,7 @@ class EtcdDeployTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void etcdUnreachableAtStartIsAClearErrorAndLeavesNothing() throws Exception {
         List<String> args = etcdWorkerArgs(0, 2, 2, machines.dir.resolve("ckpt-unreachable"));
         String dead = etcdUrlFrom(0).replace(":" + CLIENT_PORT, ":2399");
@@ -350,7 +419,7 @@ class EtcdDeployTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void registryOutageKeepsTheLastRoutesAndShowsInMetrics() throws Exception {
         Set<Integer> before = routeMapKeys();
         assertFalse(before.isEmpty());

@@ -159,10 +159,19 @@ class WorkerEnvironmentTest {
     }
 
     @Test
+    void withEtcdAndNoRankTheRendezvousAssignsItAndRankIsStillHonoured() throws Exception {
+        String[] etcd = {"--job", "7", "--world", "4", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
+        assertEquals(WorkerCommand.ASSIGNED, worker(Map.of(), etcd).identity().rank(), "no --rank, no RANK: assigned");
+        assertEquals(3, worker(Map.of("RANK", "3"), etcd).identity().rank(), "torchrun's RANK");
+        var e = assertThrows(IllegalArgumentException.class, () -> worker(Map.of("RANK", "4"), etcd).identity());
+        assertTrue(e.getMessage().contains("RANK must be 0..3, was 4"), e.getMessage());
+    }
+
+    @Test
     void whatIsMissingOrWrongIsNamed() {
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of(), "--interface", "eth1",
                 "--cluster", cluster.toString()));
-        assertTrue(e.getMessage().contains("--rank N or RANK"), e.getMessage());
+        assertTrue(e.getMessage().contains("--rank N or RANK (a cluster file names each rank's host"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "two"), "--interface", "eth1",
                 "--cluster", cluster.toString()));
         assertTrue(e.getMessage().contains("RANK='two'"), e.getMessage());

@@ -1,5 +1,6 @@
 package io.xaforward.gateway;
 
+import io.xaforward.protocol.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
 
 import java.util.List;
@@ -31,17 +32,34 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
         this(attach, metrics, reload, ports, routes, DEFAULT_MAX_HOP_LIMIT);
     }
 
-    public enum AttachMode {
+    public enum AttachMode implements ConfigWord {
         /** Native (driver) XDP only; fail if the interface cannot do it. */
         NATIVE,
         /** Native, and generic as an explicit, logged fallback. */
-        NATIVE_OR_GENERIC
+        NATIVE_OR_GENERIC;
+
+        /** Reads the config's {@code attach:} word, native or native-or-generic ({@link ConfigWord#parse}). */
+        public static AttachMode fromName(String name) {
+            return ConfigWord.parse(AttachMode.class, "attach mode", name);
+        }
+
+        @Override
+        public String configName() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
     }
 
     public record MetricsEndpoint(String host, int port) {}
 
-    /** One attached interface; {@code slot} is its bit in a route's ingress mask and its devmap key. */
-    public record PortConfig(String iface, NetworkForm form, int slot) {}
+    /**
+     * One attached interface; {@code slot} is its bit in a route's ingress mask and its devmap key. {@code datacenter}
+     * names the data center the port faces, as its workers register it (used when routes follow the registrations).
+     */
+    public record PortConfig(String iface, NetworkForm form, int slot, Optional<String> datacenter) {
+        public PortConfig(String iface, NetworkForm form, int slot) {
+            this(iface, form, slot, Optional.empty());
+        }
+    }
 
     public enum Action { FORWARD, LOCAL }
 

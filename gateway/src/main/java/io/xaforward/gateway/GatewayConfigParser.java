@@ -73,11 +73,12 @@ public final class GatewayConfigParser {
         if (!(root instanceof Map<?, ?> top)) throw fail("expected a mapping with 'ports' and 'routes'");
         fields.allowOnly(top, "top level", Set.of("attach", "metrics", "reload", "max-hop-limit", "ports", "routes"));
 
-        GatewayConfig.AttachMode attach = switch (fields.string(top, "attach", "native", "top level")) {
-            case "native" -> GatewayConfig.AttachMode.NATIVE;
-            case "native-or-generic" -> GatewayConfig.AttachMode.NATIVE_OR_GENERIC;
-            default -> throw fail("attach: expected native or native-or-generic");
-        };
+        GatewayConfig.AttachMode attach;
+        try {
+            attach = GatewayConfig.AttachMode.fromName(fields.string(top, "attach", "native", "top level"));
+        } catch (IllegalArgumentException e) {
+            throw fail("attach: " + e.getMessage());
+        }
         Optional<GatewayConfig.MetricsEndpoint> metrics = parseMetrics(fields.string(top, "metrics", "127.0.0.1:9464", "top level"));
         boolean reload = fields.bool(top, "reload", true, "top level");
         int maxHopLimit = (int) fields.integer(top, "max-hop-limit", GatewayConfig.DEFAULT_MAX_HOP_LIMIT, 2, 255, "top level");
@@ -89,12 +90,16 @@ public final class GatewayConfigParser {
         for (int i = 0; i < portList.size(); i++) {
             String where = "ports[" + i + "]";
             Map<?, ?> p = fields.map(portList.get(i), where);
-            fields.allowOnly(p, where, Set.of("interface", "form", "slot"));
+            fields.allowOnly(p, where, Set.of("interface", "form", "slot", "datacenter"));
             String iface = fields.required(p, "interface", where);
             if (!names.add(iface)) throw fail(where + ": interface '" + iface + "' listed twice");
             int slot = (int) fields.integer(p, "slot", i, 0, 63, where);
             if (ports.stream().anyMatch(q -> q.slot() == slot)) throw fail(where + ": slot " + slot + " used twice");
-            ports.add(new GatewayConfig.PortConfig(iface, form(fields.required(p, "form", where), where), slot));
+            Optional<String> dc = p.containsKey("datacenter") ? Optional.of(fields.required(p, "datacenter", where)) : Optional.empty();
+            if (dc.isPresent() && ports.stream().anyMatch(q -> q.datacenter().equals(dc))) {
+                throw fail(where + ": data center '" + dc.get() + "' faces two ports");
+            }
+            ports.add(new GatewayConfig.PortConfig(iface, form(fields.required(p, "form", where), where), slot, dc));
         }
 
         List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
@@ -182,7 +187,7 @@ public final class GatewayConfigParser {
         try {
             return NetworkForm.fromName(name);
         } catch (IllegalArgumentException e) {
-            throw fail(where + ": form '" + name + "' is not one of ipv4, ipv6, id");
+            throw fail(where + ": " + e.getMessage());
         }
     }
 
@@ -190,7 +195,7 @@ public final class GatewayConfigParser {
         return (int) fields.integer(m, key, XafHeader.UDP_PORT, 1, 65535, where);
     }
 
-    static byte[] parseMac(String s) {
+    public static byte[] parseMac(String s) {
         String[] parts = s.split(":");
         if (parts.length != 6) throw new IllegalArgumentException("'" + s + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
         byte[] b = new byte[6];

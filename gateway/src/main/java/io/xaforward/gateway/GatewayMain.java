@@ -2,6 +2,7 @@ package io.xaforward.gateway;
 
 import io.xaforward.gateway.registry.EtcdClient;
 import io.xaforward.gateway.registry.EtcdSecurity;
+import io.xaforward.gateway.registry.JobRoutes;
 import io.xaforward.gateway.registry.RouteRegistryWatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,6 +90,15 @@ public final class GatewayMain {
 
     /** As {@link #run(Path, URI, String, String)}, reaching the registry with {@code security} (TLS, credentials). */
     public static int run(Path config, URI registry, EtcdSecurity security, String prefix, String pinName) {
+        return run(config, registry, security, prefix, false, pinName);
+    }
+
+    /**
+     * As above; with {@code followJobs} the prefix holds the jobs' rank registrations ({@code /xaf/jobs/} or
+     * {@code /xaf/jobs/JOB/}) and the routes are derived from them ({@link JobRoutes}): the config file's ports name
+     * the data centers they face.
+     */
+    public static int run(Path config, URI registry, EtcdSecurity security, String prefix, boolean followJobs, String pinName) {
         GatewayService service;
         try {
             service = GatewayService.start(config, pinName, registry != null);
@@ -100,8 +110,18 @@ public final class GatewayMain {
         if (registry != null) {
             try {
                 service.stopWatchingFile();
-                watch = new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5), security), prefix).start();
-                LOG.info("routes from the registry {}{}", registry, prefix);
+                RouteRegistryWatch.Entries reader = null;
+                if (followJobs) {
+                    if (service.config().ports().stream().allMatch(p -> p.datacenter().isEmpty())) {
+                        throw new IllegalArgumentException(config + ": --follow-jobs needs ports that name the data center"
+                                + " they face (datacenter: NAME)");
+                    }
+                    reader = new JobRoutes(JobRoutes.SYSTEM);
+                }
+                watch = new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5), security), prefix,
+                        reader).start();
+                LOG.info(followJobs ? "routes follow the rank registrations under {}{}" : "routes from the registry {}{}",
+                        registry, prefix);
             } catch (RuntimeException e) {
                 service.close(); // detach: a gateway that cannot read its routes leaves nothing attached
                 LOG.error("cannot start: {}", e.getMessage());

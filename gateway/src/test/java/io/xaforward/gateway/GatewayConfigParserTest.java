@@ -63,7 +63,7 @@ class GatewayConfigParserTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-            "bad form          | form: ipx                          | form 'ipx' is not one of ipv4, ipv6, id",
+            "bad form          | form: ipx                          | unknown network form 'ipx'; expected one of ipv4, ipv6, id",
             "unknown key       | colour: red                        | unknown key 'colour'",
             "missing egress    | egress: ~                          | a forward route needs 'egress'",
             "unknown egress    | egress: gw-z                       | egress 'gw-z' is not one of the ports",
@@ -121,6 +121,14 @@ class GatewayConfigParserTest {
                 routes: []
                 """, "g"));
         assertTrue(dupPort.getMessage().contains("interface 'a' listed twice"), dupPort.getMessage());
+        var dupDc = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("""
+                ports: [{interface: a, form: id, datacenter: x}, {interface: b, form: ipv4, datacenter: x}]
+                routes: []
+                """, "g"));
+        assertTrue(dupDc.getMessage().contains("ports[1]: data center 'x' faces two ports"), dupDc.getMessage());
+        var ports = GatewayConfigParser.parse("ports: [{interface: a, form: id, datacenter: x}, {interface: b, form: ipv4}]\nroutes: []", "g").ports();
+        assertEquals(java.util.Optional.of("x"), ports.get(0).datacenter());
+        assertEquals(java.util.Optional.empty(), ports.get(1).datacenter());
         var noPorts = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("ports: []\nroutes: []", "g"));
         assertTrue(noPorts.getMessage().contains("at least one interface"), noPorts.getMessage());
     }

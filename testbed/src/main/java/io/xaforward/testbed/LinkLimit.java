@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.protocol.ConfigWord;
+
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -14,7 +16,19 @@ import java.util.regex.Pattern;
 public record LinkLimit(String gateway, String datacenter, String rate, long bitsPerSecond, Qdisc qdisc) {
 
     /** The tc queueing discipline that enforces the rate. */
-    public enum Qdisc { HTB, TBF }
+    public enum Qdisc implements ConfigWord {
+        HTB, TBF;
+
+        /** Reads a link's {@code qdisc:} word, htb or tbf ({@link ConfigWord#parse}). */
+        public static Qdisc fromName(String name) {
+            return ConfigWord.parse(Qdisc.class, "qdisc", name);
+        }
+
+        @Override
+        public String configName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     private static final Pattern RATE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([kmgt]?)(bit|bps)");
 

@@ -366,7 +366,7 @@ public final class Testbed {
         s.put("bridges", bridges);
         List<Object> limits = new ArrayList<>();
         for (LinkLimit k : l.topology().links())
-            limits.add(Map.of("gateway", k.gateway(), "dc", k.datacenter(), "rate", k.rate(), "qdisc", k.qdisc().name().toLowerCase()));
+            limits.add(Map.of("gateway", k.gateway(), "dc", k.datacenter(), "rate", k.rate(), "qdisc", k.qdisc().configName()));
         s.put("limits", limits);
         s.put("xdp", xdp);
         writeAtomically(stateFile(l.topology().prefix()), Json.write(s));

@@ -92,13 +92,13 @@ final class TestbedReport {
                         ? n.peerNamespace().equals(layout.gatewayNamespace(k.gateway())) : k.gateway().equals(gw)))
                 .findFirst();
         if (limit.isEmpty()) return "-";
-        String configured = limit.get().rate() + " " + limit.get().qdisc().name().toLowerCase();
+        String configured = limit.get().rate() + " " + limit.get().qdisc().configName();
         if (!nsPresent) return configured + " (not applied)";
         var r = Netns.tryExec(null, Duration.ofSeconds(10), null, List.of("tc", "-n", n.namespace(), "-j", "qdisc", "show", "dev", n.iface()));
         if (!r.ok()) return configured + " (no device)";
         String liveKind = Json.readArray(r.stdout()).stream().filter(q -> "root".equals(q.get("root")) || Boolean.TRUE.equals(q.get("root")))
                 .map(q -> String.valueOf(q.get("kind"))).findFirst().orElse("none");
-        return configured + (liveKind.equals(limit.get().qdisc().name().toLowerCase()) ? " (active)" : " (live: " + liveKind + ")");
+        return configured + (liveKind.equals(limit.get().qdisc().configName()) ? " (active)" : " (live: " + liveKind + ")");
     }
 
     private static void table(StringBuilder sb, List<List<String>> rows) {

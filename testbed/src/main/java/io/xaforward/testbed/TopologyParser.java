@@ -190,12 +190,11 @@ final class TopologyParser {
         long bits = rateBits(rate, f + ".rate");
         LinkLimit.Qdisc qdisc = LinkLimit.Qdisc.HTB;
         if (m.containsKey("qdisc")) {
-            String q = string(m, "qdisc", f);
-            qdisc = switch (q) {
-                case "htb" -> LinkLimit.Qdisc.HTB;
-                case "tbf" -> LinkLimit.Qdisc.TBF;
-                default -> throw new TopologyException(source, f + ".qdisc", "unknown qdisc '" + q + "' (expected htb or tbf)");
-            };
+            try {
+                qdisc = LinkLimit.Qdisc.fromName(string(m, "qdisc", f));
+            } catch (IllegalArgumentException e) {
+                throw new TopologyException(source, f + ".qdisc", e.getMessage());
+            }
         }
         return new LinkLimit(gw, dc, rate, bits, qdisc);
     }

@@ -7,6 +7,7 @@ import io.xaforward.cluster.world.World;
 import io.xaforward.gateway.registry.EtcdClient;
 import io.xaforward.gateway.registry.EtcdException;
 import io.xaforward.gateway.registry.EtcdSecurity;
+import io.xaforward.gateway.registry.RankRegistration;
 import io.xaforward.protocol.NetworkForm;
 
 import java.io.PrintStream;
@@ -81,18 +82,82 @@ public final class EtcdRendezvous implements WorldSource {
         }
     }
 
+    /** The key this worker holds after {@link #claimRank}; {@link #join} then registers nothing more. */
+    private String claimedKey;
+
+    /** Grants the lease the registration hangs on and keeps it alive, once. */
+    private void startLease() {
+        if (lease != 0) return;
+        lease = etcd.grantLease(LEASE_TTL_SECONDS);
+        keepAlive = Thread.ofPlatform().daemon(true).name("xaf-rendezvous-lease").start(this::keepAlive);
+    }
+
+    /**
+     * For a worker started without a rank: registers it under the lowest rank of the job's world that no live worker
+     * holds and returns that rank; {@link #join} with it then waits for the others. Creating the key is etcd's atomic
+     * create-if-absent, so two workers never get the same rank. The ranks in {@code ranBefore} (those whose settings
+     * this host's checkpoint directory holds) are tried first, for a while as long as a lease lives, so that a
+     * restarted worker gets its rank, and its checkpoints, back.
+     */
+    public int claimRank(int job, int world, int token, String iface, NetworkForm form,
+                         java.util.Collection<Integer> ranBefore) throws InterruptedException {
+        return claimRank(job, world, registration(form, iface, token, LocalAddress.of(iface, form)), ranBefore,
+                Duration.ofSeconds(LEASE_TTL_SECONDS + 2));
+    }
+
+    int claimRank(int job, int world, String registration, java.util.Collection<Integer> ranBefore, Duration waitForOwn)
+            throws InterruptedException {
+        String prefix = jobPrefix(job);
+        long now = System.nanoTime();
+        long deadline = now + timeout.toNanos();
+        long ownUntil = Math.min(deadline, now + waitForOwn.toNanos());
+        startLease();
+        List<Integer> own = ranBefore.stream().filter(r -> r >= 0 && r < world).sorted().distinct().toList();
+        while (!own.isEmpty()) {
+            for (int r : own) if (etcd.create(prefix + r, registration, lease)) return claimed(prefix, r);
+            if (System.nanoTime() > ownUntil) break;
+            Thread.sleep(POLL_MS);
+        }
+        while (true) {
+            Set<Integer> taken = new HashSet<>();
+            for (EtcdClient.KeyValue kv : etcd.range(prefix).kvs()) {
+                String tail = kv.key().substring(prefix.length());
+                if (tail.matches("0|[1-9][0-9]{0,8}")) taken.add(Integer.parseInt(tail));
+            }
+            for (int r = 0; r < world; r++) {
+                if (!taken.contains(r) && etcd.create(prefix + r, registration, lease)) return claimed(prefix, r);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("rendezvous of job " + job + " at " + etcd.endpoint() + ": all " + world
+                        + " ranks are held by other workers, none became free in " + timeout.toSeconds() + " s (is --world "
+                        + world + " right, or is another worker of this job running twice?)");
+            }
+            Thread.sleep(POLL_MS);
+        }
+    }
+
+    /** The rank {@link #claimRank} got, -1 before. */
+    int claimedRank() {
+        return claimedKey == null ? -1 : Integer.parseInt(claimedKey.substring(claimedKey.lastIndexOf('/') + 1));
+    }
+
+    private int claimed(String prefix, int rank) {
+        claimedKey = prefix + rank;
+        log.println("xaf worker: the rendezvous assigned rank " + rank);
+        return rank;
+    }
+
     @Override
     public World join(WorkerOptions o) throws InterruptedException {
         LocalAddress self = LocalAddress.of(o.iface(), o.form());
-        String registration = registration(o, self);
+        String registration = registration(o.form(), o.iface(), o.token(), self);
         String prefix = jobPrefix(o.jobId());
         String key = prefix + o.rank();
         long deadline = System.nanoTime() + timeout.toNanos();
 
-        lease = etcd.grantLease(LEASE_TTL_SECONDS);
-        keepAlive = Thread.ofPlatform().daemon(true).name("xaf-rendezvous-lease").start(this::keepAlive);
+        startLease();
         // A restarted rank may find its previous incarnation's key until that lease expires: wait for it.
-        while (!etcd.create(key, registration, lease)) {
+        while (!key.equals(claimedKey) && !etcd.create(key, registration, lease)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("rendezvous of job " + o.jobId() + " at " + etcd.endpoint() + ": rank "
                         + o.rank() + " is already registered (" + key + ") by another worker");
@@ -121,12 +186,18 @@ public final class EtcdRendezvous implements WorldSource {
         }
     }
 
-    private String registration(WorkerOptions o, LocalAddress self) {
+    /**
+     * What this rank registers. The MAC (on every form) and the job token are there for gateways that derive their
+     * routes from the registrations ({@code xaf gateway --follow-jobs}); the token filters frames and travels in
+     * every one of them, it is no secret. The job secret is never written to etcd.
+     */
+    private String registration(NetworkForm form, String iface, int token, LocalAddress self) {
         StringBuilder y = new StringBuilder("{datacenter: \"").append(site.datacenter()).append("\", form: ")
-                .append(o.form().configName()).append(", mtu: ").append(self.mtu()).append(", interface: \"")
-                .append(o.iface()).append('"');
-        if (o.form() == NetworkForm.ID) {
-            y.append(", mac: \"").append(self.mac()).append("\", identity: ").append(Integer.toUnsignedString(site.identity()));
+                .append(form.configName()).append(", mtu: ").append(self.mtu()).append(", interface: \"")
+                .append(iface).append("\", token: ").append(String.format("0x%08x", token))
+                .append(", mac: \"").append(self.mac()).append('"');
+        if (form == NetworkForm.ID) {
+            y.append(", identity: ").append(Integer.toUnsignedString(site.identity()));
             y.append(", gateway: {mac: \"").append(site.gateway()).append("\"}");
         } else {
             y.append(", ip: \"").append(self.ip().orElseThrow().getHostAddress()).append('"');
@@ -163,55 +234,9 @@ public final class EtcdRendezvous implements WorldSource {
         return ranks;
     }
 
-    /**
-     * One registration, read with no YAML 1.1 coercions and duplicate keys refused ({@link YamlTree}), every key
-     * known and every value checked: the values of the cluster file it becomes, typed.
-     */
+    /** One registration, read strictly ({@link RankRegistration#read}). */
     static Map<String, Object> registration(String text, String source) {
-        Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
-        if (!(YamlTree.read(text, fail) instanceof Map<?, ?> reg)) throw fail.apply("not a mapping: " + text);
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (var e : reg.entrySet()) {
-            String key = String.valueOf(e.getKey());
-            Object v = e.getValue();
-            if (key.equals("gateway")) {
-                if (!(v instanceof Map<?, ?> g) || g.size() != 1 || !(g.get("ip") instanceof String || g.get("mac") instanceof String)) {
-                    throw fail.apply("gateway must be {ip: ADDRESS} or {mac: ADDRESS}");
-                }
-                out.put(key, new LinkedHashMap<>(g));
-                continue;
-            }
-            if (!(v instanceof String s)) throw fail.apply(key + " must be a single value");
-            switch (key) {
-                case "datacenter", "interface", "ip", "mac" -> out.put(key, s);
-                case "form" -> {
-                    try {
-                        out.put(key, NetworkForm.fromName(s).configName());
-                    } catch (IllegalArgumentException ex) {
-                        throw fail.apply("form: " + ex.getMessage());
-                    }
-                }
-                case "mtu" -> out.put(key, (int) number(s, 68, 65535, key, fail));
-                case "identity" -> out.put(key, number(s, 0, 0xFFFF_FFFFL, key, fail));
-                default -> throw fail.apply("unknown key '" + key + "'");
-            }
-        }
-        for (String k : List.of("datacenter", "form", "mtu")) if (!out.containsKey(k)) throw fail.apply("'" + k + "' is required");
-        return out;
-    }
-
-    /** Decimal without a leading zero, or 0x hexadecimal, within [min, max]. */
-    private static long number(String s, long min, long max, String key, Function<String, RuntimeException> fail) {
-        long n;
-        try {
-            if (s.matches("0|[1-9][0-9]{0,18}")) n = Long.parseLong(s);
-            else if (s.matches("0[xX][0-9a-fA-F]{1,15}")) n = Long.parseLong(s.substring(2), 16);
-            else throw fail.apply(key + ": '" + s + "' is not a decimal or 0x number");
-        } catch (NumberFormatException e) {
-            throw fail.apply(key + ": '" + s + "' is out of range");
-        }
-        if (n < min || n > max) throw fail.apply(key + " must be " + min + ".." + max + ", got " + s);
-        return n;
+        return RankRegistration.read(text, source);
     }
 
     /** The registrations as a cluster file, so that the rendezvous and the file share one parser and its checks. */
@@ -238,7 +263,9 @@ public final class EtcdRendezvous implements WorldSource {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("rank", e.getKey());
             r.put("datacenter", dc);
-            for (String k : List.of("ip", "mac", "identity", "interface")) if (reg.get(k) != null) r.put(k, reg.get(k));
+            // The MAC of a rank on an IP form is there for gateways only: the world is what a cluster file gives.
+            List<String> keys = "id".equals(reg.get("form")) ? List.of("mac", "identity", "interface") : List.of("ip", "interface");
+            for (String k : keys) if (reg.get(k) != null) r.put(k, reg.get(k));
             ranks.add(r);
         }
         Map<String, Object> top = new LinkedHashMap<>();
@@ -272,6 +299,7 @@ public final class EtcdRendezvous implements WorldSource {
         if (lease != 0) {
             try {
                 etcd.revoke(lease);
+                lease = 0;
             } catch (EtcdException e) {
                 log.println("xaf worker: could not revoke the rendezvous lease (it expires in " + LEASE_TTL_SECONDS + " s): " + e.getMessage());
             }

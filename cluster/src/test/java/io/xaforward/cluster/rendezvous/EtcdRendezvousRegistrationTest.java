@@ -40,6 +40,18 @@ class EtcdRendezvousRegistrationTest {
     }
 
     @Test
+    void theTokenAndTheMacOfAnIpRankAreReadForGatewaysAndLeftOutOfTheWorld() {
+        String reg = "{datacenter: \"a\", form: ipv4, mtu: 1500, interface: \"eth1\", token: 0x5eed0007,"
+                + " mac: \"02:00:00:00:01:01\", ip: \"10.0.1.1\", gateway: {ip: \"10.0.1.254\"}}";
+        Map<String, Object> read = EtcdRendezvous.registration(reg, "k");
+        assertEquals(0x5eed0007L, read.get("token"));
+        assertEquals("02:00:00:00:01:01", read.get("mac"));
+        String yaml = EtcdRendezvous.clusterYaml(7, Map.of(0, read));
+        assertFalse(yaml.contains("02:00:00:00:01:01") || yaml.contains("token"), yaml);
+        assertEquals(1, ClusterFile.parse(yaml, "etcd").worldSize());
+    }
+
+    @Test
     void valuesAreNotCoercedAndDuplicateKeysAreRefused() {
         assertEquals(1500, EtcdRendezvous.registration(ipv4("10.0.1.1", "1500"), "k").get("mtu"));
         for (var bad : Map.of(

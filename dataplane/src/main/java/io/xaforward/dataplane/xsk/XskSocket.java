@@ -1,5 +1,6 @@
 package io.xaforward.dataplane.xsk;
 
+import io.xaforward.dataplane.sys.FdWaiter;
 import io.xaforward.dataplane.sys.SyscallException;
 import io.xaforward.dataplane.sys.Syscalls;
 
@@ -42,19 +43,15 @@ public final class XskSocket implements AutoCloseable {
 
     private final String ifname;
     private final int ifindex, queue, fd;
-    /** An eventfd polled beside the socket, so that another thread can end {@link #awaitRx} ({@link #wakeup()}). */
-    private final int wakeFd;
-    private final MemorySegment wakeCount;
-    private final Object wakeLock = new Object();
-    /** The 8-byte value 1 that {@link #wakeup()} adds to the eventfd; read-only, shared by all threads. */
-    private static final MemorySegment ONE = Arena.global().allocateFrom(ValueLayout.JAVA_LONG, 1L).asReadOnly();
+    /** Sleeps in poll(2) on the socket in {@link #awaitRx}, which another thread can end ({@link #wakeup()}). */
+    private final FdWaiter waiter;
     private final boolean zeroCopy;
     private final Arena arena;
     private final Umem umem;
     private final MemorySegment umemMemory;
     private final XskRing.Producer fill, tx;
     private final XskRing.Consumer rx, completion;
-    private final MemorySegment pollFd, statsBuffer, statsLength;
+    private final MemorySegment statsBuffer, statsLength;
     private long rxFrames, txFrames;
     /** Received frames not yet back in the FILL ring (see {@link #refill()}); sized for every receive frame. */
     private final long[] fillBacklog;
@@ -78,19 +75,13 @@ public final class XskSocket implements AutoCloseable {
         this.tx = tx;
         this.rx = rx;
         this.completion = completion;
-        this.pollFd = arena.allocate(2 * Syscalls.POLLFD_SIZE, 4);
-        pollFd.set(ValueLayout.JAVA_INT, 0, fd);
-        pollFd.set(ValueLayout.JAVA_SHORT, 4, Syscalls.POLLIN);
-        this.wakeFd = Syscalls.eventfd(0, Syscalls.EFD_NONBLOCK | Syscalls.EFD_CLOEXEC);
-        if (wakeFd < 0) {
-            int e = Syscalls.errno();
+        try {
+            this.waiter = new FdWaiter(fd);
+        } catch (SyscallException e) {
             Syscalls.close(fd);
             arena.close();
-            throw fail("eventfd for " + where(), e, "");
+            throw fail("eventfd for " + where(), e.errno(), "");
         }
-        pollFd.set(ValueLayout.JAVA_INT, Syscalls.POLLFD_SIZE, wakeFd);
-        pollFd.set(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 4, Syscalls.POLLIN);
-        this.wakeCount = arena.allocate(ValueLayout.JAVA_LONG);
         this.statsBuffer = arena.allocate(STATISTICS_SIZE, 8);
         this.statsLength = arena.allocate(ValueLayout.JAVA_INT);
     }
@@ -320,14 +311,10 @@ public final class XskSocket implements AutoCloseable {
      */
     public boolean awaitRx(int timeoutMs) {
         if (rx.peek(1) > 0) return true;
-        int r = Syscalls.poll(pollFd, 2, timeoutMs);
-        if (r < 0) {
-            int e = Syscalls.errno();
-            if (e == EINTR) return rx.peek(1) > 0;
-            throw fail("poll(" + where() + ")", e, "");
-        }
-        if ((pollFd.get(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 6) & Syscalls.POLLIN) != 0) {
-            Syscalls.read(wakeFd, wakeCount, 8); // reset the counter; the wake-up has done its job
+        try {
+            waiter.await(Syscalls.POLLIN, timeoutMs);
+        } catch (SyscallException e) {
+            throw fail("poll(" + where() + ")", e.errno(), "");
         }
         return rx.peek(1) > 0;
     }
@@ -337,9 +324,7 @@ public final class XskSocket implements AutoCloseable {
      * does nothing after {@link #close()}.
      */
     public void wakeup() {
-        synchronized (wakeLock) {
-            if (!closed) Syscalls.write(wakeFd, ONE, 8);
-        }
+        waiter.wakeup();
     }
 
     /**
@@ -436,11 +421,11 @@ public final class XskSocket implements AutoCloseable {
     /** Closes the socket (the kernel drops it from any XSKMAP), unmaps the rings and frees the UMEM. Idempotent. */
     @Override
     public void close() {
-        synchronized (wakeLock) { // no wakeup() may write to the eventfd's number once it is closed and reused
+        synchronized (this) {
             if (closed) return;
             closed = true;
-            Syscalls.close(wakeFd);
         }
+        waiter.close(); // first: no wakeup() may write to the eventfd's number once it is closed and reused
         Syscalls.close(fd);
         arena.close();
     }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -26,6 +27,9 @@ import java.util.function.Supplier;
  * {@code etcdctl del --prefix}) is applied only while the key {@code PREFIX_empty} holds {@code true}
  * ({@link #EMPTY_MARKER}); otherwise it is refused and the running routes stay.
  *
+ * <p>With {@link JobRoutes} instead ({@code --follow-jobs}), the prefix holds the jobs' rank registrations and each
+ * route is derived from one; keys that give no route are passed over, and an empty set is applied (every job ended).
+ *
  * <p>When etcd cannot be reached, or answers something malformed, the gateway keeps forwarding on the last routes
  * it had, reports {@code xaf_registry_up 0} and counts the failure, and its watch thread resynchronises (a full
  * read, then a new watch) once etcd answers again. SIGHUP forces a full re-read ({@link #resyncNow}).
@@ -35,6 +39,35 @@ public final class RouteRegistryWatch implements AutoCloseable {
     public static final String EMPTY_MARKER = "_empty";
     private static final long RETRY_MS = 1000;
     private static final Logger LOG = LoggerFactory.getLogger(RouteRegistryWatch.class);
+
+    /** How the values under the prefix become routes. */
+    public interface Entries {
+        /**
+         * The route that {@code key}'s value gives, or empty for a key that holds none (passed over silently); a bad
+         * value throws, with {@code source} (endpoint and key) in the message.
+         */
+        Optional<GatewayConfig.RouteConfig> route(String key, String value, String source, List<GatewayConfig.PortConfig> ports);
+
+        /** Whether an empty route set is refused unless the prefix holds the {@link #EMPTY_MARKER}. */
+        boolean emptyNeedsMarker();
+    }
+
+    /** Route entries written by the operator, one per key, in the config file's route syntax. */
+    private static Entries operatorRoutes(String prefix) {
+        return new Entries() {
+            @Override
+            public Optional<GatewayConfig.RouteConfig> route(String key, String value, String source,
+                                                             List<GatewayConfig.PortConfig> ports) {
+                if (key.equals(prefix + EMPTY_MARKER)) return Optional.empty();
+                return Optional.of(GatewayConfigParser.parseRoute(value, source, ports));
+            }
+
+            @Override
+            public boolean emptyNeedsMarker() {
+                return true;
+            }
+        };
+    }
 
     /** Where the routes go: the running gateway ({@link io.xaforward.gateway.GatewayService}). */
     public interface Routes {
@@ -48,6 +81,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
     private final Routes target;
     private final EtcdClient etcd;
     private final String prefix;
+    private final Entries reader;
     /** The registry's values by key, and the last good route of each key (kept while its value is bad). */
     private final Map<String, String> entries = new TreeMap<>();
     private final Map<String, GatewayConfig.RouteConfig> good = new HashMap<>();
@@ -64,11 +98,18 @@ public final class RouteRegistryWatch implements AutoCloseable {
     private volatile boolean closing;
     private Thread thread;
 
+    /** Routes written by the operator under {@code prefix}, one route entry per key. */
     public RouteRegistryWatch(Routes target, EtcdClient etcd, String prefix) {
+        this(target, etcd, prefix, null);
+    }
+
+    /** The routes that {@code reader} makes of the values under {@code prefix} (null: the operator's route entries). */
+    public RouteRegistryWatch(Routes target, EtcdClient etcd, String prefix, Entries reader) {
         if (!prefix.startsWith("/")) throw new IllegalArgumentException("registry prefix must start with '/', was " + prefix);
         this.target = target;
         this.etcd = etcd;
         this.prefix = prefix.endsWith("/") ? prefix : prefix + "/";
+        this.reader = reader != null ? reader : operatorRoutes(this.prefix);
     }
 
     /**
@@ -164,10 +205,15 @@ public final class RouteRegistryWatch implements AutoCloseable {
         reported.keySet().retainAll(entries.keySet());
         for (var e : entries.entrySet()) {
             String key = e.getKey();
-            if (key.equals(prefix + EMPTY_MARKER)) continue;
             GatewayConfig.RouteConfig route;
             try {
-                route = GatewayConfigParser.parseRoute(e.getValue(), "registry " + etcd.endpoint() + key, current.ports());
+                Optional<GatewayConfig.RouteConfig> r = reader.route(key, e.getValue(), "registry " + etcd.endpoint() + key,
+                        current.ports());
+                if (r.isEmpty()) {
+                    good.remove(key);
+                    continue;
+                }
+                route = r.get();
                 String other = owner.get(route.networkId());
                 if (other != null) {
                     throw new GatewayConfigParser.ConfigException("registry " + etcd.endpoint() + key + ": identifier "
@@ -182,7 +228,8 @@ public final class RouteRegistryWatch implements AutoCloseable {
             owner.put(route.networkId(), key);
             routes.add(route);
         }
-        if (routes.isEmpty() && !current.routes().isEmpty() && !"true".equals(entries.get(prefix + EMPTY_MARKER))) {
+        if (routes.isEmpty() && !current.routes().isEmpty() && reader.emptyNeedsMarker()
+                && !"true".equals(entries.get(prefix + EMPTY_MARKER))) {
             emptyRefused.incrementAndGet();
             LOG.warn("registry {}{} holds no routes: refused, keeping the {} running routes (put '{}' = true under the"
                     + " prefix to allow an empty route set)", etcd.endpoint(), prefix, current.routes().size(), EMPTY_MARKER);

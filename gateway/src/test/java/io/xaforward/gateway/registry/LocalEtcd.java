@@ -96,10 +96,15 @@ public final class LocalEtcd implements AutoCloseable {
      * before {@link #enableAuth}. {@code access} reaches this etcd (its client certificate, when etcd runs with TLS).
      */
     public void addUser(EtcdSecurity access, String user, String password, List<String> prefixes) {
+        addUser(access, user, password, prefixes, "READWRITE");
+    }
+
+    /** As above, with {@code permType} READ, WRITE or READWRITE on the prefixes. */
+    public void addUser(EtcdSecurity access, String user, String password, List<String> prefixes, String permType) {
         try (EtcdClient c = new EtcdClient(clientUrl, Duration.ofSeconds(5), access)) {
             c.admin("/v3/auth/role/add", Map.of("name", user));
             for (String prefix : prefixes) {
-                c.admin("/v3/auth/role/grant", Map.of("name", user, "perm", Map.of("permType", "READWRITE",
+                c.admin("/v3/auth/role/grant", Map.of("name", user, "perm", Map.of("permType", permType,
                         "key", EtcdClient.b64(prefix), "range_end", Base64.getEncoder().encodeToString(EtcdClient.prefixEnd(prefix)))));
             }
             c.admin("/v3/auth/user/add", Map.of("name", user, "password", password));

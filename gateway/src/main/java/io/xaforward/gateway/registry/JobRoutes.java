@@ -1,0 +1,191 @@
+package io.xaforward.gateway.registry;
+
+import io.xaforward.gateway.GatewayConfig;
+import io.xaforward.gateway.GatewayConfigParser;
+import io.xaforward.gateway.GatewayConfigParser.ConfigException;
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.XafHeader;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Routes that follow the jobs' rank registrations ({@code xaf gateway --registry URL --follow-jobs /xaf/jobs/}):
+ * every registration {@code /xaf/jobs/JOB/ranks/RANK} ({@link RankRegistration}) whose data center is the
+ * {@code datacenter} of one of the gateway's ports becomes the route of identifier {@code JOB << 16 | RANK} out of that
+ * port, to the MAC and address the rank registered, admitted from the other ports, filtered by the job token it
+ * registered. The source address is the gateway port's own: the registration's gateway next hop must be an address
+ * (IP forms) or the MAC (id form) of that port. Other keys under the prefix (the job's settings) and registrations
+ * of data centers no port faces are passed over; a registration that contradicts its port is an error, named and
+ * counted by {@link RouteRegistryWatch}. A route leaves when its registration does (the worker ends or its lease
+ * expires), so an empty route set is nothing to refuse here.
+ */
+public final class JobRoutes implements RouteRegistryWatch.Entries {
+    /** Where the workers register (the rendezvous of {@code xaf worker --etcd}). */
+    public static final String JOBS = "/xaf/jobs/";
+    private static final String NUMBER = "(0|[1-9][0-9]{0,8})";
+    private static final Pattern KEY = Pattern.compile(Pattern.quote(JOBS) + NUMBER + "/ranks/" + NUMBER);
+
+    /** A port's own addresses, as the gateway's network namespace holds them. */
+    public interface PortAddresses {
+        List<InetAddress> ips(String iface);
+
+        byte[] mac(String iface);
+    }
+
+    /**
+     * The interfaces of the namespace the gateway runs in, each read at most once a second: every change under the
+     * prefix derives every route again, and one interface lookup costs about 0.1 ms.
+     */
+    public static final PortAddresses SYSTEM = cached(new PortAddresses() {
+        @Override
+        public List<InetAddress> ips(String iface) {
+            NetworkInterface ni = find(iface);
+            return ni == null ? List.of() : ni.inetAddresses().toList();
+        }
+
+        @Override
+        public byte[] mac(String iface) {
+            NetworkInterface ni = find(iface);
+            try {
+                return ni == null ? null : ni.getHardwareAddress();
+            } catch (SocketException e) {
+                return null;
+            }
+        }
+
+        private NetworkInterface find(String iface) {
+            try {
+                return NetworkInterface.getByName(iface);
+            } catch (SocketException e) {
+                return null;
+            }
+        }
+    }, 1_000_000_000L);
+
+    /** {@code read}, each interface's answer kept for {@code maxAgeNanos}. */
+    static PortAddresses cached(PortAddresses read, long maxAgeNanos) {
+        record Read(List<InetAddress> ips, byte[] mac, long at) {}
+        Map<String, Read> reads = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.function.Function<String, Read> get = iface -> reads.compute(iface, (k, r) ->
+                r != null && System.nanoTime() - r.at() < maxAgeNanos ? r : new Read(read.ips(k), read.mac(k), System.nanoTime()));
+        return new PortAddresses() {
+            @Override
+            public List<InetAddress> ips(String iface) {
+                return get.apply(iface).ips();
+            }
+
+            @Override
+            public byte[] mac(String iface) {
+                byte[] mac = get.apply(iface).mac();
+                return mac == null ? null : mac.clone();
+            }
+        };
+    }
+
+    private final PortAddresses addresses;
+
+    public JobRoutes(PortAddresses addresses) {
+        this.addresses = addresses;
+    }
+
+    /** Checks a {@code --follow-jobs} prefix: every job ({@code /xaf/jobs/}) or one ({@code /xaf/jobs/7/}). */
+    public static String checkPrefix(String prefix) {
+        String p = prefix.endsWith("/") ? prefix : prefix + "/";
+        if (!p.equals(JOBS) && !p.matches(Pattern.quote(JOBS) + "[1-9][0-9]{0,4}/")) {
+            throw new IllegalArgumentException("--follow-jobs must be " + JOBS + " (every job) or " + JOBS
+                    + "JOB/ (one job), where the workers register; was " + prefix);
+        }
+        return p;
+    }
+
+    /** Derived routes appear and leave with registrations: an empty set is every job ended, not a mistake. */
+    @Override
+    public boolean emptyNeedsMarker() {
+        return false;
+    }
+
+    @Override
+    public Optional<GatewayConfig.RouteConfig> route(String key, String value, String source,
+                                                     List<GatewayConfig.PortConfig> ports) {
+        Matcher m = KEY.matcher(key);
+        if (!m.matches()) return Optional.empty();
+        long job = Long.parseLong(m.group(1)), rank = Long.parseLong(m.group(2));
+        if (job < 1 || job > 0xFFFF) throw new ConfigException(source + ": job " + job + " is outside 1..65535");
+        if (rank > 0xFFFF) throw new ConfigException(source + ": rank " + rank + " is outside 0..65535");
+        Map<String, Object> reg;
+        try {
+            reg = RankRegistration.read(value, source);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
+        String dc = (String) reg.get("datacenter");
+        GatewayConfig.PortConfig port = ports.stream().filter(p -> p.datacenter().equals(Optional.of(dc))).findFirst().orElse(null);
+        if (port == null) return Optional.empty(); // a data center this gateway does not face
+        String where = source + " (rank " + rank + " of job " + job + ", data center " + dc + ", port " + port.iface() + ")";
+        NetworkForm form = NetworkForm.fromName((String) reg.get("form"));
+        if (form != port.form()) {
+            throw new ConfigException(where + ": registered form " + form.configName() + ", the port is "
+                    + port.form().configName());
+        }
+        if (!(reg.get("token") instanceof Long token)) throw new ConfigException(where + ": no job token registered");
+        if (!(reg.get("mac") instanceof String macText)) throw new ConfigException(where + ": no MAC registered");
+        byte[] dstMac = mac(macText, where);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> gateway = (Map<String, Object>) reg.getOrDefault("gateway", Map.of());
+        Optional<byte[]> srcIp = Optional.empty(), dstIp = Optional.empty();
+        if (form == NetworkForm.ID) {
+            if (!(gateway.get("mac") instanceof String gw)) throw new ConfigException(where + ": no gateway MAC registered");
+            byte[] own = addresses.mac(port.iface());
+            if (own == null || !Arrays.equals(own, mac(gw, where))) {
+                throw new ConfigException(where + ": registered gateway " + gw + ", which is not the port's MAC ("
+                        + (own == null ? "none" : HexFormat.ofDelimiter(":").formatHex(own)) + ")");
+            }
+        } else {
+            if (!(reg.get("ip") instanceof String ip)) throw new ConfigException(where + ": no ip registered");
+            if (!(gateway.get("ip") instanceof String gw)) throw new ConfigException(where + ": no gateway ip registered");
+            dstIp = Optional.of(ip(ip, form, where + ": ip").getAddress());
+            InetAddress gwIp = ip(gw, form, where + ": gateway");
+            List<InetAddress> own = addresses.ips(port.iface());
+            if (own.stream().noneMatch(a -> Arrays.equals(a.getAddress(), gwIp.getAddress()))) {
+                throw new ConfigException(where + ": registered gateway " + gw + ", which is not an address of the port ("
+                        + String.join(", ", own.stream().map(InetAddress::getHostAddress).toList()) + ")");
+            }
+            srcIp = Optional.of(gwIp.getAddress());
+        }
+        List<String> ingress = ports.stream().map(GatewayConfig.PortConfig::iface).filter(i -> !i.equals(port.iface())).toList();
+        return Optional.of(new GatewayConfig.RouteConfig((int) (job << 16 | rank), (int) job, (int) (long) token,
+                GatewayConfig.Action.FORWARD, Optional.of(port.iface()), Optional.of(form), ingress, Optional.empty(),
+                Optional.of(dstMac), srcIp, dstIp, XafHeader.UDP_PORT, XafHeader.UDP_PORT, 0, 0));
+    }
+
+    private static byte[] mac(String text, String where) {
+        try {
+            return GatewayConfigParser.parseMac(text);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(where + ": " + e.getMessage());
+        }
+    }
+
+    private static InetAddress ip(String text, NetworkForm form, String where) {
+        InetAddress a;
+        try {
+            a = InetAddress.ofLiteral(text);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(where + ": '" + text + "' is not an IP address");
+        }
+        if ((a instanceof Inet4Address) != (form == NetworkForm.IPV4)) {
+            throw new ConfigException(where + ": '" + text + "' is not an " + form.configName() + " address");
+        }
+        return a;
+    }
+}
