@@ -51,7 +51,11 @@ final class BenchTrainText {
               relative to the WAN rate over that window (includes the time the WAN sits idle during compute).
             - **workers' core busy, gateway's core busy**: the share of the same window in which CPU 0 (the four
               workers and the emulated network) and CPU 1 (the gateway) ran anything, from /proc/stat. The core
-              that is busy all the time sets the pace of the job; the other waits.
+              that is busy all the time sets the pace of the job; the other waits. With a gateway CPU budget the
+              gateway's core is busy all the time by construction (the budget's duty-cycle thread runs there).
+            - **gateway CPU used**: the CPU time of the gateway's data path (as for the cost per packet below) over
+              the same window, as a share of the CPU it may use: its budget when the gateway is budgeted, else its
+              core. Near 100% the gateway sets the pace; well below, the workers' core (or the WAN) does.
             - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' NAPI threads, and the
               relay or AF_XDP process; not the xdp mode's control process, which only programs the kernel), from
               /proc/*/schedstat over the same window, divided by the packets that crossed the WAN in both

@@ -195,6 +195,18 @@ public final class TrainBench {
         return window <= 0 || busy == null ? Double.NaN : Math.min(1.0, (double) busy / window);
     }
 
+    /**
+     * How much of the CPU it may use the gateway's data path used over the window, 0..1: of its budget when the
+     * gateway's CPU is budgeted ({@code share} < 1), else of its core. Near 1 the gateway sets the pace; unlike the
+     * gateway's core busy, it leaves out the budget's own duty-cycle thread. NaN when not measured.
+     */
+    static double gatewayCpuUsed(TrainResult r, double share) {
+        Map<String, Long> c = r.gatewayCounters();
+        long window = c.getOrDefault("window_ns", 0L);
+        Long cpu = c.get("gateway_cpu_ns");
+        return window <= 0 || cpu == null ? Double.NaN : cpu / (window * share);
+    }
+
     /** Gateway CPU time per packet that crossed the WAN, in ns. */
     static double gatewayNsPerPacket(TrainResult r) {
         Map<String, Long> c = r.gatewayCounters();
@@ -242,8 +254,8 @@ public final class TrainBench {
             md.append("## ").append(c.name()).append("\n\n").append(c.description()).append(" WAN ").append(c.wanRate())
                     .append(" per direction; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
                     .append(", preset ").append(c.preset()).append(".\n\n");
-            md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
-            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU used | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
+            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             Map<Cell, List<Run>> byCell = new LinkedHashMap<>();
             for (Run r : all) if (r.config().equals(c.name())) byCell.computeIfAbsent(r.cell(), k -> new ArrayList<>()).add(r);
             for (var e : byCell.entrySet()) {
@@ -252,12 +264,13 @@ public final class TrainBench {
                 double step = median(rs, r -> r.result().medianStepMs());
                 String vsXdp = xdp == null || e.getKey().mode() == GatewayMode.XDP ? "-"
                         : String.format(Locale.ROOT, "%+.1f%%", 100 * (step - median(xdp, r -> r.result().medianStepMs())) / step);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
                         e.getKey().endpoint().configName(), e.getKey().mode().configName(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
                         100 * median(rs, r -> commShare(r.result())), 100 * median(rs, r -> wanUtilisation(r.result())),
                         100 * median(rs, r -> coreBusy(r.result(), "worker")),
                         100 * median(rs, r -> coreBusy(r.result(), "gateway")),
+                        100 * median(rs, r -> gatewayCpuUsed(r.result(), gatewayCpuShare)),
                         spread(rs, r -> gatewayNsPerPacket(r.result()), "%.0f"),
                         (long) median(rs, r -> drops(r.result())), (long) median(rs, r -> retransmits(r.result())), vsXdp));
                 for (Run r : rs) json.add(jsonRun(c, r));
@@ -296,6 +309,7 @@ public final class TrainBench {
         run.put("wan_utilisation", wanUtilisation(r.result()));
         run.put("workers_core_busy", coreBusy(r.result(), "worker"));
         run.put("gateway_core_busy", coreBusy(r.result(), "gateway"));
+        run.put("gateway_cpu_used", gatewayCpuUsed(r.result(), gatewayCpuShare));
         run.put("gateway_ns_per_packet", gatewayNsPerPacket(r.result()));
         run.put("drops", drops(r.result()));
         run.put("retransmits", retransmits(r.result()));
