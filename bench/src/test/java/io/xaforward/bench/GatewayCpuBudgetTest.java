@@ -15,7 +15,9 @@ import org.junit.jupiter.api.Timeout;
  * The gateway CPU budget holds the same for a gateway in the kernel (the XDP program and Linux forwarding, both in
  * the ports' threaded-NAPI kernel threads) and for a gateway process (the relay): with the senders flat out, none
  * uses more than its budget of the gateway's CPU (measured from /proc/PID/schedstat of its kthreads and threads),
- * and each that used more without the budget forwards fewer packets with it. Needs root and two CPUs.
+ * and each that used more without the budget forwards fewer packets with it and uses its budget: the relay within 5
+ * points in every sample, the NAPI threads of a kernel gateway with skb senders within 5 points at best (the share
+ * the drain after each sample leaves them). Needs root and two CPUs.
  */
 class GatewayCpuBudgetTest {
     static final double BUDGET = 0.25;
@@ -36,6 +38,7 @@ class GatewayCpuBudgetTest {
         assertFalse(held.samples().isEmpty(), progress);
         StringBuilder table = new StringBuilder();
         int limited = 0;
+        double napiBest = 0, napiExpected = Double.NaN;
         for (ForwardBench.Sample h : held.samples()) {
             ForwardBench.Sample f = free.samples().stream()
                     .filter(s -> s.mode() == h.mode() && s.sender() == h.sender() && s.flow().equals(h.flow())).findFirst().orElseThrow();
@@ -49,13 +52,19 @@ class GatewayCpuBudgetTest {
                 // a gateway held to its budget finds more packets per poll and spends less on each; the kernel
                 // gateway here 3.8 us free, 1.9 us budgeted, so 151 -> 115 kpps for 58% -> 22% of the CPU) ...
                 assertTrue(h.pps() <= 0.9 * f.pps(), what);
-                // ... and uses its budget: a process gateway all of it (its socket buffers keep what arrived while
-                // the budget thread held the CPU); a kernel gateway a quarter at least (the veth's 256-slot ring drops
-                // what arrives beyond it, so what is left to do in its window is what arrived since: 14% of the CPU
-                // for the XDP gateway with the live generator on a quiet machine, less when other work shares CPU 1)
+                // ... and uses its budget: a process gateway all of it over the whole sample (its socket buffers
+                // keep what arrived while the budget thread held the CPU, and it drains them after the senders stop);
+                // a kernel gateway a quarter at least in every sample (with the live generator, 6 Mpps, the veth's
+                // 256-slot ring, not the budget, limits what each period holds: 15-17% measured quiet)
                 double floor = h.mode() == ForwardBench.Mode.RELAY ? BUDGET - 0.05 : BUDGET / 4;
                 assertTrue(h.gatewayCpuShare() >= floor, what);
                 limited++;
+                if (h.mode() != ForwardBench.Mode.RELAY && h.sender() == ForwardBench.Sender.SKB) {
+                    // NAPI threads have nothing to do in the drain after the senders stop: over the sample they can
+                    // use the budget of the sending window only (22.7% of a 1.1 s sample at 25%)
+                    napiExpected = BUDGET * h.seconds() / (h.seconds() + ForwardBench.DRAIN_MS / 1e3);
+                    napiBest = Math.max(napiBest, h.gatewayCpuShare());
+                }
             }
         }
         // the XDP gateway with the live generator and the relay with skb senders both use more than the budget without it
@@ -64,6 +73,12 @@ class GatewayCpuBudgetTest {
                 modes + progress);
         assertTrue(limited >= 2, "fewer than two samples used more than the budget without it:\n" + modes + progress);
         assertTrue(held.samples().stream().anyMatch(s -> s.mode() == ForwardBench.Mode.RELAY), modes);
+        // and the NAPI threads of a kernel gateway with skb senders are held to the budget within 5 points, as a
+        // process is (CpuBudgetTest): other work on CPU 1 can only lower a sample, so the best one is compared
+        // (XDP and kernel: 20-23% measured quiet)
+        assertTrue(!Double.isNaN(napiExpected), "no kernel gateway with skb senders used more than its budget without it:\n" + modes + progress);
+        assertTrue(Math.abs(napiBest - napiExpected) <= 0.05, "kernel gateways' best share " + napiBest + " against "
+                + napiExpected + ":\n" + modes + progress);
         assertTrue(progress.contains("gateway CPU budget: 25% of CPU 1"), progress);
         System.out.print(modes);
     }
