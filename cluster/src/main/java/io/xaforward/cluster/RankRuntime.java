@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 
 /**
  * One rank's running parts, the same in every rank main (a training rank in the testbed, a training rank on a real
@@ -64,8 +65,6 @@ public final class RankRuntime implements AutoCloseable {
     }
 
     public int rank() { return wiring.rank(); }
-    public int worldSize() { return wiring.worldSize(); }
-    public RankWiring wiring() { return wiring; }
     public ReliableTransport transport() { return transport; }
     /** The rank's collectives, with the configuration it was started with. */
     public Collectives collectives() { return collectives; }
@@ -86,10 +85,12 @@ public final class RankRuntime implements AutoCloseable {
 
     /**
      * The {@code step} line of a training step: loss, time split, throughput, learning rate, what the transport sent
-     * and retransmitted so far, the validation figures when the step had them, and the weight checksum when given.
+     * and retransmitted so far, the validation figures when the step had them, and the weight checksum every
+     * {@code checksumEvery} steps and after the last of {@code steps} (none when {@code checksumEvery} is 0).
      */
-    public void reportStep(StepStats s, Long weightChecksum) {
-        StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", s.step() + 1,
+    public void reportStep(StepStats s, long checksumEvery, long steps, LongSupplier weightChecksum) {
+        long step = s.step() + 1;
+        StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
                 "loss", String.format(Locale.ROOT, "%.6f", s.loss()),
                 "ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.communicationMillis() + s.optimizerMillis()),
                 "compute_ms", String.format(Locale.ROOT, "%.2f", s.computeMillis() + s.optimizerMillis()),
@@ -98,7 +99,9 @@ public final class RankRuntime implements AutoCloseable {
                 "lr", String.format(Locale.ROOT, "%.6g", s.learningRate()),
                 "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits()));
         if (s.validation() != null) line.append(' ').append(WorkerLine.validationValues(s.validation()));
-        if (weightChecksum != null) line.append(" checksum=").append(Long.toHexString(weightChecksum));
+        if (checksumEvery > 0 && (step % checksumEvery == 0 || step == steps)) {
+            line.append(" checksum=").append(Long.toHexString(weightChecksum.getAsLong()));
+        }
         out.println(line);
         out.flush();
     }

@@ -63,9 +63,7 @@ public final class WorkerMain {
             runtime.report("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName());
             trainer.train(stats -> {
-                long step = stats.step() + 1;
-                boolean checksum = spec.checksumEvery() > 0 && (step % spec.checksumEvery() == 0 || step == spec.steps());
-                runtime.reportStep(stats, checksum ? trainer.weightChecksum() : null);
+                runtime.reportStep(stats, spec.checksumEvery(), spec.steps(), trainer::weightChecksum);
                 JobCheckpoints.afterStep(spec, rank, trainer);
             });
             if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));

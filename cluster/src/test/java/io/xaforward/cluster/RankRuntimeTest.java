@@ -102,7 +102,7 @@ class RankRuntimeTest {
             boolean ok = true;
             for (int i = 0; i < count; i++) ok &= buffer.getAtIndex(ValueLayout.JAVA_FLOAT, i) == 0 + 1 + 2 + 3f * i;
             runtime.reportStep(new StepStats(4, 6.9f, 6.9f, 1e-3, 1.0, 1.0, 2.0, 0.25, 100,
-                    new Evaluation(6.5, 0.02, 10, 10)), 0xabcL);
+                    new Evaluation(6.5, 0.02, 10, 10)), 5, 10, () -> 0xabcL);
             runtime.finish("result", ok ? "sum-ok" : "sum-wrong");
         }
         assertThrows(IllegalStateException.class,

@@ -151,9 +151,7 @@ public final class ClusterWorker {
 
         @Override
         public void onStep(StepStats s) {
-            long step = s.step() + 1;
-            boolean checksum = o.checksumEvery() > 0 && (step % o.checksumEvery() == 0 || step == o.steps());
-            runtime.reportStep(s, checksum ? trainer.weightChecksum() : null);
+            runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::weightChecksum);
         }
 
         @Override
