@@ -8,8 +8,9 @@ import java.util.ArrayList;
 
 /**
  * The receiving half of the transport: expected messages, DATA chunks handed exactly once to their sink, the bitmap
- * of what arrived, delayed ACKs, NACKs for chunks that came before their message was expected, and the receive
- * timeout. Event-loop thread only.
+ * of what arrived, delayed ACKs, chunks that came before their message was expected (held in {@link EarlyChunks}
+ * until it is, or dropped and named in a NACK when there is no room), and the receive timeout. Event-loop thread
+ * only.
  */
 final class Receiver {
     private static final int COMPLETED_MEMORY = 4096;
@@ -25,8 +26,17 @@ final class Receiver {
     private final int ackEveryChunks;
     private final long ackDelayNanos;
     private final long receiveTimeoutNanos;
+    private final EarlyChunks early;
+    /** Held chunks older than this are dropped: their sender has given up on the message (its ACK timeout). */
+    private final long earlyLifetimeNanos;
+    private final EarlyChunks.Taker takeHeld = this::takeHeld;
+    private final EarlyChunks.Expired expireHeld = this::expireHeld;
+    /** The message taking held chunks ({@link #admit}), or the peer whose held chunks expire ({@link #checkTimeouts}). */
+    private InboundMessage taking;
+    private PeerState expiring;
 
-    Receiver(TransportConfig config, DatagramWriter writer, TransportStats stats, LongArrayPool pool, LoopTime time) {
+    Receiver(TransportConfig config, DatagramWriter writer, TransportStats stats, LongArrayPool pool, LoopTime time,
+             int rankLimit) {
         this.config = config;
         this.writer = writer;
         this.stats = stats;
@@ -36,6 +46,9 @@ final class Receiver {
         ackEveryChunks = config.ackDelay().isZero() ? 1 : config.ackEveryChunks();
         ackDelayNanos = ackEveryChunks == 1 ? 0 : config.ackDelay().toNanos();
         receiveTimeoutNanos = config.receiveTimeout().toNanos();
+        early = new EarlyChunks((int) Math.min(Integer.MAX_VALUE, config.earlyChunkBytes() / config.maxPayload()),
+                config.maxPayload(), rankLimit);
+        earlyLifetimeNanos = config.ackTimeout().toNanos();
     }
 
     /** How long an ACK may wait for more chunks (0: none waits). */
@@ -48,7 +61,10 @@ final class Receiver {
         return !ackPending.isEmpty();
     }
 
-    /** Takes a posted receive: refused when its id was used or is in use; NACKs chunks that came before it. */
+    /**
+     * Takes a posted receive: refused when its id was used or is in use. Chunks of it that came before are taken from
+     * the held ones; those that had to be dropped are named in a NACK.
+     */
     void admit(InboundMessage message) {
         PeerState peer = message.peer;
         if (message.refuseReusedId(received, peer.inbound, "received", "from", "is already expected")) {
@@ -58,9 +74,35 @@ final class Receiver {
         message.words = Bitmaps.wordsFor(message.chunkCount);
         message.received = pool.acquire(message.words);
         peer.inbound.add(message);
-        if (peer.unexpectedMatches(message.id.step(), message.id.bucketId(), message.chunkCount)) {
-            sendNack(peer, message);
+        if (early.heldFrom(peer.rank) > 0) {
+            taking = message;
+            early.take(peer.rank, message.id.step(), message.id.bucketId(), takeHeld);
+            taking = null;
         }
+        if (peer.unexpectedMatches(message.id.step(), message.id.bucketId(), message.chunkCount)) {
+            if (message.done) peer.forgetUnexpected();
+            else sendNack(peer, message);
+        }
+    }
+
+    /** A held chunk of the message being admitted: checked against the posted receive as a fresh one would be. */
+    private void takeHeld(int index, int count, MemorySegment segment, long offset, int length) {
+        InboundMessage message = taking;
+        if (message.done) {
+            stats.increment(Counter.DUPLICATES_DROPPED); // completed by other held copies of its chunks (or failed)
+            return;
+        }
+        if (count != message.chunkCount || index < 0 || index >= count || length != message.expectedLength(index)) {
+            stats.increment(Counter.MALFORMED_DROPS);
+            return;
+        }
+        deliver(message, index, segment, offset, length);
+    }
+
+    /** A held chunk dropped unclaimed: named in the NACK if its message is posted after all. */
+    private void expireHeld(int step, int bucket, int count, int index) {
+        stats.increment(Counter.EARLY_CHUNKS_EXPIRED);
+        expiring.rememberUnexpected(step, bucket, count, index);
     }
 
     /**
@@ -93,6 +135,9 @@ final class Receiver {
             if (received.contains(peer.rank, step, bucket, count)) {
                 stats.increment(Counter.DUPLICATES_DROPPED);
                 writer.sendAck(peer, step, bucket, count, count, count, null, 0);
+            } else if (index >= 0 && index < count
+                    && early.hold(peer.rank, step, bucket, count, index, segment, payloadOffset, length, time.now)) {
+                stats.increment(Counter.EARLY_CHUNKS_HELD);
             } else {
                 stats.increment(Counter.UNEXPECTED_DROPS);
                 if (index >= 0 && index < count) {
@@ -105,6 +150,13 @@ final class Receiver {
             stats.increment(Counter.MALFORMED_DROPS);
             return;
         }
+        deliver(message, index, segment, payloadOffset, length);
+    }
+
+    /** Hands chunk {@code index} (its count and length checked) to the message's sink once, and acknowledges it. */
+    private void deliver(InboundMessage message, int index, MemorySegment segment, long payloadOffset, int length) {
+        PeerState peer = message.peer;
+        int count = message.chunkCount;
         message.lastActivityNanos = time.now;
         if (Bitmaps.get(message.received, 0, index)) {
             stats.increment(Counter.DUPLICATES_DROPPED);
@@ -128,8 +180,8 @@ final class Receiver {
             message.cumulative++;
         }
         if (message.receivedCount == count) {
-            received.remember(peer.rank, step, bucket, count);
-            writer.sendAck(peer, step, bucket, count, count, count, null, 0);
+            received.remember(peer.rank, message.id.step(), message.id.bucketId(), count);
+            writer.sendAck(peer, message.id.step(), message.id.bucketId(), count, count, count, null, 0);
             finish(message);
             stats.increment(Counter.MESSAGES_RECEIVED);
             message.future.complete(null);
@@ -193,12 +245,20 @@ final class Receiver {
         return sent;
     }
 
-    /** Fails the expected messages of {@code peer} from which nothing arrived within the receive timeout. */
+    /**
+     * Drops held chunks of {@code peer} older than the ACK timeout, and fails the expected messages of {@code peer}
+     * from which nothing arrived within the receive timeout.
+     */
     int checkTimeouts(PeerState peer) {
-        if (receiveTimeoutNanos <= 0) {
-            return 0;
-        }
         int work = 0;
+        if (early.heldFrom(peer.rank) > 0) {
+            expiring = peer;
+            work += early.expire(peer.rank, time.now - earlyLifetimeNanos, expireHeld);
+            expiring = null;
+        }
+        if (receiveTimeoutNanos <= 0) {
+            return work;
+        }
         for (int i = peer.inbound.size() - 1; i >= 0; i--) {
             InboundMessage m = peer.inbound.get(i);
             if (time.now - m.lastActivityNanos > receiveTimeoutNanos) {

@@ -95,7 +95,7 @@ public final class ReliableTransport implements AutoCloseable {
         LongArrayPool pool = new LongArrayPool();
         writer = new DatagramWriter(config, port, seal, stats, time);
         sender = new Sender(config, peers, writer, stats, pool, time);
-        receiver = new Receiver(config, writer, stats, pool, time);
+        receiver = new Receiver(config, writer, stats, pool, time, peers.length);
         busySleepNanos = Math.min(BUSY_SLEEP_NANOS, config.minRto().toNanos());
         idleStrategy = new IdleStrategy(SPIN_PASSES, idlePasses -> {
             if (port.canAwaitReceive() && !writer.paced()) {

@@ -17,6 +17,12 @@ public final class TransportConfig {
     public static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
     /** Chunks in flight per destination rank for the ranks of a job ({@link #forJob}). */
     public static final int JOB_WINDOW_CHUNKS = 512;
+    /**
+     * Memory for early chunks by default: 16 MiB, a window of {@link #JOB_WINDOW_CHUNKS} chunks from each of three
+     * peers at 9000-byte frames, twelve at 1500 (a sender's unacknowledged chunks to one receiver never exceed its
+     * window, and held chunks are not acknowledged).
+     */
+    public static final long DEFAULT_EARLY_CHUNK_BYTES = 16L << 20;
     /** How long a job's rank waits for acknowledgement progress before a send fails. */
     public static final Duration JOB_ACK_TIMEOUT = Duration.ofSeconds(60);
 
@@ -38,6 +44,7 @@ public final class TransportConfig {
     private final RunNonce runNonce;
     private final int ackEveryChunks;
     private final Duration ackDelay;
+    private final long earlyChunkBytes;
     private final NanoClock clock;
 
     private TransportConfig(Builder b) {
@@ -59,6 +66,7 @@ public final class TransportConfig {
         this.runNonce = b.runNonce;
         this.ackEveryChunks = b.ackEveryChunks;
         this.ackDelay = b.ackDelay;
+        this.earlyChunkBytes = b.earlyChunkBytes;
         this.clock = b.clock;
     }
 
@@ -147,6 +155,12 @@ public final class TransportConfig {
     public int ackEveryChunks() { return ackEveryChunks; }
     /** Longest time a received chunk waits for its acknowledgement (delayed ACK timer). */
     public Duration ackDelay() { return ackDelay; }
+    /**
+     * Memory for chunks that arrive before their message is expected (a peer ahead of this rank), held until the
+     * receive is posted instead of dropped and resent; allocated as it is needed. 0 drops them (a NACK names them
+     * when the receive is posted).
+     */
+    public long earlyChunkBytes() { return earlyChunkBytes; }
     /** Where the transport reads the time (the system's monotonic clock unless a test injects another). */
     public NanoClock clock() { return clock; }
 
@@ -169,6 +183,7 @@ public final class TransportConfig {
         private RunNonce runNonce;
         private int ackEveryChunks = 32;
         private Duration ackDelay = Duration.ofMillis(1);
+        private long earlyChunkBytes = DEFAULT_EARLY_CHUNK_BYTES;
         private NanoClock clock = NanoClock.SYSTEM;
 
         private Builder(int localRank, int jobId, int jobToken) {
@@ -273,6 +288,15 @@ public final class TransportConfig {
             }
             this.ackEveryChunks = everyChunks;
             this.ackDelay = delay;
+            return this;
+        }
+
+        /** See {@link TransportConfig#earlyChunkBytes()}; 0 holds none. */
+        public Builder earlyChunkBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("early chunk memory must not be negative, was " + bytes);
+            }
+            this.earlyChunkBytes = bytes;
             return this;
         }
 

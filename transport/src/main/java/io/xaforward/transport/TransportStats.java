@@ -14,7 +14,7 @@ public final class TransportStats {
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
         AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, SOURCE_ADDRESS_DROPS, TIMEOUT_LOSSES, SACK_LOSSES,
         TIMEOUT_EVENTS, CWND_REDUCTIONS, SPURIOUS_LOSSES, CWND_UNDOS, NACKS_SENT, NACKS_RECEIVED, NACK_LOSSES,
-        RESTORED_CHUNKS
+        RESTORED_CHUNKS, EARLY_CHUNKS_HELD, EARLY_CHUNKS_EXPIRED
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -54,8 +54,12 @@ public final class TransportStats {
     public long malformedDrops() { return get(Counter.MALFORMED_DROPS); }
     /** Packets addressed to another rank. */
     public long misdirectedDrops() { return get(Counter.MISDIRECTED_DROPS); }
-    /** Data for a message nobody expects (yet); the sender retransmits it later. */
+    /** Data for a message nobody expects (yet) that could not be held (no room); the sender retransmits it later. */
     public long unexpectedDrops() { return get(Counter.UNEXPECTED_DROPS); }
+    /** Data chunks held because they came before their message was expected (taken when it is; no resend). */
+    public long earlyChunksHeld() { return get(Counter.EARLY_CHUNKS_HELD); }
+    /** Held chunks dropped because their message was not expected within the ACK timeout. */
+    public long earlyChunksExpired() { return get(Counter.EARLY_CHUNKS_EXPIRED); }
     /** Datagrams the port refused (full socket buffer or ring); recovered by retransmission. */
     public long portSendFailures() { return get(Counter.PORT_SEND_FAILURES); }
     public long sendTimeouts() { return get(Counter.SEND_TIMEOUTS); }
