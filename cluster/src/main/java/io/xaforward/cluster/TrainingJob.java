@@ -167,6 +167,11 @@ public final class TrainingJob {
         // The network from the end of step 1 to the end, and every rank's retransmissions: what benchmarks report.
         if (firstStep != null) counters.putAll(cluster.sampleNetwork().since(firstStep));
         counters.put("retransmits", done.values().stream().mapToLong(l -> l.integer("retransmits")).sum());
+        for (String key : RankRuntime.LOSS_COUNTERS) {
+            if (done.values().stream().allMatch(l -> l.values().containsKey(key))) {
+                counters.put(key, done.values().stream().mapToLong(l -> l.integer(key)).sum());
+            }
+        }
         double wall = (System.nanoTime() - start) / 1e9;
         return new TrainResult(spec, world, steps, wall, counters, checksum, parameterCount);
     }

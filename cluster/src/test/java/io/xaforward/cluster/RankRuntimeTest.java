@@ -78,7 +78,10 @@ class RankRuntimeTest {
                 assertEquals("abc", step.get("checksum"));
                 assertEquals(r, done.integer("rank"));
                 assertEquals("sum-ok", done.get("result"));
-                assertTrue(done.integer("retransmits") >= 0, "chunks that arrive before their expect are sent again");
+                assertTrue(done.integer("retransmits") >= 0);
+                for (String key : RankRuntime.LOSS_COUNTERS) assertTrue(done.integer(key) >= 0, key + " in " + out);
+                // chunks that come before their expect are held, never dropped
+                assertEquals(0, done.integer("unexpected_drops"), out);
                 assertTrue(done.integer("sent_bytes") >= step.integer("sent_bytes"));
             }
         } finally {
