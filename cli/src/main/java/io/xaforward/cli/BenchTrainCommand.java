@@ -22,7 +22,9 @@ import java.util.concurrent.Callable;
         footerHeading = "%nExample:%n",
         footer = {"  xaf bench train --quick --out bench-results"})
 final class BenchTrainCommand implements Callable<Integer> {
-    static final List<String> CONFIGS = List.of("comm-bound", "gateway-bound");
+    static final List<String> CONFIGS = List.of("comm-bound", "gateway-bound", "edge");
+    /** What runs without --configs. */
+    static final List<String> DEFAULT_CONFIGS = List.of("comm-bound", "gateway-bound");
 
     @Option(paramLabel = "N", names = "--runs", defaultValue = "3", description = "runs per cell, interleaved (default: ${DEFAULT-VALUE})")
     int runs;
@@ -41,7 +43,7 @@ final class BenchTrainCommand implements Callable<Integer> {
     List<String> endpoints;
 
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--configs", split = ",",
-            description = "configurations to run, comm-bound and/or gateway-bound (default: both)")
+            description = "configurations to run: comm-bound, gateway-bound, edge (default: comm-bound,gateway-bound)")
     List<String> configNames;
 
     @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
@@ -55,7 +57,7 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
-        List<String> wanted = configNames != null ? configNames : CONFIGS;
+        List<String> wanted = configNames != null ? configNames : DEFAULT_CONFIGS;
         for (String c : wanted) {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
         }
@@ -76,6 +78,11 @@ final class BenchTrainCommand implements Callable<Integer> {
             if (wanted.contains("gateway-bound")) configs.add(new TrainBench.Config("gateway-bound", cross, same, "4gbit", "wide", steps, 8, chosenEndpoints, chosen,
                     "The same job with a WAN wider than any gateway here forwards: the gateway (and the endpoints) set"
                             + " the pace."));
+            if (wanted.contains("edge")) configs.add(new TrainBench.Config("edge", TrainCommand.shippedTopology("two-dc-edge.yaml"),
+                    TrainCommand.shippedTopology("two-dc-ipv4-edge.yaml"), TrainBench.NO_WAN, "wide", steps, 8, chosenEndpoints, chosen,
+                    "Two ranks, one host per data center wired straight to the gateway: every gradient datagram crosses the"
+                            + " gateway and nothing else forwards it (no switch, no emulated WAN), so the hosts' core pays"
+                            + " only the ranks' compute and their sends and receives."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)

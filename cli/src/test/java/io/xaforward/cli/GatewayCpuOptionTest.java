@@ -32,6 +32,6 @@ class GatewayCpuOptionTest {
         cl.setErr(new PrintWriter(err, true));
         int rc = cl.execute("bench", "train", "--configs", "gateway-bound,wan-bound", "--out", "/nonexistent/never-created");
         assertEquals(1, rc, err.toString());
-        assertTrue(err.toString().contains("unknown configuration 'wan-bound' (known: comm-bound, gateway-bound)"), err.toString());
+        assertTrue(err.toString().contains("unknown configuration 'wan-bound' (known: comm-bound, gateway-bound, edge)"), err.toString());
     }
 }

@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * What the network of a job did up to one moment, read from the kernel: the gateway's CPU time (when the job is
  * {@linkplain ClusterRun#placed() placed}), how long the workers' core and the gateway's core were busy with anything
  * ({@code /proc/stat}: which of the two sets the pace), and the WAN's transmitted bytes and packets per direction and
- * queue drops (when the topology has a WAN). Two samples give the rates of the interval between them.
+ * queue drops (when the topology has a WAN; without one, the packets that left the gateways' ports stand for the
+ * packets between the data centers). Two samples give the rates of the interval between them.
  */
 public record NetworkSample(long nanos, long gatewayCpuNs, long workerCoreBusyNs, long gatewayCoreBusyNs,
                             long wanBytesToDc, long wanBytesFromDc, long wanPackets, long wanDrops) {
@@ -25,8 +26,14 @@ public record NetworkSample(long nanos, long gatewayCpuNs, long workerCoreBusyNs
         long cpu = placement.gatewayCpuNs();
         ProcStat stat = ProcStat.read();
         long workerCore = stat.busyNs("cpu" + Placement.WORKER_CPU), gatewayCore = stat.busyNs("cpu" + Placement.GATEWAY_CPU);
-        var wan = Layout.of(topology).wan();
-        if (wan.isEmpty()) return new NetworkSample(now, cpu, workerCore, gatewayCore, 0, 0, 0, 0);
+        Layout layout = Layout.of(topology);
+        var wan = layout.wan();
+        if (wan.isEmpty()) {
+            // No WAN: what crossed between the data centers is what left the gateways' ports (each frame leaves once).
+            long packets = 0;
+            for (var port : layout.gatewayPorts()) packets += tx(port.namespace(), port.iface())[1];
+            return new NetworkSample(now, cpu, workerCore, gatewayCore, 0, 0, packets, 0);
+        }
         String ns = wan.get().namespace();
         long[] toDc = tx(ns, wan.get().dcSide()), fromDc = tx(ns, wan.get().gatewaySide());
         return new NetworkSample(now, cpu, workerCore, gatewayCore, toDc[0], fromDc[0], toDc[1] + fromDc[1],

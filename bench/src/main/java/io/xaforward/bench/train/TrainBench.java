@@ -42,6 +42,9 @@ public final class TrainBench {
      * One configuration: a model and a WAN rate, run on a cross-form topology (IPv4 DC and IPv6 DC) for every mode
      * that can translate or tunnel, and on a same-form one (two IPv4 DCs) for the modes that need it (kernel).
      */
+    /** {@link Config#wanRate()} of a configuration whose topologies have no emulated WAN. */
+    public static final String NO_WAN = "none";
+
     public record Config(String name, Path crossForm, Path sameForm, String wanRate, String preset, long steps,
                          int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description) {}
 
@@ -157,8 +160,12 @@ public final class TrainBench {
         return all;
     }
 
-    /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it). */
+    /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it); "none": the file as is. */
     private Path withWanRate(Path topology, String rate, String name) throws IOException {
+        if (rate.equals(NO_WAN)) {
+            if (Topology.load(topology).wan().isPresent()) throw new IllegalArgumentException(topology + " has a wan: section but no rate was given");
+            return topology;
+        }
         LinkLimit.parseRate(rate);
         String text = Files.readString(topology);
         if (Topology.load(topology).wan().isEmpty()) throw new IllegalArgumentException(topology + " has no wan: section");
@@ -179,7 +186,7 @@ public final class TrainBench {
     static double wanUtilisation(TrainResult r) {
         Map<String, Long> c = r.gatewayCounters();
         long window = c.getOrDefault("window_ns", 0L);
-        if (window <= 0) return Double.NaN;
+        if (window <= 0 || r.spec().rateLimit().equals(NO_WAN)) return Double.NaN;
         long bytes = Math.max(c.getOrDefault("wan_bytes_to_dc", 0L), c.getOrDefault("wan_bytes_from_dc", 0L));
         return bytes * 8.0 / (LinkLimit.parseRate(r.spec().rateLimit()) * (window / 1e9));
     }
@@ -207,7 +214,12 @@ public final class TrainBench {
         return window <= 0 || cpu == null ? Double.NaN : cpu / (window * share);
     }
 
-    /** Gateway CPU time per packet that crossed the WAN, in ns. */
+    /** A share as a whole percentage, "-" when not measured (NaN: no WAN, or no placement). */
+    static String percent(double share) {
+        return Double.isNaN(share) ? "-" : String.format(Locale.ROOT, "%.0f%%", 100 * share);
+    }
+
+    /** Gateway CPU time per packet between the data centers (through the WAN, or out of the gateway's ports), in ns. */
     static double gatewayNsPerPacket(TrainResult r) {
         Map<String, Long> c = r.gatewayCounters();
         long packets = c.getOrDefault("wan_packets", 0L);
@@ -251,8 +263,8 @@ public final class TrainBench {
         md.append(BenchTrainText.INTRO);
         List<Map<String, Object>> json = new ArrayList<>();
         for (Config c : configs) {
-            md.append("## ").append(c.name()).append("\n\n").append(c.description()).append(" WAN ").append(c.wanRate())
-                    .append(" per direction; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
+            md.append("## ").append(c.name()).append("\n\n").append(c.description())
+                    .append(c.wanRate().equals(NO_WAN) ? " No WAN" : " WAN " + c.wanRate() + " per direction").append("; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
                     .append(", preset ").append(c.preset()).append(".\n\n");
             md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU used | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
             md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -264,13 +276,13 @@ public final class TrainBench {
                 double step = median(rs, r -> r.result().medianStepMs());
                 String vsXdp = xdp == null || e.getKey().mode() == GatewayMode.XDP ? "-"
                         : String.format(Locale.ROOT, "%+.1f%%", 100 * (step - median(xdp, r -> r.result().medianStepMs())) / step);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %s | %d | %d | %s |%n",
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |%n",
                         e.getKey().endpoint().configName(), e.getKey().mode().configName(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
-                        100 * median(rs, r -> commShare(r.result())), 100 * median(rs, r -> wanUtilisation(r.result())),
-                        100 * median(rs, r -> coreBusy(r.result(), "worker")),
-                        100 * median(rs, r -> coreBusy(r.result(), "gateway")),
-                        100 * median(rs, r -> gatewayCpuUsed(r.result(), gatewayCpuShare)),
+                        percent(median(rs, r -> commShare(r.result()))), percent(median(rs, r -> wanUtilisation(r.result()))),
+                        percent(median(rs, r -> coreBusy(r.result(), "worker"))),
+                        percent(median(rs, r -> coreBusy(r.result(), "gateway"))),
+                        percent(median(rs, r -> gatewayCpuUsed(r.result(), gatewayCpuShare))),
                         spread(rs, r -> gatewayNsPerPacket(r.result()), "%.0f"),
                         (long) median(rs, r -> drops(r.result())), (long) median(rs, r -> retransmits(r.result())), vsXdp));
                 for (Run r : rs) json.add(jsonRun(c, r));

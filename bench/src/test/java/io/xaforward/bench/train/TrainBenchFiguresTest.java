@@ -20,7 +20,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TrainBenchFiguresTest {
     private static TrainResult result(Map<String, Long> counters) {
-        TrainJobSpec spec = TrainJobSpec.builder().topology(Path.of("topologies/two-dc-wan.yaml")).prefix("t1")
+        return result(counters, "4gbit");
+    }
+
+    private static TrainResult result(Map<String, Long> counters, String wanRate) {
+        TrainJobSpec spec = TrainJobSpec.builder().topology(Path.of("topologies/two-dc-wan.yaml")).prefix("t1").rateLimit(wanRate)
                 .gatewayMode(GatewayMode.XDP).algorithm(Algorithm.HIERARCHICAL).preset("wide").steps(10)
                 .globalBatch(8).seed(4242).learningRate(1e-3).warmupSteps(2).evalEvery(0).checksumEvery(0)
                 .data(Path.of("data")).jobId(1).jobToken(7).threadsPerWorker(1).bucketBytes(4 << 20)
@@ -50,5 +54,17 @@ class TrainBenchFiguresTest {
         assertTrue(Double.isNaN(TrainBench.gatewayCpuUsed(none, 0.1)));
         assertTrue(Double.isNaN(TrainBench.coreBusy(none, "gateway")));
         assertTrue(Double.isNaN(TrainBench.gatewayNsPerPacket(none)));
+        assertEquals("-", TrainBench.percent(Double.NaN));
+        assertEquals("25%", TrainBench.percent(0.249));
+    }
+
+    @Test
+    void withoutAWanThereIsNoWanUtilisationButPacketsStillCount() {
+        Map<String, Long> c = Map.of("window_ns", 10_000_000_000L, "gateway_cpu_ns", 200_000_000L, "wan_packets", 100_000L,
+                "wan_bytes_to_dc", 500_000_000L);
+        assertEquals(0.1, TrainBench.wanUtilisation(result(c, "4gbit")), 1e-9, "500 MB in 10 s of a 4 Gbit/s WAN");
+        TrainResult edge = result(c, TrainBench.NO_WAN);
+        assertTrue(Double.isNaN(TrainBench.wanUtilisation(edge)));
+        assertEquals(2000, TrainBench.gatewayNsPerPacket(edge), 1e-9);
     }
 }
