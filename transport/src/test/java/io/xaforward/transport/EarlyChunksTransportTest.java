@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -23,14 +22,6 @@ class EarlyChunksTransportTest {
     /** The sender's first flight: its initial congestion window, 32 chunks. */
     private static final int FLIGHT = 32;
 
-    private static MemorySegment random(int size, long seed) {
-        byte[] bytes = new byte[size];
-        new Random(seed).nextBytes(bytes);
-        MemorySegment source = Arena.ofAuto().allocate(size);
-        MemorySegment.copy(MemorySegment.ofArray(bytes), 0, source, 0, size);
-        return source;
-    }
-
     private static void await(java.util.function.LongSupplier counter, long atLeast) throws InterruptedException {
         long deadline = System.nanoTime() + 5_000_000_000L;
         while (counter.getAsLong() < atLeast && System.nanoTime() < deadline) {
@@ -43,7 +34,7 @@ class EarlyChunksTransportTest {
         try (TransportPair pair = new TransportPair(LoopbackNetwork.Impairments.NONE, 1,
                 b -> b.windowChunks(FLIGHT).retransmitTimeouts(NEVER, NEVER, NEVER.multipliedBy(2)))) {
             int size = 200_000;
-            MemorySegment source = random(size, 3);
+            MemorySegment source = TransportBehaviourTest.randomSegment(size, 3);
             MemorySegment dest = Arena.ofAuto().allocate(size);
             CompletableFuture<Void> sent = pair.rank0.send(1, TransportPair.id(3, 1), source);
             await(() -> pair.rank1.stats().earlyChunksHeld(), FLIGHT);
@@ -66,7 +57,7 @@ class EarlyChunksTransportTest {
                 b -> b.windowChunks(FLIGHT).retransmitTimeouts(NEVER, NEVER, NEVER.multipliedBy(2))
                         .earlyChunkBytes(20L * TransportConfig.DEFAULT_MAX_PAYLOAD))) {
             int size = 200_000;
-            MemorySegment source = random(size, 4);
+            MemorySegment source = TransportBehaviourTest.randomSegment(size, 4);
             MemorySegment dest = Arena.ofAuto().allocate(size);
             CompletableFuture<Void> sent = pair.rank0.send(1, TransportPair.id(3, 1), source);
             await(() -> pair.rank1.stats().earlyChunksHeld() + pair.rank1.stats().unexpectedDrops(), FLIGHT);
@@ -90,7 +81,7 @@ class EarlyChunksTransportTest {
         try (TransportPair pair = new TransportPair(LoopbackNetwork.Impairments.NONE, 1,
                 b -> b.windowChunks(FLIGHT).retransmitTimeouts(NEVER, NEVER, NEVER.multipliedBy(2)).earlyChunkBytes(0))) {
             int size = 200_000;
-            MemorySegment source = random(size, 5);
+            MemorySegment source = TransportBehaviourTest.randomSegment(size, 5);
             MemorySegment dest = Arena.ofAuto().allocate(size);
             CompletableFuture<Void> sent = pair.rank0.send(1, TransportPair.id(3, 1), source);
             await(() -> pair.rank1.stats().unexpectedDrops(), FLIGHT);
@@ -118,7 +109,7 @@ class EarlyChunksTransportTest {
              ReliableTransport receiver = new ReliableTransport(TransportConfig.builder(1, 42, 1).windowChunks(FLIGHT)
                      .ackTimeout(Duration.ofMillis(100)).build(), book, e1).start()) {
             int size = 200_000;
-            MemorySegment source = random(size, 6);
+            MemorySegment source = TransportBehaviourTest.randomSegment(size, 6);
             MemorySegment dest = Arena.ofAuto().allocate(size);
             MessageId id = new MessageId(42, 3, 1);
             CompletableFuture<Void> sent = sender.send(1, id, source);

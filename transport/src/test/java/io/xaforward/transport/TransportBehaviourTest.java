@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class TransportBehaviourTest {
 
-    private static MemorySegment randomSegment(int size, long seed) {
+    /** {@code size} random bytes from {@code seed}, off the heap (as the transport's callers hand it data). */
+    static MemorySegment randomSegment(int size, long seed) {
         byte[] bytes = new byte[size];
         new Random(seed).nextBytes(bytes);
         MemorySegment s = Arena.ofAuto().allocate(size);
