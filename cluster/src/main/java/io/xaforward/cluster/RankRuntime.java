@@ -111,21 +111,22 @@ public final class RankRuntime implements AutoCloseable {
      * chunks held because they came before their message was expected, dropped for want of room, resent on a NACK,
      * a timeout or a SACK gap, losses found spurious, duplicates received.
      */
-    public static final List<String> LOSS_COUNTERS = List.of("early_held", "unexpected_drops", "nack_losses", "timeout_losses",
-            "sack_losses", "spurious_losses", "duplicates");
+    public static final List<String> LOSS_COUNTERS = List.of("early_held", "unexpected_drops", "nack_losses",
+            "timeout_losses", "sack_losses", "spurious_losses", "duplicates");
 
     /**
      * Ends this rank's part: prints the {@code done} line (rank, {@code keyValues}, retransmissions, bytes sent and
-     * the {@link #LOSS_COUNTERS}), then {@link Collectives#finish} (a barrier, so nobody closes while a peer may still need an acknowledgement, and
-     * a linger for a peer whose last acknowledgement was lost). The last collective of every rank.
+     * the {@link #LOSS_COUNTERS}), then {@link Collectives#finish} (a barrier, so nobody closes while a peer may
+     * still need an acknowledgement, and a linger for a peer whose last acknowledgement was lost). The last
+     * collective of every rank.
      */
     public void finish(Object... keyValues) throws InterruptedException {
         List<Object> done = new ArrayList<>(List.of("rank", rank()));
         done.addAll(List.of(keyValues));
         var st = transport.stats();
         done.addAll(List.of("retransmits", st.retransmits(), "sent_bytes", st.bytesSent(),
-                "early_held", st.earlyChunksHeld(), "unexpected_drops", st.unexpectedDrops(), "nack_losses", st.nackLosses(),
-                "timeout_losses", st.timeoutLosses(), "sack_losses", st.sackLosses(),
+                "early_held", st.earlyChunksHeld(), "unexpected_drops", st.unexpectedDrops(),
+                "nack_losses", st.nackLosses(), "timeout_losses", st.timeoutLosses(), "sack_losses", st.sackLosses(),
                 "spurious_losses", st.spuriousLosses(), "duplicates", st.duplicatesDropped()));
         report("done", done.toArray());
         collectives.finish();

@@ -16,11 +16,11 @@ import java.util.Arrays;
  *
  * <p>Bounded and allocation-free after warm-up: slots of {@code slotBytes} (the largest chunk) in pages of
  * {@link #PAGE_SLOTS}, allocated the first time they are needed and kept for the transport's life, up to
- * {@code capacitySlots}; per-slot fields in arrays; one singly linked list per peer rank, in arrival order. Chunks only enter after
- * their seal checked out, so a forger cannot fill it (in crc32c mode anyone who reaches the port can, as they can
- * already send garbage that costs a CRC each); when it is full a chunk is dropped and counted as before. A held chunk
- * is dropped when older than the sender's own acknowledgement timeout, after which no sender still waits for it.
- * Event-loop thread only.
+ * {@code capacitySlots}; per-slot fields in arrays; one singly linked list per peer rank, in arrival order. Chunks
+ * only enter after their seal checked out, so with mac or encrypt a forger cannot fill it (in crc32c mode anyone who
+ * reaches the port can, as they can already send garbage that costs a CRC each); when it is full a chunk is dropped
+ * and counted as before. A held chunk is dropped when older than the ACK timeout, after which its sender has given
+ * up on the message. Event-loop thread only.
  */
 final class EarlyChunks {
     /** Slots allocated together: 256 chunks of 1.4 kB are 360 kB. */
@@ -51,7 +51,9 @@ final class EarlyChunks {
      * @param rankLimit     ranks are below this
      */
     EarlyChunks(int capacitySlots, int slotBytes, int rankLimit) {
-        if (capacitySlots < 0 || slotBytes < 1) throw new IllegalArgumentException("capacity " + capacitySlots + ", slot " + slotBytes);
+        if (capacitySlots < 0 || slotBytes < 1) {
+            throw new IllegalArgumentException("capacity " + capacitySlots + ", slot " + slotBytes);
+        }
         this.slotBytes = slotBytes;
         this.capacitySlots = capacitySlots;
         pages = new MemorySegment[(capacitySlots + PAGE_SLOTS - 1) / PAGE_SLOTS];
@@ -132,7 +134,8 @@ final class EarlyChunks {
             if (step[slot] == msgStep && bucket[slot] == msgBucket) {
                 unlink(rank, prev, slot);
                 // Freed before the call: the taker may not hold chunks, and the slot's bytes stay intact until reused.
-                taker.take(index[slot], count[slot], pages[slot / PAGE_SLOTS], (long) (slot % PAGE_SLOTS) * slotBytes, length[slot]);
+                taker.take(index[slot], count[slot], pages[slot / PAGE_SLOTS], (long) (slot % PAGE_SLOTS) * slotBytes,
+                        length[slot]);
                 taken++;
             } else {
                 prev = slot;

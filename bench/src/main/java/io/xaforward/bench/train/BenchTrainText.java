@@ -14,8 +14,9 @@ final class BenchTrainText {
             every gradient datagram crosses the gateway and nothing else on the way forwards it.
 
             **The WAN.** Every job of comm-bound and gateway-bound crosses the emulated WAN of its topology (`wan:` in
-            `topologies/two-dc-wan.yaml` and `topologies/two-dc-ipv4-wan.yaml`): a namespace between the gateway and data center b whose kernel bridges
-            and shapes each direction with HTB to the configured rate, with a 1000-packet drop-tail queue. Every mode's
+            `topologies/two-dc-wan.yaml` and `topologies/two-dc-ipv4-wan.yaml`): a namespace between the gateway and
+            data center b whose kernel bridges and shapes each direction with HTB to the configured rate, with a
+            1000-packet drop-tail queue. Every mode's
             frames cross it as ordinary skbs, so the limit is the same for all. Rate and queue are emulated; delay is
             not (this machine has no netem), so the WAN is thin, not long. See [docs/TOPOLOGY.md](../TOPOLOGY.md).
 
@@ -50,7 +51,8 @@ final class BenchTrainText {
               over runs.
             - **communication share**: mean all-reduce time / (compute + all-reduce) per step.
             - **WAN utilisation**: the busier WAN direction's bytes from the end of step 1 to the end of the job,
-              relative to the WAN rate over that window (includes the time the WAN sits idle during compute); "-" without a WAN.
+              relative to the WAN rate over that window (includes the time the WAN sits idle during compute); "-"
+              without a WAN.
             - **workers' core busy, gateway's core busy**: the share of the same window in which CPU 0 (the four
               workers and the emulated network) and CPU 1 (the gateway) ran anything, from /proc/stat. The core
               that is busy all the time sets the pace of the job; the other waits. With a gateway CPU budget the
@@ -61,7 +63,8 @@ final class BenchTrainText {
             - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' NAPI threads, and the
               relay or AF_XDP process; not the xdp mode's control process, which only programs the kernel), from
               /proc/*/schedstat over the same window, divided by the packets that crossed the WAN in both
-              directions (without a WAN: the packets that left the gateway's ports). For `direct` it is the bridging cost of the switch that replaces the gateway.
+              directions (without a WAN: the packets that left the gateway's ports). For `direct` it is the bridging
+              cost of the switch that replaces the gateway.
             - **drops**: frames the WAN queue dropped plus the gateway's own drop counters (xdp, relay and afxdp
               count theirs), median over runs.
             - **retransmissions**: chunks every rank's transport sent again, summed over ranks, median over runs.

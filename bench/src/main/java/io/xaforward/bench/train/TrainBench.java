@@ -38,13 +38,14 @@ import java.util.function.ToDoubleFunction;
  * train.md (the table), train.json (every run) and PNG plots.
  */
 public final class TrainBench {
-    /**
-     * One configuration: a model and a WAN rate, run on a cross-form topology (IPv4 DC and IPv6 DC) for every mode
-     * that can translate or tunnel, and on a same-form one (two IPv4 DCs) for the modes that need it (kernel).
-     */
     /** {@link Config#wanRate()} of a configuration whose topologies have no emulated WAN. */
     public static final String NO_WAN = "none";
 
+    /**
+     * One configuration: a model and a WAN rate ({@link #NO_WAN} for topologies without one), run on a cross-form
+     * topology (IPv4 DC and IPv6 DC) for every mode that can translate or tunnel, and on a same-form one (two IPv4
+     * DCs) for the modes that need it (kernel).
+     */
     public record Config(String name, Path crossForm, Path sameForm, String wanRate, String preset, long steps,
                          int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description) {}
 
@@ -163,7 +164,9 @@ public final class TrainBench {
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it); "none": the file as is. */
     private Path withWanRate(Path topology, String rate, String name) throws IOException {
         if (rate.equals(NO_WAN)) {
-            if (Topology.load(topology).wan().isPresent()) throw new IllegalArgumentException(topology + " has a wan: section but no rate was given");
+            if (Topology.load(topology).wan().isPresent()) {
+                throw new IllegalArgumentException(topology + " has a wan: section but no rate was given");
+            }
             return topology;
         }
         LinkLimit.parseRate(rate);
@@ -264,7 +267,8 @@ public final class TrainBench {
         List<Map<String, Object>> json = new ArrayList<>();
         for (Config c : configs) {
             md.append("## ").append(c.name()).append("\n\n").append(c.description())
-                    .append(c.wanRate().equals(NO_WAN) ? " No WAN" : " WAN " + c.wanRate() + " per direction").append("; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
+                    .append(c.wanRate().equals(NO_WAN) ? " No WAN" : " WAN " + c.wanRate() + " per direction")
+                    .append("; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
                     .append(", preset ").append(c.preset()).append(".\n\n");
             md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU used | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
             md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
