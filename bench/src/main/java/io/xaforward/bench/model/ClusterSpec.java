@@ -127,8 +127,18 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
 
     /** A copy whose gateway gets {@code share} of each of its cores (a training cell measured with a budget). */
     public ClusterSpec withGatewayShare(double share) {
+        return withGatewayShare(share, Map.of());
+    }
+
+    /**
+     * As {@link #withGatewayShare(double)}, with each mode's CPU per packet also multiplied by {@code perPacket}'s
+     * factor for it (the gateway's cost per packet at that budget against its cost without one).
+     */
+    public ClusterSpec withGatewayShare(double share, Map<String, Double> perPacket) {
+        Map<String, Double> scale = new LinkedHashMap<>(gatewayCostScale);
+        perPacket.forEach((mode, factor) -> scale.merge(mode, factor, (a, b) -> a * b));
         return new ClusterSpec(name, datacenters, hostsPerDc, ranksPerHost, mtu, nicGbps, wanGbps, wanRttMs, lanRttMs,
-                modes, gatewayCores, sharedGateway, coreEfficiency, budgetScale(gatewayCostScale, share), endpointCores,
+                modes, gatewayCores, sharedGateway, coreEfficiency, budgetScale(scale, share), endpointCores,
                 sharedCores, gatewayOnSharedCores, endpointCostScale, calibratedOverhead, algorithm, bucketBytes,
                 windowChunks, wireSecurity, gradientBytes, gradientLabel, computeMs, overlap, backwardShare, forwardJson,
                 allreduceJson, trainJson, calibrationCores, testbed, endpointSource);

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /** Tables and the plot of {@code xaf model}: predictions per gateway mode, and the validation against measured cells. */
 public final class ModelReport {
@@ -54,7 +55,11 @@ public final class ModelReport {
             case "train" -> {
                 if (cal.train().isEmpty()) throw new IllegalArgumentException("--validate of a training testbed needs train.json (calibration.train:)");
                 for (Calibration.TrainCell cell : cal.train()) {
-                    ClusterSpec c = testbed.withWan(cell.wanGbps(), cell.computeMs(), List.of(cell.mode())).withGatewayShare(cell.gatewayCpuShare());
+                    // A budgeted cell's gateway costs per packet what the bench measured under that budget.
+                    double atBudget = cal.trainGatewayNsPerPacket(cell.mode(), cell.gatewayCpuShare())
+                            / cal.trainGatewayNsPerPacket(cell.mode());
+                    ClusterSpec c = testbed.withWan(cell.wanGbps(), cell.computeMs(), List.of(cell.mode())).withGatewayShare(
+                            cell.gatewayCpuShare(), cell.budgeted() && Double.isFinite(atBudget) ? Map.of(cell.mode(), atBudget) : Map.of());
                     StepModel.Prediction p = StepModel.predict(c, cal, cell.mode());
                     rows.add(new ValidationRow(cell.label(), cell.mode(),
                             cell.medianStepMs() / 1e3, cell.minStepMs() / 1e3, cell.maxStepMs() / 1e3, p.stepSeconds(), p.bound(),
@@ -101,6 +106,18 @@ public final class ModelReport {
             }
             b.setLength(b.length() - 1);
             b.append('\n');
+            for (double share : cal.train().stream().filter(Calibration.TrainCell::budgeted)
+                    .map(Calibration.TrainCell::gatewayCpuShare).distinct().sorted().toList()) {
+                b.append(String.format(Locale.ROOT, "- the same with the gateway's CPU budgeted to %.0f%% (used for the cells of that budget):",
+                        share * 100));
+                for (Calibration.TrainCell cell : cal.train()) {
+                    if (cell.gatewayCpuShare() == share) {
+                        b.append(String.format(Locale.ROOT, " %s %.0f ns;", cell.mode(), cal.trainGatewayNsPerPacket(cell.mode(), share)));
+                    }
+                }
+                b.setLength(b.length() - 1);
+                b.append('\n');
+            }
         }
         if (!Double.isNaN(cal.tunnelRatio())) {
             b.append(String.format(Locale.ROOT, "- kernel-tunnel = kernel x %.2f (their ratio of gateway CPU per packet in xaf bench train)%n", cal.tunnelRatio()));

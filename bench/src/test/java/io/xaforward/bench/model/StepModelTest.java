@@ -166,7 +166,8 @@ class StepModelTest {
 
     /**
      * Training cells with a gateway budget: grouped apart from the same configuration without one, left out of the
-     * endpoint fit and of the per-packet costs (the budget is what they test), predicted with the budget applied.
+     * endpoint fit and of the unbudgeted per-packet costs, predicted with the budget applied and the per-packet cost
+     * measured under that budget.
      */
     @Test
     void budgetedTrainingCellsArePredictedNotFitted() {
@@ -197,5 +198,27 @@ class StepModelTest {
         assertEquals("gateway-bound (4 Gbit/s WAN, gateway CPU 10%)", budgeted.label());
         ClusterSpec bed = Calibration.trainTestbed(budgeted);
         assertEquals(10.0, bed.gatewayCostScale().get("relay"), 1e-9);
+
+        assertEquals(9000, c.trainGatewayNsPerPacket("xdp", 0.1), 1e-9, "measured under the same budget");
+        assertEquals(3000, c.trainGatewayNsPerPacket("xdp", 0.25), 1e-9, "no cell with that budget: the unbudgeted figure");
+        assertEquals(30.0, bed.withGatewayShare(1.0, Map.of("relay", 3.0)).gatewayCostScale().get("relay"), 1e-9);
+        // The validation predicts the budgeted relay cell with 42 us per packet under 10%, the unbudgeted with 14 us.
+        ClusterSpec testbed = ClusterSpec.parse("""
+                testbed: train
+                datacenters: 2
+                hosts_per_dc: 2
+                gradient: wide
+                compute_ms: 200
+                gateway: {modes: [relay], placement: shared, cores: 1}
+                endpoint: {shared_cores: 1, calibration: train}
+                """, null);
+        Map<String, ModelReport.ValidationRow> relayRows = new java.util.HashMap<>();
+        for (ModelReport.ValidationRow r : ModelReport.validate(testbed, c)) if (r.mode().equals("relay")) relayRows.put(r.what(), r);
+        ModelReport.ValidationRow free = relayRows.get("gateway-bound (4 Gbit/s WAN)"), held = relayRows.get(budgeted.label());
+        double packets = StepModel.traffic(testbed).gatewayPacketsPerGateway();
+        assertEquals(packets * 42_000e-9 / 0.1, StepModel.predict(testbed.withWan(4, 200, List.of("relay"))
+                .withGatewayShare(0.1, Map.of("relay", 3.0)), c, "relay").stage("gateway"), 1e-9);
+        assertTrue(held.predictedSeconds() - 0.2 >= packets * 42_000e-9 / 0.1 - 1e-9, "gateway-bound at 42 us x 10: " + held);
+        assertTrue(free.predictedSeconds() < held.predictedSeconds());
     }
 }
