@@ -85,18 +85,14 @@ final class Receiver {
         }
     }
 
-    /** A held chunk of the message being admitted: checked against the posted receive as a fresh one would be. */
+    /** A held chunk of the message being admitted: delivered (and checked) as a fresh one would be. */
     private void takeHeld(int index, int count, MemorySegment segment, long offset, int length) {
         InboundMessage message = taking;
         if (message.done) {
             stats.increment(Counter.DUPLICATES_DROPPED); // completed by other held copies of its chunks (or failed)
             return;
         }
-        if (count != message.chunkCount || index < 0 || index >= count || length != message.expectedLength(index)) {
-            stats.increment(Counter.MALFORMED_DROPS);
-            return;
-        }
-        deliver(message, index, segment, offset, length);
+        deliver(message, index, count, segment, offset, length);
     }
 
     /** A held chunk dropped unclaimed: named in the NACK if its message is posted after all. */
@@ -146,17 +142,20 @@ final class Receiver {
             }
             return;
         }
+        deliver(message, index, count, segment, payloadOffset, length);
+    }
+
+    /**
+     * Hands chunk {@code index} of a chunk count {@code count} to the message's sink once and acknowledges it, after
+     * checking its geometry against the posted receive (count, index, length; a mismatch is a malformed drop).
+     */
+    private void deliver(InboundMessage message, int index, int count, MemorySegment segment, long payloadOffset,
+                         int length) {
         if (count != message.chunkCount || index < 0 || index >= count || length != message.expectedLength(index)) {
             stats.increment(Counter.MALFORMED_DROPS);
             return;
         }
-        deliver(message, index, segment, payloadOffset, length);
-    }
-
-    /** Hands chunk {@code index} (its count and length checked) to the message's sink once, and acknowledges it. */
-    private void deliver(InboundMessage message, int index, MemorySegment segment, long payloadOffset, int length) {
         PeerState peer = message.peer;
-        int count = message.chunkCount;
         message.lastActivityNanos = time.now;
         if (Bitmaps.get(message.received, 0, index)) {
             stats.increment(Counter.DUPLICATES_DROPPED);
