@@ -6,6 +6,7 @@ import io.xaforward.training.StepStats;
 import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.TransportConfig;
+import io.xaforward.transport.TransportStats;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -13,8 +14,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
 /**
  * One rank's running parts, the same in every rank main (a training rank in the testbed, a training rank on a real
@@ -107,12 +110,20 @@ public final class RankRuntime implements AutoCloseable {
     }
 
     /**
-     * Keys of the {@code done} line that say why chunks were sent twice (summed over ranks into the job's counters):
+     * The {@code done} line's figures of why chunks were sent twice, each key with the transport counter it reports:
      * chunks held because they came before their message was expected, dropped for want of room, resent on a NACK,
      * a timeout or a SACK gap, losses found spurious, duplicates received.
      */
-    public static final List<String> LOSS_COUNTERS = List.of("early_held", "unexpected_drops", "nack_losses",
-            "timeout_losses", "sack_losses", "spurious_losses", "duplicates");
+    private static final List<Map.Entry<String, ToLongFunction<TransportStats>>> LOSSES = List.of(
+            Map.entry("early_held", TransportStats::earlyChunksHeld),
+            Map.entry("unexpected_drops", TransportStats::unexpectedDrops),
+            Map.entry("nack_losses", TransportStats::nackLosses),
+            Map.entry("timeout_losses", TransportStats::timeoutLosses),
+            Map.entry("sack_losses", TransportStats::sackLosses),
+            Map.entry("spurious_losses", TransportStats::spuriousLosses),
+            Map.entry("duplicates", TransportStats::duplicatesDropped));
+    /** Keys of those figures, which the job sums over ranks into its counters. */
+    public static final List<String> LOSS_COUNTERS = LOSSES.stream().map(Map.Entry::getKey).toList();
 
     /**
      * Ends this rank's part: prints the {@code done} line (rank, {@code keyValues}, retransmissions, bytes sent and
@@ -123,11 +134,9 @@ public final class RankRuntime implements AutoCloseable {
     public void finish(Object... keyValues) throws InterruptedException {
         List<Object> done = new ArrayList<>(List.of("rank", rank()));
         done.addAll(List.of(keyValues));
-        var st = transport.stats();
-        done.addAll(List.of("retransmits", st.retransmits(), "sent_bytes", st.bytesSent(),
-                "early_held", st.earlyChunksHeld(), "unexpected_drops", st.unexpectedDrops(),
-                "nack_losses", st.nackLosses(), "timeout_losses", st.timeoutLosses(), "sack_losses", st.sackLosses(),
-                "spurious_losses", st.spuriousLosses(), "duplicates", st.duplicatesDropped()));
+        TransportStats st = transport.stats();
+        done.addAll(List.of("retransmits", st.retransmits(), "sent_bytes", st.bytesSent()));
+        for (var loss : LOSSES) done.addAll(List.of(loss.getKey(), loss.getValue().applyAsLong(st)));
         report("done", done.toArray());
         collectives.finish();
     }
