@@ -33,6 +33,15 @@ import java.util.Arrays;
  * sendmmsg/recvmmsg, one datagram per message; a train the kernel refuses to segment is resent datagram by datagram
  * and GSO is turned off for the port ({@link #gsoFallbacks()}). Tests compare both paths byte for byte.
  *
+ * <p><b>Flows.</b> With {@code flows} &gt; 1 the port also opens send-only sockets on the next ports (bind port + 1,
+ * + 2, ...) and sends each flush's trains from the next of them in turn, so its traffic to one peer is several UDP
+ * flows (as NCCL opens several sockets per peer): a receiver's RSS spreads them over its queues and cores, and
+ * equal-cost paths over their links. A flush's trains leave in order from one socket, so a flow switches only between
+ * bursts and the path keeps the order inside each burst (flowlet switching). Every socket but the first only sends;
+ * peers always send to the first. {@link #receivedFrom} then accepts a peer's datagrams from any of its ports
+ * [port, port + flows), which is what a sender with the same setting uses and what an XAF gateway with the same
+ * {@code src-port-span} writes (docs/PROTOCOL.md §7); every rank of a job uses the same setting.
+ *
  * <p>Why: every datagram that takes its own trip through the kernel pays the socket, IP, netfilter and device layers
  * on both hosts; a 64 kB train pays them once (docs/TRANSPORT.md, "Datagrams per system call"). All buffers are
  * allocated up front; nothing is allocated per datagram. One thread uses the port (the transport's event loop);
@@ -42,6 +51,8 @@ public final class UdpDatagramPort implements DatagramPort {
     /** UDP payload limit: 65535 minus the 8-byte UDP header and a 20-byte IPv4 header. */
     public static final int MAX_UDP_DATAGRAM = 65_507;
     public static final int DEFAULT_SOCKET_BUFFER_BYTES = 8 << 20;
+    /** Most flows (UDP source ports) one port sends from. */
+    public static final int MAX_FLOWS = 64;
 
     /** Which kernel offloads the port asks for; it falls back by itself where the kernel refuses one. */
     public record Offloads(boolean gso, boolean gro) {
@@ -72,6 +83,10 @@ public final class UdpDatagramPort implements DatagramPort {
     private static final int EAGAIN = 11, EIO = 5, EINVAL = 22;
 
     private final int fd;
+    /** The sockets the flows send from; sendFds[0] is {@link #fd}, the one that also receives. */
+    private final int[] sendFds;
+    /** The flow (index into sendFds) the pending trains go out on. */
+    private int sendFlow;
     private final int family;
     private final Arena arena = Arena.ofShared();
     private final FdWaiter waiter;
@@ -136,35 +151,45 @@ public final class UdpDatagramPort implements DatagramPort {
     }
 
     public UdpDatagramPort(InetSocketAddress bind, int maxDatagramLength, int socketBufferBytes, Offloads offloads) {
+        this(bind, maxDatagramLength, socketBufferBytes, offloads, 1);
+    }
+
+    /**
+     * @param flows UDP source ports to send from, 1 to {@link #MAX_FLOWS}: the bound port and the ones after it (with
+     *              bind port 0, a free run of them); see the class comment
+     * @throws SyscallException naming the port when a socket cannot be opened or bound (a flow's port in use)
+     */
+    public UdpDatagramPort(InetSocketAddress bind, int maxDatagramLength, int socketBufferBytes, Offloads offloads,
+                           int flows) {
         if (maxDatagramLength < XafHeader.LENGTH || maxDatagramLength > MAX_UDP_DATAGRAM) {
             throw new IllegalArgumentException("maxDatagramLength " + maxDatagramLength + " is outside ["
                     + XafHeader.LENGTH + ", " + MAX_UDP_DATAGRAM + "]");
         }
+        if (flows < 1 || flows > MAX_FLOWS) {
+            throw new IllegalArgumentException("flows must be 1 to " + MAX_FLOWS + ", was " + flows);
+        }
+        if (bind.getPort() != 0 && bind.getPort() + flows - 1 > 0xFFFF) {
+            throw new IllegalArgumentException(flows + " flows from port " + bind.getPort() + " pass port 65535");
+        }
         this.maxDatagramLength = maxDatagramLength;
         this.maxTrainBytes = MAX_UDP_DATAGRAM;
         family = bind.getAddress() instanceof Inet6Address ? Syscalls.AF_INET6 : Syscalls.AF_INET;
-        int socket = Syscalls.socket(family, Syscalls.SOCK_DGRAM | Syscalls.SOCK_NONBLOCK | Syscalls.SOCK_CLOEXEC, 0);
-        if (socket < 0) {
-            arena.close();
-            throw new SyscallException("cannot open a UDP socket for " + bind, Syscalls.errno());
-        }
-        fd = socket;
         try {
             names = arena.allocate((long) MAX_PEERS * SOCKADDR_SPACE, 8);
-            bufferSize(Syscalls.SO_RCVBUFFORCE, Syscalls.SO_RCVBUF, socketBufferBytes);
-            bufferSize(Syscalls.SO_SNDBUFFORCE, Syscalls.SO_SNDBUF, socketBufferBytes);
-            MemorySegment address = arena.allocate(SOCKADDR_SPACE, 8);
-            int length = encode(address, bind);
-            if (Syscalls.bind(fd, address, length) < 0) {
-                throw new SyscallException("cannot bind a UDP port on " + bind, Syscalls.errno());
-            }
+            sendFds = openSockets(bind, flows, socketBufferBytes);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        fd = sendFds[0];
+        try {
             localPeer = new InetPeer(localAddress());
             // Probe both offloads once: a kernel without them answers ENOPROTOOPT and the port batches without.
             gso = offloads.gso() && intOption(Syscalls.UDP_SEGMENT, 0);
             gro = offloads.gro() && intOption(Syscalls.UDP_GRO, 1);
             waiter = new FdWaiter(fd);
         } catch (RuntimeException e) {
-            Syscalls.close(fd);
+            for (int s : sendFds) Syscalls.close(s);
             arena.close();
             throw e;
         }
@@ -202,26 +227,71 @@ public final class UdpDatagramPort implements DatagramPort {
         }
     }
 
-    private void bufferSize(int forced, int plain, int bytes) {
-        // The FORCE variants pass the sysctl limits (root); otherwise the kernel caps the request at rmem/wmem_max.
-        if (!intOption(Syscalls.SOL_SOCKET, forced, bytes)) intOption(Syscalls.SOL_SOCKET, plain, bytes);
-    }
-
-    private boolean intOption(int name, int value) {
-        return intOption(Syscalls.SOL_UDP, name, value);
-    }
-
-    private boolean intOption(int level, int name, int value) {
-        try (Arena a = Arena.ofConfined()) {
-            return Syscalls.setsockopt(fd, level, name, a.allocateFrom(ValueLayout.JAVA_INT, value), 4) == 0;
+    /**
+     * Opens and binds the flows' sockets: the first on {@code bind}, flow i on its port + i. With port 0 the kernel
+     * picks the first port; when one after it is taken, the run is given up and tried again from a new one.
+     */
+    private int[] openSockets(InetSocketAddress bind, int flows, int bufferBytes) {
+        int[] fds = new int[flows];
+        MemorySegment address = arena.allocate(SOCKADDR_SPACE, 8);
+        for (int attempt = 0; ; attempt++) {
+            int opened = 0;
+            try {
+                int base = bind.getPort();
+                for (int i = 0; i < flows; i++) {
+                    InetSocketAddress at = i == 0 ? bind : new InetSocketAddress(bind.getAddress(), base + i);
+                    int s = Syscalls.socket(family, Syscalls.SOCK_DGRAM | Syscalls.SOCK_NONBLOCK | Syscalls.SOCK_CLOEXEC, 0);
+                    if (s < 0) throw new SyscallException("cannot open a UDP socket for " + at, Syscalls.errno());
+                    fds[opened++] = s;
+                    // Only the first socket receives; the others need room to send.
+                    if (i == 0) bufferSize(s, Syscalls.SO_RCVBUFFORCE, Syscalls.SO_RCVBUF, bufferBytes);
+                    bufferSize(s, Syscalls.SO_SNDBUFFORCE, Syscalls.SO_SNDBUF, bufferBytes);
+                    int length = encode(address, at);
+                    if (Syscalls.bind(s, address, length) < 0) {
+                        throw new SyscallException(i == 0 ? "cannot bind a UDP port on " + at
+                                : "cannot bind flow " + i + " of " + flows + " on " + at, Syscalls.errno());
+                    }
+                    if (i == 0 && base == 0) base = portOf(s);
+                    if (base + flows - 1 > 0xFFFF) {
+                        throw new SyscallException(flows + " flows from port " + base + " pass port 65535", EINVAL);
+                    }
+                }
+                return fds;
+            } catch (SyscallException e) {
+                for (int i = 0; i < opened; i++) Syscalls.close(fds[i]);
+                if (bind.getPort() != 0 || flows == 1 || attempt == 8) throw e;
+            }
         }
     }
 
+    private void bufferSize(int socket, int forced, int plain, int bytes) {
+        // The FORCE variants pass the sysctl limits (root); otherwise the kernel caps the request at rmem/wmem_max.
+        if (!intOption(socket, Syscalls.SOL_SOCKET, forced, bytes)) intOption(socket, Syscalls.SOL_SOCKET, plain, bytes);
+    }
+
+    private boolean intOption(int name, int value) {
+        return intOption(fd, Syscalls.SOL_UDP, name, value);
+    }
+
+    private static boolean intOption(int socket, int level, int name, int value) {
+        try (Arena a = Arena.ofConfined()) {
+            return Syscalls.setsockopt(socket, level, name, a.allocateFrom(ValueLayout.JAVA_INT, value), 4) == 0;
+        }
+    }
+
+    private static int portOf(int socket) {
+        return socketName(socket).getPort();
+    }
+
     private InetSocketAddress localAddress() {
+        return socketName(fd);
+    }
+
+    private static InetSocketAddress socketName(int socket) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment address = a.allocate(SOCKADDR_SPACE, 8);
             MemorySegment length = a.allocateFrom(ValueLayout.JAVA_INT, SOCKADDR_SPACE);
-            if (Syscalls.getsockname(fd, address, length) < 0) {
+            if (Syscalls.getsockname(socket, address, length) < 0) {
                 throw new SyscallException("getsockname", Syscalls.errno());
             }
             return decode(address);
@@ -232,6 +302,8 @@ public final class UdpDatagramPort implements DatagramPort {
     public boolean gsoEnabled() { return gso; }
     /** Whether receives return trains (UDP_GRO). */
     public boolean groEnabled() { return gro; }
+    /** UDP source ports this port sends from (its own and the ones after it). */
+    public int flows() { return sendFds.length; }
     /** sendmmsg calls made. */
     public long sendCalls() { return sendCalls; }
     /** Datagrams handed to the kernel. */
@@ -338,6 +410,9 @@ public final class UdpDatagramPort implements DatagramPort {
     /** Sends trains [firstPending, trains); true when all are out (the send area is then free again). */
     private boolean drain() {
         openTrain = -1;
+        // A new burst takes the next flow; one the kernel took only part of stays on its flow, in order.
+        if (firstPending == 0 && !blocked && sendFds.length > 1) sendFlow = sendFlow + 1 == sendFds.length ? 0 : sendFlow + 1;
+        int socket = sendFds[sendFlow];
         while (firstPending < trains) {
             int first = firstPending;
             int n = trains - first;
@@ -357,7 +432,7 @@ public final class UdpDatagramPort implements DatagramPort {
                         segmented ? sendControl.address() + (long) t * CMSG_SPACE : 0L);
                 sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN, segmented ? CMSG_SPACE : 0);
             }
-            int sent = Syscalls.sendmmsg(fd, sendMessageAt[first], n, Syscalls.MSG_DONTWAIT);
+            int sent = Syscalls.sendmmsg(socket, sendMessageAt[first], n, Syscalls.MSG_DONTWAIT);
             if (sent > 0) {
                 sendCalls++;
                 long datagrams = 0;
@@ -398,7 +473,7 @@ public final class UdpDatagramPort implements DatagramPort {
         int done = 0;
         for (int i = 0; i < count; i++) {
             int length = Math.min(segment, bytes - i * segment);
-            long r = Syscalls.sendto(fd, sendArea.asSlice(base + (long) i * segment, length), length,
+            long r = Syscalls.sendto(sendFds[sendFlow], sendArea.asSlice(base + (long) i * segment, length), length,
                     Syscalls.MSG_DONTWAIT, names.asSlice((long) trainSlot[t] * SOCKADDR_SPACE),
                     family == Syscalls.AF_INET6 ? SOCKADDR_IN6_LEN : SOCKADDR_IN_LEN);
             if (r < 0 && Syscalls.errno() == EAGAIN) {
@@ -493,7 +568,9 @@ public final class UdpDatagramPort implements DatagramPort {
                 low = 0xFFFF_0000_0000L | Integer.toUnsignedLong(receiveNames.get(
                         ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), name + 4));
             }
-            match = port == slotPorts[slot] && high == slotHigh[slot] && low == slotLow[slot];
+            // A peer sends from its port and the flows after it (the class comment).
+            match = Integer.compareUnsigned(port - slotPorts[slot], sendFds.length) < 0
+                    && high == slotHigh[slot] && low == slotLow[slot];
         }
         matchedMessage = i;
         matchedPeer = peer;
@@ -510,9 +587,10 @@ public final class UdpDatagramPort implements DatagramPort {
     @Override
     public void awaitReceive(long timeoutNanos) {
         matchedMessage = -1; // received names are about to be overwritten
-        short events = hasPendingSends() ? (short) (Syscalls.POLLIN | Syscalls.POLLOUT) : Syscalls.POLLIN;
+        boolean pending = hasPendingSends();
+        short events = pending && sendFlow == 0 ? (short) (Syscalls.POLLIN | Syscalls.POLLOUT) : Syscalls.POLLIN;
         try {
-            waiter.await(events, DatagramPort.awaitMillis(timeoutNanos));
+            waiter.await(events, DatagramPort.awaitMillis(timeoutNanos), pending && sendFlow != 0 ? sendFds[sendFlow] : -1);
         } catch (SyscallException e) {
             // Closed under us: return, and the event loop sees why on its next pass.
         }
@@ -626,12 +704,13 @@ public final class UdpDatagramPort implements DatagramPort {
         if (closed) return;
         closed = true;
         waiter.close();
-        Syscalls.close(fd);
+        for (int s : sendFds) Syscalls.close(s);
         arena.close();
     }
 
     @Override
     public String toString() {
-        return "UdpDatagramPort[" + localPeer + (gso ? ", gso" : "") + (gro ? ", gro" : "") + "]";
+        return "UdpDatagramPort[" + localPeer + (gso ? ", gso" : "") + (gro ? ", gro" : "")
+                + (sendFds.length > 1 ? ", " + sendFds.length + " flows" : "") + "]";
     }
 }

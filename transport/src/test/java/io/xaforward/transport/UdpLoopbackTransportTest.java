@@ -1,7 +1,7 @@
 package io.xaforward.transport;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,12 +19,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class UdpLoopbackTransportTest {
     private static final int SIZE = 16 << 20;
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"127.0.0.1", "::1"})
-    void moves16MegabytesIntact(String host) throws Exception {
+    @ParameterizedTest(name = "{0}, {1} flow(s)")
+    @CsvSource({"127.0.0.1, 1", "::1, 1", "127.0.0.1, 3"})
+    void moves16MegabytesIntact(String host, int flows) throws Exception {
         InetAddress loopback = InetAddress.getByName(host);
-        UdpDatagramPort port0 = new UdpDatagramPort(new InetSocketAddress(loopback, 0));
-        UdpDatagramPort port1 = new UdpDatagramPort(new InetSocketAddress(loopback, 0));
+        UdpDatagramPort port0 = port(loopback, flows);
+        UdpDatagramPort port1 = port(loopback, flows);
         assertEquals(loopback, port0.localPeer().address().getAddress());
         AddressBook book = AddressBook.builder()
                 .add(0, 100, port0.localPeer())
@@ -54,7 +54,16 @@ class UdpLoopbackTransportTest {
             assertEquals(1, t1.stats().messagesReceived());
             assertEquals(0, t1.stats().crcFailures());
             assertTrue(t0.stats().acksReceived() > 0);
+            // Chunks from every flow of rank 0 and ACKs from every flow of rank 1 are recognised as theirs.
+            assertEquals(0, t1.stats().sourceAddressDrops());
+            assertEquals(0, t0.stats().sourceAddressDrops());
+            assertEquals(flows, port0.flows());
             System.out.printf("UDP %s: 16 MB in %.2f s (%.0f MB/s), %s%n", host, seconds, 16 / seconds, t0.stats());
         }
+    }
+
+    private static UdpDatagramPort port(InetAddress address, int flows) {
+        return new UdpDatagramPort(new InetSocketAddress(address, 0), UdpDatagramPort.MAX_UDP_DATAGRAM,
+                UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES, UdpDatagramPort.Offloads.ALL, flows);
     }
 }

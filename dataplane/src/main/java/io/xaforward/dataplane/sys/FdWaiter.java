@@ -29,10 +29,11 @@ public final class FdWaiter implements AutoCloseable {
             arena.close();
             throw new SyscallException("eventfd", e);
         }
-        pollFds = arena.allocate(2 * Syscalls.POLLFD_SIZE, 4);
+        pollFds = arena.allocate(3 * Syscalls.POLLFD_SIZE, 4);
         pollFds.set(ValueLayout.JAVA_INT, 0, fd);
         pollFds.set(ValueLayout.JAVA_INT, Syscalls.POLLFD_SIZE, wakeFd);
         pollFds.set(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 4, Syscalls.POLLIN);
+        pollFds.set(ValueLayout.JAVA_SHORT, 2 * Syscalls.POLLFD_SIZE + 4, Syscalls.POLLOUT);
         drained = arena.allocate(ValueLayout.JAVA_LONG);
     }
 
@@ -41,10 +42,20 @@ public final class FdWaiter implements AutoCloseable {
      * {@code timeoutMs} pass; returns the descriptor's revents (0 on timeout, wake-up or EINTR).
      */
     public int await(short events, int timeoutMs) {
+        return await(events, timeoutMs, -1);
+    }
+
+    /**
+     * {@link #await(short, int)}, and also wakes when {@code writableFd} (another descriptor of the caller's, or -1
+     * for none) has room to send: a port that sends from several sockets waits for the one its data is queued on.
+     */
+    public int await(short events, int timeoutMs, int writableFd) {
         pollFds.set(ValueLayout.JAVA_SHORT, 4, events);
         pollFds.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
         pollFds.set(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 6, (short) 0);
-        int r = Syscalls.poll(pollFds, 2, timeoutMs);
+        pollFds.set(ValueLayout.JAVA_INT, 2 * Syscalls.POLLFD_SIZE, writableFd);
+        pollFds.set(ValueLayout.JAVA_SHORT, 2 * Syscalls.POLLFD_SIZE + 6, (short) 0);
+        int r = Syscalls.poll(pollFds, writableFd < 0 ? 2 : 3, timeoutMs);
         if (r < 0) {
             int e = Syscalls.errno();
             if (e == Syscalls.EINTR) return 0;
