@@ -204,7 +204,7 @@ static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_le
 		return drop(XAF_C_DROP_MALFORMED);
 	if (f->outer_len != out_len && bpf_xdp_adjust_head(ctx, (int)f->outer_len - (int)out_len))
 		return drop(XAF_C_DROP_REDIRECT);
-	if (write_outer(ctx, r, f->xaf_len, network_id))
+	if (write_outer(ctx, r, f->xaf_len, network_id, r->src_port))
 		return drop(XAF_C_DROP_MALFORMED);
 
 	if (bpf_redirect_map(&tx_ports, r->tx_slot, XDP_DROP) != XDP_REDIRECT)
