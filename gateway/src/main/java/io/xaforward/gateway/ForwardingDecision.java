@@ -1,6 +1,7 @@
 package io.xaforward.gateway;
 
 import io.xaforward.dataplane.Counter;
+import io.xaforward.dataplane.Route;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.ParsedFrame;
@@ -15,7 +16,7 @@ import java.nio.ByteOrder;
  * The route checks of PROTOCOL.md §7 for a valid XAF frame, in the spec's order (the order the XDP program uses):
  * route lookup, ingress port, job id and token, hop limit, and whether the rebuilt frame fits the egress port's MTU;
  * and the hop limit a forwarded frame leaves with ({@link #forwardedHopLimit}: clamped to the gateway's cap) and
- * what picks its UDP source port from the route's span ({@link #ingressSourcePort}, with the frame's src_rank).
+ * the UDP source port it leaves from, picked from the route's span ({@link #egressSourcePort}).
  * Both Java engines (the UDP/AF_PACKET relay and the AF_XDP gateway) call this, so the same bad frame is counted under
  * the same reason whatever engine forwards it. Allocates nothing.
  */
@@ -80,8 +81,20 @@ public final class ForwardingDecision {
     }
 
     /**
+     * The UDP source port a forwarded frame leaves from when its egress form is IPv4 or IPv6 (PROTOCOL.md §7, "The
+     * egress flow"), as the XDP program picks it: {@code srcPort + (src_rank + ingress UDP source port) % span}, or
+     * {@code srcPort} for a span of 0 or 1 ({@link Route#egressSourcePort}).
+     *
+     * @param xaf   the arriving frame's XAF header
+     * @param frame the arriving frame, parsed as {@code f}
+     */
+    public static int egressSourcePort(int srcPort, int span, XafHeader xaf, MemorySegment frame, ParsedFrame f) {
+        return span <= 1 ? srcPort : Route.egressSourcePort(srcPort, span, xaf.srcRank(), ingressSourcePort(frame, f));
+    }
+
+    /**
      * The UDP source port of a parsed XAF frame {@code f} of {@code frame} (host order), or 0 for the ID form: with its
-     * src_rank, what picks the egress source port of a route with a span ({@link io.xaforward.dataplane.Route#egressSourcePort}).
+     * src_rank, what picks the egress source port of a route with a span ({@link #egressSourcePort}).
      */
     public static int ingressSourcePort(MemorySegment frame, ParsedFrame f) {
         return f.form() == NetworkForm.ID ? 0 : Short.toUnsignedInt(frame.get(BE16, f.xafOffset() - UdpHeader.LENGTH));

@@ -295,7 +295,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         byte[] srcMac = r.srcMac().orElseGet(() -> macs.get(egress));
         return Route.forward(port.slot(), form.code(), ingressMask, r.jobId(), r.jobToken(), r.srcId(), srcMac,
                 r.dstMac().orElseThrow(), r.srcIp().orElse(null), r.dstIp().orElse(null), r.srcPort(), r.dstPort())
-                .withDropOneIn(r.dropOneIn());
+                .withSrcPortSpan(r.srcPortSpan()).withDropOneIn(r.dropOneIn());
     }
 
     private void watchConfig() {

@@ -119,7 +119,7 @@ class GoldenDecisionTest {
      */
     static byte[] rewrite(MemorySegment in, ParsedFrame f, XafHeader inXaf, Route r, GoldenFixture.Port port) {
         int networkId = inXaf.networkId();
-        int srcPort = Route.egressSourcePort(r.srcPort(), r.srcPortSpan(), inXaf.srcRank(), ForwardingDecision.ingressSourcePort(in, f));
+        int srcPort = ForwardingDecision.egressSourcePort(r.srcPort(), r.srcPortSpan(), inXaf, in, f);
         NetworkForm egress = NetworkForm.fromCode(r.egressForm());
         int outer = egress.outerHeaderLength();
         int xafBytes = XafHeader.LENGTH + f.payloadLength();
