@@ -67,6 +67,7 @@ static __always_inline struct verdict deliver_local(struct xdp_md *ctx, __u32 fr
 static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_len, const struct xaf_port *port,
 					      const struct xaf_route *r, struct xaf_hdr *xaf, __be32 network_id,
 					      const struct xaf_frame *f, struct port_use *use);
+static __always_inline __be16 egress_src_port(const struct xaf_route *r, const struct xaf_hdr *xaf, const struct xaf_frame *f);
 static __always_inline void count(int is_xaf, __u32 counter, __u64 bytes, const struct port_use *use);
 
 /* xdp.frags: frames larger than one buffer (jumbo frames) reach the program; see process() for what that asks of it */
@@ -164,6 +165,7 @@ static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_le
 	__u32 l2_len = ETH_HLEN + f->l3_len;
 	__u32 out_len, tx_slot;
 	__u32 *mtu;
+	__be16 src_port;
 	__u8 hop;
 
 	/* PROTOCOL.md §6: a hop limit above the ingress port's cap is clamped to it, so a frame sent (or forged) with
@@ -199,12 +201,15 @@ static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_le
 		return drop(XAF_C_DROP_TOO_BIG);
 	}
 
+	/* The egress flow, read from the headers while xaf still points at them: resizing the frame invalidates it. */
+	src_port = egress_src_port(r, xaf, f);
+
 	/* Trim trailing padding, then move the start of the frame so the new outer headers fit exactly. */
 	if (frame_len > l2_len && bpf_xdp_adjust_tail(ctx, -(int)(frame_len - l2_len)))
 		return drop(XAF_C_DROP_MALFORMED);
 	if (f->outer_len != out_len && bpf_xdp_adjust_head(ctx, (int)f->outer_len - (int)out_len))
 		return drop(XAF_C_DROP_REDIRECT);
-	if (write_outer(ctx, r, f->xaf_len, network_id))
+	if (write_outer(ctx, r, f->xaf_len, network_id, src_port))
 		return drop(XAF_C_DROP_MALFORMED);
 
 	if (bpf_redirect_map(&tx_ports, r->tx_slot, XDP_DROP) != XDP_REDIRECT)
@@ -212,6 +217,24 @@ static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_le
 	use->tx_slot = r->tx_slot;
 	use->tx_len = out_len + f->xaf_len;
 	return verdict(XDP_REDIRECT, XAF_C_FORWARDED);
+}
+
+/*
+ * The UDP source port of an IP egress form (PROTOCOL.md §7, "The egress flow"): one of the route's src_port_span
+ * consecutive ports from src_port, src_port + (src_rank + ingress UDP source port) % span, so that the flows a sender
+ * keeps apart (by its source port, or by rank behind an ID-form hop) stay apart after the gateway and receiving NICs
+ * (RSS) and WAN paths (ECMP) can spread them. Span 0 or 1: src_port. xaf was bounds-checked whole by parse_xaf_hdr.
+ */
+static __always_inline __be16 egress_src_port(const struct xaf_route *r, const struct xaf_hdr *xaf, const struct xaf_frame *f)
+{
+	__u32 span = r->src_port_span;
+	__u32 flow;
+
+	if (span <= 1)
+		return r->src_port;
+	flow = (__u32)bpf_ntohs(word16((const void *)xaf + 20)) + f->udp_source; /* src_rank + ingress source port */
+	/* the control plane keeps src_port + span - 1 within 16 bits; a map written otherwise wraps, it cannot fault */
+	return bpf_htons((__u16)(bpf_ntohs(r->src_port) + flow % span));
 }
 
 /* One lookup for all counters of this CPU, per port included; per-CPU values need no atomics. */

@@ -41,6 +41,7 @@ struct xaf_frame {
 	__u32 l3_len;      /* bytes from the end of Ethernet to the end of the payload, as the headers claim */
 	__u32 xaf_len;     /* XAF header + payload as the UDP/ID length field claims */
 	__u16 udp_check;   /* ingress UDP checksum (raw), 0 when none/ID form */
+	__u16 udp_source;  /* ingress UDP source port (host order), 0 in the ID form: the flow the sender chose */
 	__u8  form;        /* enum xaf_form */
 };
 
@@ -92,6 +93,7 @@ static __always_inline int xaf_over_udp(struct cursor *c, struct xaf_frame *f, s
 {
 	f->xaf_len -= UDP_HDR_LEN;
 	f->udp_check = udp->check;
+	f->udp_source = bpf_ntohs(udp->source);
 	f->form = form;
 	c->pos = udp + 1;
 	return 1;
@@ -173,6 +175,7 @@ static __always_inline int parse_id(struct cursor *c, struct xaf_frame *f)
 	f->xaf_len = bpf_ntohs(id->length);
 	f->l3_len = XAF_ID_HDR_LEN + f->xaf_len;
 	f->udp_check = 0;
+	f->udp_source = 0;
 	f->form = XAF_FORM_ID;
 	c->pos = id + 1;
 	return 1;

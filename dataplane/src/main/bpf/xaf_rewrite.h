@@ -41,7 +41,7 @@ static __always_inline void write_eth(struct ethhdr *eth, const struct xaf_route
 	eth->h_proto = bpf_htons(proto);
 }
 
-static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len)
+static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len, __be16 src_port)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -72,7 +72,7 @@ static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route
 	isum = (__u64)word32(iph) + word32((void *)iph + 4) + word32((void *)iph + 8) + iph->saddr + iph->daddr;
 	iph->check = ~csum_fold(isum);
 
-	udp->source = r->src_port;
+	udp->source = src_port;
 	udp->dest = r->dst_port;
 	udp->len = bpf_htons(udp_len);
 	sum = (__u64)iph->saddr + iph->daddr + bpf_htons(IPPROTO_UDP) + udp->len;
@@ -80,7 +80,7 @@ static __always_inline int write_ipv4(struct xdp_md *ctx, const struct xaf_route
 	return 0;
 }
 
-static __always_inline int write_ipv6(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len)
+static __always_inline int write_ipv6(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len, __be16 src_port)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -102,7 +102,7 @@ static __always_inline int write_ipv6(struct xdp_md *ctx, const struct xaf_route
 	__builtin_memcpy(&ip6->saddr, r->src_ip, 16);
 	__builtin_memcpy(&ip6->daddr, r->dst_ip, 16);
 
-	udp->source = r->src_port;
+	udp->source = src_port;
 	udp->dest = r->dst_port;
 	udp->len = bpf_htons(udp_len);
 	sum = sum16bytes(r->src_ip) + sum16bytes(r->dst_ip) + bpf_htons(IPPROTO_UDP) + udp->len;
@@ -130,14 +130,18 @@ static __always_inline int write_id(struct xdp_md *ctx, const struct xaf_route *
 	return 0;
 }
 
-/* The outer headers of r->egress_form, from the frame's start: 0, or -1 when they do not fit the first buffer. */
-static __always_inline int write_outer(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len, __be32 network_id)
+/*
+ * The outer headers of r->egress_form, from the frame's start: 0, or -1 when they do not fit the first buffer. src_port
+ * is the UDP source port of the IP forms (network order); the ID form has none.
+ */
+static __always_inline int write_outer(struct xdp_md *ctx, const struct xaf_route *r, __u32 xaf_len, __be32 network_id,
+				       __be16 src_port)
 {
 	switch (r->egress_form) {
 	case XAF_FORM_IPV4:
-		return write_ipv4(ctx, r, xaf_len);
+		return write_ipv4(ctx, r, xaf_len, src_port);
 	case XAF_FORM_IPV6:
-		return write_ipv6(ctx, r, xaf_len);
+		return write_ipv6(ctx, r, xaf_len, src_port);
 	default:
 		return write_id(ctx, r, xaf_len, network_id);
 	}

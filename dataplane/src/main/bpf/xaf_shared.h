@@ -94,7 +94,7 @@ struct xaf_route {
 	__u32 tx_slot;         /* key into the tx_ports devmap */
 	__u8  action;          /* enum xaf_route_action */
 	__u8  egress_form;     /* enum xaf_form */
-	__u16 reserved0;
+	__u16 src_port_span;   /* UDP source ports the route spreads flows over; 0 or 1: always src_port (PROTOCOL.md §7) */
 	__u64 ingress_mask;    /* bit i set: frames may arrive on the port with slot i; 0 = any port */
 	__u32 job_id;          /* the route serves exactly this job ... */
 	__u32 job_token;       /* ... and frames must carry this token */
@@ -104,7 +104,7 @@ struct xaf_route {
 	__u8  dst_mac[6];      /* next hop Ethernet destination */
 	__u8  src_ip[16];      /* IPv4: first 4 bytes, network order; IPv6: 16 bytes */
 	__u8  dst_ip[16];
-	__be16 src_port;       /* UDP source port written on egress */
+	__be16 src_port;       /* UDP source port written on egress: the first of src_port_span ports */
 	__be16 dst_port;       /* UDP destination port written on egress (normally XAF_UDP_PORT) */
 	__u32 reserved1;
 };                             /* 88 bytes */

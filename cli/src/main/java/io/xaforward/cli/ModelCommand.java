@@ -59,9 +59,10 @@ public final class ModelCommand implements Callable<Integer> {
         Path home = UserPaths.installDirectory().resolve("docs").resolve("bench");
         Path fwd = c.forwardJson() != null ? c.forwardJson() : home.resolve("forward.json");
         Path ar = c.allreduceJson() != null ? c.allreduceJson() : home.resolve("allreduce.json");
-        // the shipped training runs: without a gateway budget (train.json) and with one (train-budget.json)
+        // the shipped training runs: without a gateway budget (train.json), with one (train-budget.json), and the edge
+        // configuration with and without (train-edge.json)
         List<Path> trains = c.trainJson() != null ? List.of(c.trainJson())
-                : java.util.stream.Stream.of("train.json", "train-budget.json").map(home::resolve).filter(Files::exists).toList();
+                : java.util.stream.Stream.of("train.json", "train-budget.json", "train-edge.json").map(home::resolve).filter(Files::exists).toList();
         return Calibration.load(fwd, ar, trains, c.calibrationCores());
     }
 

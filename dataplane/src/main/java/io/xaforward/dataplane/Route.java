@@ -14,9 +14,13 @@ import java.util.HexFormat;
  * @param ingressMask bit i: frames may arrive on the port with slot i; 0 = any port
  * @param dropOneIn  fault injection: drop 1 in N frames; 0 = never
  * @param srcId      ID form: src_id written into the ID header
+ * @param srcPort    IP forms: the UDP source port written on egress, the first of {@code srcPortSpan}
+ * @param srcPortSpan IP forms: how many consecutive UDP source ports from {@code srcPort} the route spreads flows
+ *                   over ({@link #egressSourcePort}); 0 or 1: always {@code srcPort}
  */
 public record Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken, int dropOneIn,
-                    int srcId, byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort) {
+                    int srcId, byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort,
+                    int srcPortSpan) {
 
     public Route {
         if (txSlot < 0 || txSlot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("txSlot " + txSlot + " not in 0..63");
@@ -28,6 +32,29 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
         srcIp = ip(srcIp, "srcIp");
         dstIp = ip(dstIp, "dstIp");
         if ((srcPort & ~0xFFFF) != 0 || (dstPort & ~0xFFFF) != 0) throw new IllegalArgumentException("ports must be 0..65535");
+        if ((srcPortSpan & ~0xFFFF) != 0) throw new IllegalArgumentException("srcPortSpan " + srcPortSpan + " not in 0..65535");
+        if (srcPortSpan > 1 && srcPort + srcPortSpan - 1 > 0xFFFF) {
+            throw new IllegalArgumentException("source ports " + srcPort + ".." + (srcPort + srcPortSpan - 1)
+                    + " (srcPort " + srcPort + ", srcPortSpan " + srcPortSpan + ") go past 65535");
+        }
+    }
+
+    /** A route as the 14 fields before {@code srcPortSpan}, with span 1: every frame leaves from {@code srcPort}. */
+    public Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken, int dropOneIn,
+                 int srcId, byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort) {
+        this(txSlot, action, egressForm, ingressMask, jobId, jobToken, dropOneIn, srcId, srcMac, dstMac, srcIp, dstIp,
+                srcPort, dstPort, 1);
+    }
+
+    /**
+     * The UDP source port a frame forwarded into an IP form leaves from (docs/PROTOCOL.md §7, "The egress flow"):
+     * {@code srcPort + (srcRank + ingressSourcePort) % span}, or {@code srcPort} for a span of 0 or 1.
+     *
+     * @param srcRank           the XAF header's src_rank (0..65535)
+     * @param ingressSourcePort the arriving frame's UDP source port, 0 when it arrived in the ID form
+     */
+    public static int egressSourcePort(int srcPort, int span, int srcRank, int ingressSourcePort) {
+        return span <= 1 ? srcPort : (srcPort + (srcRank + ingressSourcePort) % span) & 0xFFFF;
     }
 
     private static byte[] copy(byte[] b, int len, String what) {
@@ -57,7 +84,14 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
 
     /** The same route with fault injection set to drop 1 in {@code n} frames (0 = never). */
     public Route withDropOneIn(int n) {
-        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, n, srcId, srcMac, dstMac, srcIp, dstIp, srcPort, dstPort);
+        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, n, srcId, srcMac, dstMac, srcIp, dstIp,
+                srcPort, dstPort, srcPortSpan);
+    }
+
+    /** The same route spreading flows over {@code span} UDP source ports from {@code srcPort} (0 or 1: one port). */
+    public Route withSrcPortSpan(int span) {
+        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, dropOneIn, srcId, srcMac, dstMac, srcIp,
+                dstIp, srcPort, dstPort, span);
     }
 
     @Override public byte[] srcMac() { return srcMac.clone(); }
@@ -70,7 +104,8 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
         return o instanceof Route r && txSlot == r.txSlot && action == r.action && egressForm == r.egressForm
                 && ingressMask == r.ingressMask && jobId == r.jobId && jobToken == r.jobToken && dropOneIn == r.dropOneIn
                 && srcId == r.srcId && Arrays.equals(srcMac, r.srcMac) && Arrays.equals(dstMac, r.dstMac)
-                && Arrays.equals(srcIp, r.srcIp) && Arrays.equals(dstIp, r.dstIp) && srcPort == r.srcPort && dstPort == r.dstPort;
+                && Arrays.equals(srcIp, r.srcIp) && Arrays.equals(dstIp, r.dstIp) && srcPort == r.srcPort && dstPort == r.dstPort
+                && srcPortSpan == r.srcPortSpan;
     }
 
     @Override
@@ -84,6 +119,6 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
         return "Route[txSlot=" + txSlot + ", action=" + action + ", egressForm=" + egressForm + ", ingressMask=0x"
                 + Long.toHexString(ingressMask) + ", job=" + jobId + ", dropOneIn=" + dropOneIn + ", srcId=" + srcId
                 + ", srcMac=" + hex.formatHex(srcMac) + ", dstMac=" + hex.formatHex(dstMac) + ", srcPort=" + srcPort
-                + ", dstPort=" + dstPort + "]";
+                + ", srcPortSpan=" + srcPortSpan + ", dstPort=" + dstPort + "]";
     }
 }

@@ -14,6 +14,7 @@ public final class RouteCodec {
     private static final long TX_SLOT = offset(ROUTE, "tx_slot");
     private static final long ACTION = offset(ROUTE, "action");
     private static final long EGRESS_FORM = offset(ROUTE, "egress_form");
+    private static final long SRC_PORT_SPAN = offset(ROUTE, "src_port_span");
     private static final long INGRESS_MASK = offset(ROUTE, "ingress_mask");
     private static final long JOB_ID = offset(ROUTE, "job_id");
     private static final long JOB_TOKEN = offset(ROUTE, "job_token");
@@ -39,6 +40,7 @@ public final class RouteCodec {
         seg.set(ValueLayout.JAVA_INT, TX_SLOT, r.txSlot());
         seg.set(ValueLayout.JAVA_BYTE, ACTION, (byte) r.action());
         seg.set(ValueLayout.JAVA_BYTE, EGRESS_FORM, (byte) r.egressForm());
+        seg.set(ValueLayout.JAVA_SHORT, SRC_PORT_SPAN, (short) r.srcPortSpan());
         seg.set(ValueLayout.JAVA_LONG, INGRESS_MASK, r.ingressMask());
         seg.set(ValueLayout.JAVA_INT, JOB_ID, r.jobId());
         seg.set(ValueLayout.JAVA_INT, JOB_TOKEN, r.jobToken());
@@ -68,6 +70,7 @@ public final class RouteCodec {
                 seg.asSlice(SRC_IP, 16).toArray(ValueLayout.JAVA_BYTE),
                 seg.asSlice(DST_IP, 16).toArray(ValueLayout.JAVA_BYTE),
                 Short.toUnsignedInt(seg.get(BE16, SRC_PORT)),
-                Short.toUnsignedInt(seg.get(BE16, DST_PORT)));
+                Short.toUnsignedInt(seg.get(BE16, DST_PORT)),
+                Short.toUnsignedInt(seg.get(ValueLayout.JAVA_SHORT, SRC_PORT_SPAN)));
     }
 }

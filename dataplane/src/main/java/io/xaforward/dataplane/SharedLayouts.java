@@ -40,7 +40,7 @@ public final class SharedLayouts {
             JAVA_INT.withName("tx_slot"),
             JAVA_BYTE.withName("action"),
             JAVA_BYTE.withName("egress_form"),
-            JAVA_SHORT.withName("reserved0"),
+            JAVA_SHORT.withName("src_port_span"),
             JAVA_LONG.withName("ingress_mask"),
             JAVA_INT.withName("job_id"),
             JAVA_INT.withName("job_token"),

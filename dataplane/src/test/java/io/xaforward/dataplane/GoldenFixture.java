@@ -95,7 +95,7 @@ public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byt
                     + " drop-one-in " + r.dropOneIn() + " src-id " + hex32(r.srcId())
                     + " src-mac " + HEX.formatHex(r.srcMac()) + " dst-mac " + HEX.formatHex(r.dstMac())
                     + " src-ip " + HEX.formatHex(r.srcIp()) + " dst-ip " + HEX.formatHex(r.dstIp())
-                    + " src-port " + r.srcPort() + " dst-port " + r.dstPort();
+                    + " src-port " + r.srcPort() + " src-port-span " + r.srcPortSpan() + " dst-port " + r.dstPort();
         }
     }
 
@@ -259,7 +259,8 @@ public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byt
                         Integer.parseInt(field(kv, "job")), int32(field(kv, "token")), Integer.parseInt(field(kv, "drop-one-in")),
                         int32(field(kv, "src-id")), HEX.parseHex(field(kv, "src-mac")), HEX.parseHex(field(kv, "dst-mac")),
                         HEX.parseHex(field(kv, "src-ip")), HEX.parseHex(field(kv, "dst-ip")),
-                        Integer.parseInt(field(kv, "src-port")), Integer.parseInt(field(kv, "dst-port"))));
+                        Integer.parseInt(field(kv, "src-port")), Integer.parseInt(field(kv, "dst-port")),
+                        Integer.parseInt(field(kv, "src-port-span"))));
                 default -> throw new IllegalArgumentException("unknown setup kind '" + w[0] + "'");
             };
             if (!kv.isEmpty()) throw new IllegalArgumentException("unknown " + kv.keySet());

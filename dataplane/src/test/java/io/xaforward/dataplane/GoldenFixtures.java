@@ -44,7 +44,7 @@ public final class GoldenFixtures {
     /** The same files on the test classpath (and in the dataplane test-jar). */
     static final String RESOURCE_DIR = "/golden/";
     /** The files, one per theme, in the order {@link #groups} makes them. */
-    static final List<String> FILES = List.of("forward.txt", "mtu.txt", "hop-limit.txt", "local.txt", "drop.txt", "pass.txt");
+    static final List<String> FILES = List.of("forward.txt", "span.txt", "mtu.txt", "hop-limit.txt", "local.txt", "drop.txt", "pass.txt");
 
     static final int LO = GoldenFixture.IFINDEX; // exists in every namespace; lo has one rx queue
     static final int NET = 0x0A0B0C0D;           // network index identifier under test
@@ -91,9 +91,14 @@ public final class GoldenFixtures {
 
     /** An ingress frame of {@code form} carrying {@code xafAndPayload}. */
     static byte[] ingress(int form, byte[] xafAndPayload) {
+        return ingress(form, 50000, xafAndPayload);
+    }
+
+    /** An ingress frame of {@code form} from UDP source port {@code sport} (the IP forms) carrying {@code xafAndPayload}. */
+    static byte[] ingress(int form, int sport, byte[] xafAndPayload) {
         return switch (form) {
-            case FORM_IPV4 -> ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 0x1234, 0x4000, 50000, XAF_PORT, xafAndPayload);
-            case FORM_IPV6 -> ipv6Udp(mac(1), mac(2), ip6(1), ip6(2), 33, 50000, XAF_PORT, xafAndPayload);
+            case FORM_IPV4 -> ipv4Udp(mac(1), mac(2), ip4(192, 168, 1, 10), ip4(192, 168, 2, 20), 33, 0x1234, 0x4000, sport, XAF_PORT, xafAndPayload);
+            case FORM_IPV6 -> ipv6Udp(mac(1), mac(2), ip6(1), ip6(2), 33, sport, XAF_PORT, xafAndPayload);
             case FORM_ID -> idFrame(mac(1), mac(2), 0x99, NET, 0xFD, xafAndPayload);
             default -> throw new IllegalArgumentException();
         };
@@ -101,9 +106,14 @@ public final class GoldenFixtures {
 
     /** What the gateway must emit for {@code egressForm}, built from the route's values. */
     static byte[] expectedEgress(int egressForm, byte[] xafAndPayload) {
+        return expectedEgress(egressForm, R_SPORT, xafAndPayload);
+    }
+
+    /** As {@link #expectedEgress(int, byte[])}, leaving from UDP source port {@code sport} (the IP forms). */
+    static byte[] expectedEgress(int egressForm, int sport, byte[] xafAndPayload) {
         return switch (egressForm) {
-            case FORM_IPV4 -> ipv4Udp(R_DMAC, R_SMAC, R_SIP4, R_DIP4, 64, 0, 0x4000, R_SPORT, XAF_PORT, xafAndPayload);
-            case FORM_IPV6 -> ipv6Udp(R_DMAC, R_SMAC, R_SIP6, R_DIP6, 64, R_SPORT, XAF_PORT, xafAndPayload);
+            case FORM_IPV4 -> ipv4Udp(R_DMAC, R_SMAC, R_SIP4, R_DIP4, 64, 0, 0x4000, sport, XAF_PORT, xafAndPayload);
+            case FORM_IPV6 -> ipv6Udp(R_DMAC, R_SMAC, R_SIP6, R_DIP6, 64, sport, XAF_PORT, xafAndPayload);
             case FORM_ID -> idFrame(R_DMAC, R_SMAC, SRC_ID, NET, 0xFD, xafAndPayload);
             default -> throw new IllegalArgumentException();
         };
@@ -114,6 +124,23 @@ public final class GoldenFixtures {
         Xaf x = Xaf.of(9, NET, JOB, TOKEN, payload);
         return new GoldenFixture(name, in, setup, pad(ingress(in, x.bytes()), padding), XDP_REDIRECT,
                 expectedEgress(out, x.withHop(8).bytes()), Counter.FORWARDED, true, payload.length, out);
+    }
+
+    /**
+     * A frame from UDP source port {@code sport} (0: the ID form) with src_rank {@code rank}, forwarded (hop limit
+     * 9 -> 8) by a route spreading flows over {@code span} source ports from {@code srcPort}: it must leave from
+     * {@code expectedPort}, which the caller works out by PROTOCOL.md §7's rule.
+     */
+    static GoldenFixture spread(int in, int out, int srcPort, int span, int sport, int rank, int expectedPort, byte[] payload) {
+        boolean v6 = out == FORM_IPV6;
+        Route r = Route.forward(TX_SLOT, out, 1L << IN_SLOT, JOB, TOKEN, SRC_ID, R_SMAC, R_DMAC, v6 ? R_SIP6 : R_SIP4,
+                v6 ? R_DIP6 : R_DIP4, srcPort, XAF_PORT).withSrcPortSpan(span);
+        Xaf x = Xaf.of(9, NET, JOB, TOKEN, payload).withSrcRank(rank);
+        byte[] expected = expectedEgress(out, expectedPort, x.withHop(8).bytes());
+        String from = in == FORM_ID ? "ID" : "source port " + sport;
+        return new GoldenFixture("span: " + formName(in) + " -> " + formName(out) + ", src-port " + srcPort + " span " + span
+                + ", " + from + ", src_rank " + rank + ": leaves from " + (out == FORM_ID ? "no port (ID form)" : expectedPort),
+                in, standard(in, r), ingress(in, sport, x.bytes()), XDP_REDIRECT, expected, Counter.FORWARDED, true, payload.length, out);
     }
 
     static GoldenFixture drop(String d, byte[] in, List<Setup> setup, Counter c) {
@@ -142,6 +169,36 @@ public final class GoldenFixtures {
                 }
             }
         }
+
+        // ---- a route's UDP source-port span (PROTOCOL.md §7, "The egress flow"): a frame forwarded into an IP form
+        //      leaves from src-port + (src_rank + ingress UDP source port) % span, the ingress port 0 for the ID form;
+        //      span 0 or 1: src-port. Four flows of one sender (source ports 9450..9453, src_rank 3) stay four ----
+        List<GoldenFixture> spans = new ArrayList<>();
+        int[] spanSeed = {1000}; // payloads of their own, so the other files' payloads stay as they were
+        for (int in : new int[] {FORM_IPV4, FORM_IPV6}) {
+            for (int out : new int[] {FORM_IPV4, FORM_IPV6}) {
+                for (int sport = 9450; sport < 9454; sport++) {
+                    spans.add(spread(in, out, R_SPORT, 4, sport, 3, R_SPORT + (3 + sport) % 4, payload(100 + sport % 4, ++spanSeed[0])));
+                }
+            }
+        }
+        for (int out : new int[] {FORM_IPV4, FORM_IPV6}) {
+            for (int rank : new int[] {0, 5, 6, 7}) { // ID ingress: src_rank alone picks the port
+                spans.add(spread(FORM_ID, out, R_SPORT, 4, 0, rank, R_SPORT + rank % 4, payload(64 + rank, ++spanSeed[0])));
+            }
+        }
+        // the sum is taken wide: rank and source port both at their largest
+        spans.add(spread(FORM_IPV4, FORM_IPV6, R_SPORT, 4, 65535, 65535, R_SPORT + (65535 + 65535) % 4, payload(33, ++spanSeed[0])));
+        // a span that is not a power of two, ending at the last port
+        for (int sport = 9450; sport < 9452; sport++) {
+            spans.add(spread(FORM_IPV6, FORM_IPV4, 65529, 7, sport, 3, 65529 + (3 + sport) % 7, payload(50, ++spanSeed[0])));
+        }
+        // span 1 and 0: every flow leaves from src-port, as without a span; the ID form has no source port to spread
+        for (int span : new int[] {1, 0}) {
+            spans.add(spread(FORM_IPV4, FORM_IPV4, R_SPORT, span, 9453, 3, R_SPORT, payload(100, ++spanSeed[0])));
+            spans.add(spread(FORM_ID, FORM_IPV6, R_SPORT, span, 0, 6, R_SPORT, payload(100, ++spanSeed[0])));
+        }
+        spans.add(spread(FORM_IPV4, FORM_ID, R_SPORT, 4, 9451, 3, 0, payload(100, ++spanSeed[0])));
 
         // ---- the egress MTU (PROTOCOL.md §7), at 1500 and with jumbo frames (9000: the frames continue in
         //      fragments, so the program sees multi-buffer frames): for every form pair, the largest frame that fits
@@ -276,11 +333,12 @@ public final class GoldenFixtures {
 
         return List.of(
                 new Group(FILES.get(0), "forwarding between all nine ingress x egress form pairs, odd and even payloads, padded frames", forward),
-                new Group(FILES.get(1), "the egress MTU at 1500 and 9000 bytes (jumbo frames arrive as multi-buffer frames): the largest frame that fits, and one byte more", mtus),
-                new Group(FILES.get(2), "the hop limit cap at ingress (PROTOCOL.md §6)", hopLimits),
-                new Group(FILES.get(3), "LOCAL routes: the frame handed on as it arrived (no AF_XDP socket here: the redirect falls back to DROP)", local),
-                new Group(FILES.get(4), "malformed, truncated and refused frames, each with its own counter", drops),
-                new Group(FILES.get(5), "frames that are not XAF, or not on a port: passed untouched", passes));
+                new Group(FILES.get(1), "a route's UDP source-port span: the flows of one sender leave from distinct source ports (PROTOCOL.md §7)", spans),
+                new Group(FILES.get(2), "the egress MTU at 1500 and 9000 bytes (jumbo frames arrive as multi-buffer frames): the largest frame that fits, and one byte more", mtus),
+                new Group(FILES.get(3), "the hop limit cap at ingress (PROTOCOL.md §6)", hopLimits),
+                new Group(FILES.get(4), "LOCAL routes: the frame handed on as it arrived (no AF_XDP socket here: the redirect falls back to DROP)", local),
+                new Group(FILES.get(5), "malformed, truncated and refused frames, each with its own counter", drops),
+                new Group(FILES.get(6), "frames that are not XAF, or not on a port: passed untouched", passes));
     }
 
     /** The files' contents by file name, as {@link #main} writes them. */

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
  */
 class SharedLayoutsTest {
     static final Path HEADER_DIR = Path.of("src/main/bpf").toAbsolutePath();
-    static final List<String> ROUTE_FIELDS = List.of("tx_slot", "action", "egress_form", "reserved0", "ingress_mask",
+    static final List<String> ROUTE_FIELDS = List.of("tx_slot", "action", "egress_form", "src_port_span", "ingress_mask",
             "job_id", "job_token", "drop_one_in", "src_id", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
             "dst_port", "reserved1");
     static final List<String> PORT_FIELDS = List.of("slot", "form", "max_hop", "reserved");

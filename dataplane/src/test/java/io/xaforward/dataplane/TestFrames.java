@@ -21,16 +21,17 @@ public final class TestFrames {
 
     /** XAF header fields a test cares about. */
     record Xaf(int magic, int version, int hdrLen, int hop, int networkId, int jobId, int jobToken, byte[] payload,
-               int payloadLenOverride) {
+               int payloadLenOverride, int srcRank) {
         static Xaf of(int hop, int networkId, int jobId, int jobToken, byte[] payload) {
-            return new Xaf(0x5846, 1, 48, hop, networkId, jobId, jobToken, payload, -1);
+            return new Xaf(0x5846, 1, 48, hop, networkId, jobId, jobToken, payload, -1, 3);
         }
-        Xaf withHop(int h) { return new Xaf(magic, version, hdrLen, h, networkId, jobId, jobToken, payload, payloadLenOverride); }
-        Xaf withMagic(int m) { return new Xaf(m, version, hdrLen, hop, networkId, jobId, jobToken, payload, payloadLenOverride); }
-        Xaf withVersion(int v) { return new Xaf(magic, v, hdrLen, hop, networkId, jobId, jobToken, payload, payloadLenOverride); }
-        Xaf withHdrLen(int l) { return new Xaf(magic, version, l, hop, networkId, jobId, jobToken, payload, payloadLenOverride); }
-        Xaf withPayloadLen(int l) { return new Xaf(magic, version, hdrLen, hop, networkId, jobId, jobToken, payload, l); }
-        Xaf withJob(int job, int token) { return new Xaf(magic, version, hdrLen, hop, networkId, job, token, payload, payloadLenOverride); }
+        Xaf withHop(int h) { return new Xaf(magic, version, hdrLen, h, networkId, jobId, jobToken, payload, payloadLenOverride, srcRank); }
+        Xaf withMagic(int m) { return new Xaf(m, version, hdrLen, hop, networkId, jobId, jobToken, payload, payloadLenOverride, srcRank); }
+        Xaf withVersion(int v) { return new Xaf(magic, v, hdrLen, hop, networkId, jobId, jobToken, payload, payloadLenOverride, srcRank); }
+        Xaf withHdrLen(int l) { return new Xaf(magic, version, l, hop, networkId, jobId, jobToken, payload, payloadLenOverride, srcRank); }
+        Xaf withPayloadLen(int l) { return new Xaf(magic, version, hdrLen, hop, networkId, jobId, jobToken, payload, l, srcRank); }
+        Xaf withJob(int job, int token) { return new Xaf(magic, version, hdrLen, hop, networkId, job, token, payload, payloadLenOverride, srcRank); }
+        Xaf withSrcRank(int r) { return new Xaf(magic, version, hdrLen, hop, networkId, jobId, jobToken, payload, payloadLenOverride, r); }
 
         /** The 48-byte header followed by the payload. */
         byte[] bytes() {
@@ -38,7 +39,7 @@ public final class TestFrames {
             b.putShort((short) magic).put((byte) version).put((byte) 1 /* DATA */).put((byte) 0x01 /* LAST */)
                     .put((byte) hop).put((byte) hdrLen).put((byte) 1 /* F32 */);
             b.putInt(networkId).putInt(jobId).putInt(jobToken);
-            b.putShort((short) 3).putShort((short) 7); // src/dst rank
+            b.putShort((short) srcRank).putShort((short) 7); // src/dst rank
             b.putInt(1234).putInt(5).putInt(0).putInt(1); // step, bucket, chunk index/count
             b.putShort((short) (payloadLenOverride >= 0 ? payloadLenOverride : payload.length));
             b.putShort((short) onesSum(payload, 0, payload.length));

@@ -1,14 +1,22 @@
 package io.xaforward.gateway;
 
 import io.xaforward.dataplane.Counter;
+import io.xaforward.dataplane.Route;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.ParsedFrame;
+import io.xaforward.protocol.UdpHeader;
 import io.xaforward.protocol.XafHeader;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 /**
  * The route checks of PROTOCOL.md §7 for a valid XAF frame, in the spec's order (the order the XDP program uses):
  * route lookup, ingress port, job id and token, hop limit, and whether the rebuilt frame fits the egress port's MTU;
- * and the hop limit a forwarded frame leaves with ({@link #forwardedHopLimit}: clamped to the gateway's cap).
+ * and the hop limit a forwarded frame leaves with ({@link #forwardedHopLimit}: clamped to the gateway's cap) and
+ * the UDP source port it leaves from, picked from the route's span ({@link #egressSourcePort}).
  * Both Java engines (the UDP/AF_PACKET relay and the AF_XDP gateway) call this, so the same bad frame is counted under
  * the same reason whatever engine forwards it. Allocates nothing.
  */
@@ -47,6 +55,8 @@ public final class ForwardingDecision {
 
     private ForwardingDecision() {}
 
+    private static final ValueLayout.OfShort BE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
     /**
      * The hop limit a forwarded frame leaves with (PROTOCOL.md §6): what it arrived with, clamped to the gateway's cap
      * {@code maxHopLimit} (2..255), less one. Only for frames {@link #decide} forwards (they arrived with 2 or more).
@@ -68,6 +78,26 @@ public final class ForwardingDecision {
         if (xaf.hopLimit() <= 1) return Verdict.DROP_HOP_LIMIT;
         if (egressLength(route.egressForm(), xaf.payloadLength()) > route.egressMtu()) return Verdict.DROP_TOO_BIG;
         return Verdict.FORWARD;
+    }
+
+    /**
+     * The UDP source port a forwarded frame leaves from when its egress form is IPv4 or IPv6 (PROTOCOL.md §7, "The
+     * egress flow"), as the XDP program picks it: {@code srcPort + (src_rank + ingress UDP source port) % span}, or
+     * {@code srcPort} for a span of 0 or 1 ({@link Route#egressSourcePort}).
+     *
+     * @param xaf   the arriving frame's XAF header
+     * @param frame the arriving frame, parsed as {@code f}
+     */
+    public static int egressSourcePort(int srcPort, int span, XafHeader xaf, MemorySegment frame, ParsedFrame f) {
+        return span <= 1 ? srcPort : Route.egressSourcePort(srcPort, span, xaf.srcRank(), ingressSourcePort(frame, f));
+    }
+
+    /**
+     * The UDP source port of a parsed XAF frame {@code f} of {@code frame} (host order), or 0 for the ID form: with its
+     * src_rank, what picks the egress source port of a route with a span ({@link #egressSourcePort}).
+     */
+    public static int ingressSourcePort(MemorySegment frame, ParsedFrame f) {
+        return f.form() == NetworkForm.ID ? 0 : Short.toUnsignedInt(frame.get(BE16, f.xafOffset() - UdpHeader.LENGTH));
     }
 
     /**

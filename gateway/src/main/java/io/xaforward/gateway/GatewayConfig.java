@@ -66,12 +66,17 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
     /**
      * One route. For {@code FORWARD}, {@code egress} names a port; MACs and addresses describe the next hop on the
      * egress network. {@code srcMac} empty means the egress interface's own MAC. {@code ingress} empty means any port.
+     * {@code srcPortSpan} (1..{@value #MAX_SRC_PORT_SPAN}, {@code src-port-span}): the IP forms' frames leave from one of
+     * that many consecutive UDP source ports from {@code srcPort}, one per flow (docs/PROTOCOL.md §7, "The egress flow").
      */
     public record RouteConfig(int networkId, int jobId, int jobToken, Action action, Optional<String> egress,
                               Optional<NetworkForm> form, List<String> ingress,
                               Optional<byte[]> srcMac, Optional<byte[]> dstMac,
                               Optional<byte[]> srcIp, Optional<byte[]> dstIp,
-                              int srcPort, int dstPort, int srcId, int dropOneIn) {}
+                              int srcPort, int srcPortSpan, int dstPort, int srcId, int dropOneIn) {}
+
+    /** The most UDP source ports one route spreads flows over ({@code src-port-span}). */
+    public static final int MAX_SRC_PORT_SPAN = 4096;
 
     public Optional<PortConfig> port(String iface) {
         return ports.stream().filter(p -> p.iface().equals(iface)).findFirst();

@@ -124,7 +124,7 @@ public final class GatewayConfigParser {
         int id = (int) fields.unsigned32(r, "id", null, entry);
         String where = entry + " (id " + hex(id) + ")";
         fields.allowOnly(r, where, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
-                "src-ip", "dst-ip", "src-port", "dst-port", "src-id", "drop-one-in"));
+                "src-ip", "dst-ip", "src-port", "src-port-span", "dst-port", "src-id", "drop-one-in"));
         int job = (int) fields.unsigned32(r, "job", null, where);
         int token = (int) fields.unsigned32(r, "token", null, where);
         GatewayConfig.Action action = switch (fields.string(r, "action", "forward", where)) {
@@ -160,11 +160,16 @@ public final class GatewayConfigParser {
             }
         }
         int srcPort = port(r, "src-port", where);
+        int srcPortSpan = (int) fields.integer(r, "src-port-span", 1, 1, GatewayConfig.MAX_SRC_PORT_SPAN, where);
+        if (srcPort + srcPortSpan - 1 > 65535) {
+            throw fail(where + ": src-port-span " + srcPortSpan + " from src-port " + srcPort + " would need source ports up to "
+                    + (srcPort + srcPortSpan - 1) + "; the last is 65535");
+        }
         int dstPort = port(r, "dst-port", where);
         int srcId = (int) fields.unsigned32(r, "src-id", 0L, where);
         long dropOneIn = fields.integer(r, "drop-one-in", 0, 0, Integer.MAX_VALUE, where);
         return new GatewayConfig.RouteConfig(id, job, token, action, egress, form, List.copyOf(ingress),
-                srcMac, dstMac, srcIp, dstIp, srcPort, dstPort, srcId, (int) dropOneIn);
+                srcMac, dstMac, srcIp, dstIp, srcPort, srcPortSpan, dstPort, srcId, (int) dropOneIn);
     }
 
 

@@ -171,11 +171,12 @@ public final class GatewayInspector implements AutoCloseable {
             ifnames.put(p.ifindex(), p.iface());
             bySlot.put(p.slot(), p.iface());
         }
-        Table t = new Table("ID", "JOB", "ACTION", "EGRESS", "FORM", "DST-MAC", "DST-IP", "DST-PORT", "INGRESS");
+        Table t = new Table("ID", "JOB", "ACTION", "EGRESS", "FORM", "DST-MAC", "DST-IP", "SRC-PORT", "DST-PORT", "INGRESS");
         HexFormat mac = HexFormat.ofDelimiter(":");
         for (Map.Entry<Integer, Route> e : routes().entrySet()) {
             Route r = e.getValue();
             boolean local = r.action() == SharedLayouts.ACTION_LOCAL;
+            boolean noPorts = local || r.egressForm() == SharedLayouts.FORM_ID;
             int egressIfindex = local ? 0 : dataplane.txPort(r.txSlot());
             String egress = local ? "-" : ifnames.getOrDefault(egressIfindex, egressIfindex == 0 ? "slot " + r.txSlot() + " (empty)" : "ifindex " + egressIfindex);
             String form = local ? "-" : formName(r.egressForm());
@@ -184,10 +185,15 @@ public final class GatewayInspector implements AutoCloseable {
                 if ((r.ingressMask() & (1L << slot)) != 0) ingress.add(bySlot.getOrDefault(slot, "slot " + slot));
             }
             t.row(String.format("0x%08x", e.getKey()), Integer.toUnsignedString(r.jobId()), local ? "local" : "forward", egress, form,
-                    local ? "-" : mac.formatHex(r.dstMac()), local ? "-" : ip(r), local || r.egressForm() == SharedLayouts.FORM_ID ? "-" : Integer.toString(r.dstPort()),
+                    local ? "-" : mac.formatHex(r.dstMac()), local ? "-" : ip(r), noPorts ? "-" : srcPorts(r), noPorts ? "-" : Integer.toString(r.dstPort()),
                     r.ingressMask() == 0 ? "any" : ingress.toString());
         }
         return t.toString();
+    }
+
+    /** The route's UDP source port, or its span of ports as FIRST-LAST. */
+    static String srcPorts(Route r) {
+        return r.srcPortSpan() <= 1 ? Integer.toString(r.srcPort()) : r.srcPort() + "-" + (r.srcPort() + r.srcPortSpan() - 1);
     }
 
     private static String formName(int code) {

@@ -79,7 +79,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             programPorts(dp, config);
             // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
             Map<Integer, Route> wanted = new LinkedHashMap<>();
-            for (GatewayConfig.RouteConfig r : config.routes()) wanted.put(r.networkId(), toRoute(config, r));
+            for (GatewayConfig.RouteConfig r : config.routes()) wanted.put(r.networkId(), toRoute(config, r, macs));
             RouteReconciler.Result routes = adopting && routesFromRegistry ? new RouteReconciler.Result(0, 0, 0)
                     : RouteReconciler.apply(RouteTable.of(dp), wanted);
             if (adopting) {
@@ -283,7 +283,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         }
     }
 
-    private Route toRoute(GatewayConfig c, GatewayConfig.RouteConfig r) {
+    /** The route map entry of {@code r}; {@code macs}: each port's own MAC (a route's source MAC unless it names one). */
+    static Route toRoute(GatewayConfig c, GatewayConfig.RouteConfig r, Map<String, byte[]> macs) {
         long ingressMask = 0;
         for (String in : r.ingress()) ingressMask |= 1L << c.port(in).orElseThrow().slot();
         if (r.action() == GatewayConfig.Action.LOCAL) {
@@ -295,7 +296,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         byte[] srcMac = r.srcMac().orElseGet(() -> macs.get(egress));
         return Route.forward(port.slot(), form.code(), ingressMask, r.jobId(), r.jobToken(), r.srcId(), srcMac,
                 r.dstMac().orElseThrow(), r.srcIp().orElse(null), r.dstIp().orElse(null), r.srcPort(), r.dstPort())
-                .withDropOneIn(r.dropOneIn());
+                .withSrcPortSpan(r.srcPortSpan()).withDropOneIn(r.dropOneIn());
     }
 
     private void watchConfig() {
@@ -357,7 +358,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
                 throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");
             }
             Map<Integer, Route> wanted = new LinkedHashMap<>();
-            for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r));
+            for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r, macs));
             refreshMtus(next);
             result = RouteReconciler.apply(routeTable, wanted);
             refreshHopLimitCap(next);

@@ -42,5 +42,7 @@ class DecisionFuzzTest {
         assertTrue(r.forwardedBytesCompared() > 2500L * forwarded, () -> "average forwarded frame "
                 + r.forwardedBytesCompared() / Math.max(1, forwarded) + " bytes: jumbo frames exercised");
         for (FuzzFrames.Kind k : FuzzFrames.Kind.values()) assertTrue(r.framesByKind().get(k) > 0, "frames of kind " + k);
+        // the routes' source-port spans (2 or more ports each for the IP forms) were compared, not only their first port
+        assertTrue(r.forwardedSourcePorts() >= 4, () -> "distinct egress source ports compared: " + r.forwardedSourcePorts());
     }
 }

@@ -26,6 +26,7 @@ class GatewayConfigParserTest {
                 dst-mac: 02:58:02:01:00:00
                 src-ip: fd77:0:2::fe
                 dst-ip: fd77:0:2::1
+                src-port-span: 4
               - id: 0x00030001
                 job: 7
                 token: 0xdeadbeef
@@ -53,7 +54,10 @@ class GatewayConfigParserTest {
         assertEquals(java.util.List.of("gw-a", "gw-c"), r0.ingress());
         assertTrue(r0.srcMac().isEmpty());
         assertEquals(9450, r0.dstPort());
+        assertEquals(9450, r0.srcPort());
+        assertEquals(4, r0.srcPortSpan());
         GatewayConfig.RouteConfig r1 = c.routes().get(1);
+        assertEquals(1, r1.srcPortSpan(), "src-port-span defaults to 1");
         assertEquals(NetworkForm.ID, r1.form().orElseThrow());
         assertEquals(10, r1.dropOneIn());
         assertEquals(0x00030000, r1.srcId());
@@ -80,6 +84,9 @@ class GatewayConfigParserTest {
             "duplicate key     | token: 3                           | key 'token' appears twice (line 12)",
             "local action      | action: local                      | action: local is not supported",
             "word for number   | dst-port: nine                     | dst-port: 'nine' is not a number",
+            "zero span         | src-port-span: 0                   | src-port-span must be 1..4096, got 0",
+            "span too large    | src-port-span: 4097                | src-port-span must be 1..4096, got 4097",
+            "span as word      | src-port-span: four                | src-port-span: 'four' is not a number",
     })
     void badRouteFieldsNameTheEntry(String name, String override, String expected) {
         String key = override.substring(0, override.indexOf(':'));
@@ -131,6 +138,20 @@ class GatewayConfigParserTest {
         assertEquals(java.util.Optional.empty(), ports.get(1).datacenter());
         var noPorts = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("ports: []\nroutes: []", "g"));
         assertTrue(noPorts.getMessage().contains("at least one interface"), noPorts.getMessage());
+    }
+
+    @Test
+    void aSourcePortSpanEndsAt65535AtTheLatest() {
+        String route = "ports: [{interface: a, form: ipv4}]\nroutes:\n  - {id: 1, job: 1, token: 1, egress: a, dst-mac: 02:00:00:00:00:01,"
+                + " src-ip: 10.0.0.1, dst-ip: 10.0.0.2, ";
+        GatewayConfig.RouteConfig top = GatewayConfigParser.parse(route + "src-port: 65532, src-port-span: 4}\n", "g").routes().get(0);
+        assertEquals(65532, top.srcPort());
+        assertEquals(4, top.srcPortSpan());
+        assertEquals(4096, GatewayConfigParser.parse(route + "src-port-span: 4096}\n", "g").routes().get(0).srcPortSpan());
+        var e = assertThrows(GatewayConfigParser.ConfigException.class,
+                () -> GatewayConfigParser.parse(route + "src-port: 65533, src-port-span: 4}\n", "g.yaml"));
+        assertEquals("g.yaml: routes[0] (id 0x00000001): src-port-span 4 from src-port 65533 would need source ports up to 65536;"
+                + " the last is 65535", e.getMessage());
     }
 
     @Test

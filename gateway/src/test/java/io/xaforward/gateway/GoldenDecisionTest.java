@@ -62,10 +62,10 @@ class GoldenDecisionTest {
                 if (decide(fx).counter() != null) decided++;
             }
         }
-        // 135 fixtures; 17 are XDP-only: the 11 LOCAL ones, and among the drops and passes LOCAL without a socket,
+        // 167 fixtures; 17 are XDP-only: the 11 LOCAL ones, and among the drops and passes LOCAL without a socket,
         // fault injection, no egress port (two), an unknown egress form and a frame on an interface that is not a port
-        assertEquals(135, all, "golden packets");
-        assertEquals(118, decided, "golden packets the Java engines decide");
+        assertEquals(167, all, "golden packets");
+        assertEquals(150, decided, "golden packets the Java engines decide");
     }
 
     static void check(GoldenFixture fx, Outcome o) {
@@ -110,11 +110,16 @@ class GoldenDecisionTest {
         int mtu = tx == null ? 0 : tx.mtu() != 0 ? tx.mtu() : Syscalls.mtu(Syscalls.ifIndexToName(tx.ifindex()));
         ForwardingDecision.RouteChecks checks = r == null ? null : new Checks(r, mtu);
         ForwardingDecision.Verdict v = ForwardingDecision.decide(xaf, checks, port.slot());
-        return new Outcome(v.counter(), v == ForwardingDecision.Verdict.FORWARD ? rewrite(in, f, xaf.networkId(), r, port) : null, null);
+        return new Outcome(v.counter(), v == ForwardingDecision.Verdict.FORWARD ? rewrite(in, f, xaf, r, port) : null, null);
     }
 
-    /** The engines' rewrite: XAF header and payload behind fresh outer headers, the hop limit clamped and decremented. */
-    static byte[] rewrite(MemorySegment in, ParsedFrame f, int networkId, Route r, GoldenFixture.Port port) {
+    /**
+     * The engines' rewrite: XAF header and payload behind fresh outer headers, the hop limit clamped and decremented,
+     * the UDP source port picked from the route's span by the frame's src_rank and ingress source port.
+     */
+    static byte[] rewrite(MemorySegment in, ParsedFrame f, XafHeader inXaf, Route r, GoldenFixture.Port port) {
+        int networkId = inXaf.networkId();
+        int srcPort = ForwardingDecision.egressSourcePort(r.srcPort(), r.srcPortSpan(), inXaf, in, f);
         NetworkForm egress = NetworkForm.fromCode(r.egressForm());
         int outer = egress.outerHeaderLength();
         int xafBytes = XafHeader.LENGTH + f.payloadLength();
@@ -125,8 +130,8 @@ class GoldenDecisionTest {
         xaf.hopLimit(ForwardingDecision.forwardedHopLimit(xaf.hopLimit(), cap));
         OuterAddressing a = new OuterAddressing().srcMac(r.srcMac()).dstMac(r.dstMac());
         switch (egress) {
-            case IPV4 -> a.srcIp(Arrays.copyOf(r.srcIp(), 4)).dstIp(Arrays.copyOf(r.dstIp(), 4)).srcPort(r.srcPort()).dstPort(r.dstPort());
-            case IPV6 -> a.srcIp(r.srcIp()).dstIp(r.dstIp()).srcPort(r.srcPort()).dstPort(r.dstPort());
+            case IPV4 -> a.srcIp(Arrays.copyOf(r.srcIp(), 4)).dstIp(Arrays.copyOf(r.dstIp(), 4)).srcPort(srcPort).dstPort(r.dstPort());
+            case IPV6 -> a.srcIp(r.srcIp()).dstIp(r.dstIp()).srcPort(srcPort).dstPort(r.dstPort());
             case ID -> a.srcId(r.srcId()).dstId(networkId);
         }
         int length = new FrameWriter().encapsulate(out, egress, a);

@@ -47,15 +47,36 @@ import java.util.TreeMap;
  * @param allreduceRanks    ranks of the all-reduce bench
  * @param calibrationCores  cores the all-reduce bench's processes shared
  * @param sources           the files read
- * @param trainEndpointNsPerEvent endpoint CPU per datagram event fitted to the training bench's reference-mode cells
- *                          (NaN without train.json): the pinned training testbed, whose emulated network (WAN
- *                          namespace included) runs on the workers' core
+ * @param trainFit          the workers' core's costs in the pinned training testbeds, fitted to the training bench's
+ *                          reference-mode cells ({@link TrainFit#NONE} without train.json)
  * @param train             the training cells (udp endpoints, modes with a gateway)
  */
 public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs, double endpointNsPerEvent,
                           double overheadSeconds, int fitCells, String referenceMode, double tunnelRatio,
                           List<Cell> allreduce, int allreduceRanks, double calibrationCores, List<Path> sources,
-                          double trainEndpointNsPerEvent, List<TrainCell> train) {
+                          TrainFit trainFit, List<TrainCell> train) {
+
+    /**
+     * What the workers' core of the pinned training testbeds pays, fitted by least squares to the reference mode's
+     * training cells without a gateway budget (docs/MODEL.md, "What is measured"). A figure the cells cannot tell apart
+     * from the others (no cell without bridges, or no cell whose WAN sets the pace) is 0 and its work stays inside
+     * the figures that were fitted.
+     *
+     * @param endpointNsPerEvent  the ranks' own CPU per datagram event (a send or a receive by a rank's transport, with
+     *                            the kernel's path through the host's own interface)
+     * @param hopNsPerFrame       the emulated network's CPU per frame per bridge it crosses on the workers' core (a
+     *                            DC's switch namespace, the WAN namespace)
+     * @param shapedWanNsPerFrame extra CPU per frame across an emulated WAN whose shaper sets the pace: handed on at
+     *                            the WAN's rate, a few at a time, instead of in the senders' bursts, the frames wake
+     *                            the threads behind the shaper on the workers' core (the namespaces' NAPI threads, the
+     *                            receiving rank's transport) far more often per frame
+     * @param cells               reference-mode cells fitted
+     * @param pacedCells          of those, cells whose WAN set the pace
+     */
+    public record TrainFit(double endpointNsPerEvent, double hopNsPerFrame, double shapedWanNsPerFrame, int cells,
+                           int pacedCells) {
+        public static final TrainFit NONE = new TrainFit(Double.NaN, 0, 0, 0, 0);
+    }
 
     /** One measured training cell (udp endpoints): median over runs of each run's median step. */
     public record TrainCell(String config, String mode, double wanGbps, double computeMs, double medianStepMs,
@@ -68,8 +89,13 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
         /** The configuration as the report names it, with the gateway's CPU budget when it had one. */
         public String label() {
-            return config + " (" + ClusterSpec.fmt(wanGbps) + " Gbit/s WAN"
+            return config + " (" + (wanGbps > 0 ? ClusterSpec.fmt(wanGbps) + " Gbit/s WAN" : "no WAN")
                     + (budgeted() ? String.format(java.util.Locale.ROOT, ", gateway CPU %.0f%%", gatewayCpuShare * 100) : "") + ")";
+        }
+
+        /** Measured on the bench's edge configuration: one host per DC wired straight to the gateway, no switch, no WAN. */
+        public boolean edge() {
+            return config.equals(EDGE_CONFIG);
         }
     }
 
@@ -87,6 +113,10 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     }
 
     public static final String REFERENCE_MODE = "xdp";
+    /** The training bench's configuration without switches and WAN (topologies/two-dc-edge.yaml, xaf bench train --configs edge). */
+    public static final String EDGE_CONFIG = "edge";
+    /** The training bench's WAN rate for topologies without an emulated WAN. */
+    static final String NO_WAN = "none";
 
     /** Gateway CPU ns per packet of {@code mode} at the largest measured payload not above {@code payload}. */
     public double gatewayNsPerPacket(String mode, int payload) {
@@ -159,20 +189,123 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         return c.withTrain(trainCells);
     }
 
-    /** This calibration with the training cells and the endpoint cost fitted to them. */
+    /** This calibration with the training cells and the workers' core's costs fitted to them. */
     Calibration withTrain(List<TrainCell> cells) {
         // fitted to the reference mode's cells without a gateway budget: there the gateway is not the limit
         List<TrainCell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && !c.budgeted()).toList();
-        double xy = 0, xx = 0;
-        for (TrainCell c : ref) {
-            ClusterSpec spec = trainTestbed(c);
-            double x = StepModel.traffic(spec).eventsPerRank() * spec.ranks() / spec.sharedCores();
-            xy += x * (c.medianStepMs() - c.computeMs()) / 1e3;
-            xx += x * x;
-        }
-        double ns = ref.isEmpty() ? Double.NaN : xy / xx * 1e9;
         return new Calibration(gatewayNs, endpointNsPerEvent, overheadSeconds, fitCells, referenceMode, tunnelRatio,
-                allreduce, allreduceRanks, calibrationCores, sources, ns, List.copyOf(cells));
+                allreduce, allreduceRanks, calibrationCores, sources, fitTrain(ref), List.copyOf(cells));
+    }
+
+    /**
+     * Least squares of each cell's communication time per step (measured step less measured compute, less the phases'
+     * latency) over the workers' core's work: datagram events, frame-bridges, and frames across a WAN that set the pace.
+     * Whether a cell's WAN sets the pace depends on the figures (the WAN against the core's time for the cross-DC
+     * frames), so the fit starts without that term and repeats until the set of paced cells settles.
+     */
+    static TrainFit fitTrain(List<TrainCell> ref) {
+        if (ref.isEmpty()) return TrainFit.NONE;
+        int n = ref.size();
+        ClusterSpec[] specs = new ClusterSpec[n];
+        StepModel.Traffic[] traffic = new StepModel.Traffic[n];
+        double[] y = new double[n];
+        for (int i = 0; i < n; i++) {
+            specs[i] = trainTestbed(ref.get(i));
+            traffic[i] = StepModel.traffic(specs[i]);
+            y[i] = (ref.get(i).medianStepMs() - ref.get(i).computeMs()) / 1e3 - traffic[i].phaseRttsMs() / 1e3;
+        }
+        boolean[] paced = new boolean[n];
+        TrainFit fit = null;
+        for (int round = 0; round < 8; round++) {
+            double[][] x = new double[n][];
+            for (int i = 0; i < n; i++) {
+                ClusterSpec.EmulatedNetwork net = specs[i].emulatedNetwork();
+                StepModel.Traffic t = traffic[i];
+                double cores = specs[i].sharedCores();
+                x[i] = new double[] {specs[i].ranks() * t.eventsPerRank() / cores,
+                        (t.lanFrames() * net.lanHops() + t.wanFrames() * net.wanHops()) / cores,
+                        paced[i] ? t.wanFrames() / cores : 0};
+            }
+            double[] b = nonNegativeLeastSquares(x, y);
+            int count = 0;
+            for (boolean p : paced) count += p ? 1 : 0;
+            fit = new TrainFit(b[0] * 1e9, b[1] * 1e9, b[2] * 1e9, n, count);
+            boolean[] next = new boolean[n];
+            for (int i = 0; i < n; i++) next[i] = StepModel.wanPaces(specs[i], traffic[i], fit.endpointNsPerEvent(), fit.hopNsPerFrame());
+            if (java.util.Arrays.equals(next, paced)) break;
+            paced = next;
+        }
+        return fit;
+    }
+
+    /**
+     * Least squares {@code y ~ x b} over the largest set of columns that the rows tell apart with every coefficient
+     * positive (the first column, the endpoints' cost, always among them); a column left out is 0.
+     */
+    static double[] nonNegativeLeastSquares(double[][] x, double[] y) {
+        int k = x[0].length;
+        // subsets in order of preference: every column, then leaving out later columns first
+        for (int size = k; size >= 1; size--) {
+            for (int[] cols : subsets(k, size)) {
+                if (cols[0] != 0) continue;
+                double[] b = solve(x, y, cols);
+                if (b == null) continue;
+                boolean positive = true;
+                for (int j = 0; j < cols.length; j++) positive &= b[j] > 0;
+                if (!positive) continue;
+                double[] out = new double[k];
+                for (int j = 0; j < cols.length; j++) out[cols[j]] = b[j];
+                return out;
+            }
+        }
+        double[] none = new double[k];
+        none[0] = Double.NaN;
+        return none;
+    }
+
+    /** Subsets of {@code 0..k-1} of {@code size}, ascending, those with lower indices first. */
+    private static List<int[]> subsets(int k, int size) {
+        List<int[]> out = new ArrayList<>();
+        for (int mask = (1 << k) - 1; mask > 0; mask--) {
+            if (Integer.bitCount(mask) != size) continue;
+            int[] cols = new int[size];
+            for (int j = 0, i = 0; j < k; j++) if ((mask & (1 << j)) != 0) cols[i++] = j;
+            out.add(cols);
+        }
+        return out;
+    }
+
+    /** Normal equations over {@code cols}; null when those columns are (nearly) dependent or all zero. */
+    private static double[] solve(double[][] x, double[] y, int[] cols) {
+        int m = cols.length;
+        double[] norm = new double[m];
+        for (int j = 0; j < m; j++) {
+            for (double[] row : x) norm[j] += row[cols[j]] * row[cols[j]];
+            norm[j] = Math.sqrt(norm[j]);
+            if (!(norm[j] > 0)) return null;
+        }
+        // on columns scaled to unit length, so that "dependent" does not depend on their units
+        double[][] a = new double[m][m + 1];
+        for (int r = 0; r < m; r++) {
+            for (int c = 0; c < m; c++) {
+                for (double[] row : x) a[r][c] += row[cols[r]] / norm[r] * row[cols[c]] / norm[c];
+            }
+            for (int i = 0; i < x.length; i++) a[r][m] += x[i][cols[r]] / norm[r] * y[i];
+        }
+        for (int p = 0; p < m; p++) {
+            int best = p;
+            for (int r = p + 1; r < m; r++) if (Math.abs(a[r][p]) > Math.abs(a[best][p])) best = r;
+            double[] t = a[p]; a[p] = a[best]; a[best] = t;
+            if (Math.abs(a[p][p]) < 1e-9) return null;
+            for (int r = 0; r < m; r++) {
+                if (r == p) continue;
+                double f = a[r][p] / a[p][p];
+                for (int c = p; c <= m; c++) a[r][c] -= f * a[p][c];
+            }
+        }
+        double[] b = new double[m];
+        for (int j = 0; j < m; j++) b[j] = a[j][m] / a[j][j] / norm[j];
+        return b;
     }
 
     /**
@@ -198,20 +331,28 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     /** Endpoint CPU per datagram event from the named bench ("allreduce" or "train"). */
     public double endpointNs(String source) {
         if (source.equals("train")) {
-            if (Double.isNaN(trainEndpointNsPerEvent)) {
+            if (Double.isNaN(trainFit.endpointNsPerEvent())) {
                 throw new IllegalArgumentException("endpoint.calibration: train needs a train.json with " + REFERENCE_MODE + " rows (calibration.train:)");
             }
-            return trainEndpointNsPerEvent;
+            return trainFit.endpointNsPerEvent();
         }
         return endpointNsPerEvent;
     }
 
-    /** The pinned training testbed of xaf bench train for one cell: 2 DCs x 2 hosts, workers on one core. */
+    /**
+     * The pinned training testbed of xaf bench train for one cell, the workers and the emulated network on one core,
+     * the gateway on another: 2 DCs x 2 hosts behind a switch each, the WAN namespace between the gateway and DC b
+     * (a frame between DCs crosses switch, WAN namespace and switch on the workers' core, one inside a DC the switch);
+     * or, for the edge configuration, 2 DCs x 1 host wired straight to the gateway (no bridge on the workers' core).
+     */
     public static ClusterSpec trainTestbed(TrainCell c) {
-        return new ClusterSpec("xaf bench train testbed", 2, 2, 1, 1500, 0, c.wanGbps(), 0.2, 0.05, List.of(c.mode()), 1,
-                true, 0.9, ClusterSpec.budgetScale(Map.of(), c.gatewayCpuShare()), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL, 4L << 20, 512, TrainJobSpec.DEFAULT_WIRE,
-                io.xaforward.training.ModelConfig.preset(c.gradient()).gradientBytes(), c.gradient(), c.computeMs(), false,
-                2.0 / 3, null, null, null, 2, "train", "train");
+        boolean edge = c.edge();
+        return new ClusterSpec(edge ? "xaf bench train edge testbed" : "xaf bench train testbed", 2, edge ? 1 : 2, 1, 1500,
+                0, c.wanGbps(), 0.2, 0.05, List.of(c.mode()), 1, true, 0.9,
+                ClusterSpec.budgetScale(Map.of(), c.gatewayCpuShare()), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL,
+                4L << 20, 512, TrainJobSpec.DEFAULT_WIRE, io.xaforward.training.ModelConfig.preset(c.gradient()).gradientBytes(),
+                c.gradient(), c.computeMs(), false, 2.0 / 3, null, null, null, 2, "train", "train",
+                edge ? ClusterSpec.EmulatedNetwork.NONE : new ClusterSpec.EmulatedNetwork(1, 3, c.wanGbps() > 0));
     }
 
     static List<TrainCell> trainCells(JsonElement train) {
@@ -230,13 +371,14 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         }
         List<TrainCell> out = new ArrayList<>();
         for (var g : groups.values()) {
-            if (!g.getFirst().get("wan_rate").getAsString().matches("(?i)\\s*[0-9.]+\\s*[kmg]?bit\\s*")) continue;
+            String wan = g.getFirst().get("wan_rate").getAsString();
+            if (!wan.equals(NO_WAN) && !wan.matches("(?i)\\s*[0-9.]+\\s*[kmg]?bit\\s*")) continue;
             JsonObject first = g.getFirst();
             List<Double> steps = g.stream().map(j -> j.get("median_step_ms").getAsDouble()).toList();
             List<Double> compute = g.stream().map(j -> j.get("compute_ms").getAsDouble()).toList();
             String gradient = first.has("preset") ? first.get("preset").getAsString() : "wide";
             out.add(new TrainCell(first.get("config").getAsString(), first.get("mode").getAsString(),
-                    gbps(first.get("wan_rate").getAsString()), median(compute), median(steps),
+                    wan.equals(NO_WAN) ? 0 : gbps(wan), median(compute), median(steps),
                     Collections.min(steps), Collections.max(steps), gradient, cpuShare(first), median(g.stream()
                     .filter(j -> j.has("gateway_ns_per_packet") && !j.get("gateway_ns_per_packet").isJsonNull())
                     .map(j -> j.get("gateway_ns_per_packet").getAsDouble()).filter(v -> !Double.isNaN(v)).toList())));
@@ -270,7 +412,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         List<Cell> ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE) && c.wireSecurity() == WireSecurity.CRC32C).toList();
         if (ref.isEmpty()) ref = cells.stream().filter(c -> c.mode().equals(REFERENCE_MODE)).toList();
         if (ref.isEmpty()) throw new IllegalArgumentException("the all-reduce bench JSON has no " + REFERENCE_MODE + " cells to calibrate on");
-        Calibration provisional = new Calibration(gw, 1.0, 0, 0, REFERENCE_MODE, ratio, cells, ranks, cores, sources, Double.NaN, List.of());
+        Calibration provisional = new Calibration(gw, 1.0, 0, 0, REFERENCE_MODE, ratio, cells, ranks, cores, sources, TrainFit.NONE, List.of());
         // t = a + b * x + z: x = endpoint datagram events per shared core, z = the gateway's share of those cores.
         int n = ref.size();
         double[] x = new double[n], y = new double[n];
@@ -301,7 +443,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
             b = xy / xx;
         }
         if (!(b > 0)) throw new IllegalArgumentException("the all-reduce bench JSON gives no positive endpoint cost per datagram");
-        return new Calibration(gw, b * 1e9, a, n, REFERENCE_MODE, ratio, cells, ranks, cores, sources, Double.NaN, List.of());
+        return new Calibration(gw, b * 1e9, a, n, REFERENCE_MODE, ratio, cells, ranks, cores, sources, TrainFit.NONE, List.of());
     }
 
     /** The all-reduce bench's testbed as a cluster: 2 DCs, one shared gateway, every process on {@code cores} cores. */
@@ -312,7 +454,8 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
     static ClusterSpec testbed(int ranks, double cores, long bytes, Algorithm alg, String mode, WireSecurity seal) {
         return new ClusterSpec("xaf bench allreduce testbed", 2, ranks / 2, 1, 1500, 0, 0, 0.2, 0.05, List.of(mode), 1,
                 true, 0.9, Map.of(), 1, cores, true, 1.0, true, alg, 4L << 20, 512, seal, bytes,
-                bytes / 1048576 + " MB", 0, false, 2.0 / 3, null, null, null, cores, "allreduce", "allreduce");
+                bytes / 1048576 + " MB", 0, false, 2.0 / 3, null, null, null, cores, "allreduce", "allreduce",
+                ClusterSpec.EmulatedNetwork.NONE);
     }
 
     static Map<String, TreeMap<Integer, List<Double>>> gatewayCosts(JsonObject fwd) {

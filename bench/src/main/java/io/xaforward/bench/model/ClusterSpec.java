@@ -60,6 +60,8 @@ import java.util.Set;
  * @param testbed         which bench of this machine the file describes (none, allreduce, train): what
  *                        {@code xaf model --validate} compares with
  * @param endpointSource  which bench the endpoint cost per datagram comes from (allreduce or train)
+ * @param emulatedNetwork what of this machine's emulated network runs on the shared cores (files with
+ *                        {@code endpoint.calibration: train}; {@link EmulatedNetwork#NONE} otherwise)
  */
 public record ClusterSpec(String name, int datacenters, int hostsPerDc, int ranksPerHost, int mtu, double nicGbps,
                           double wanGbps, double wanRttMs, double lanRttMs, List<String> modes, int gatewayCores,
@@ -69,7 +71,22 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                           int windowChunks, WireSecurity wireSecurity, long gradientBytes, String gradientLabel,
                           double computeMs, boolean overlap, double backwardShare, Path forwardJson,
                           Path allreduceJson, Path trainJson, double calibrationCores, String testbed,
-                          String endpointSource) {
+                          String endpointSource, EmulatedNetwork emulatedNetwork) {
+
+    /**
+     * What of this machine's emulated network runs on the shared cores of a training testbed, besides the ranks' own
+     * sends and receives (cluster file section {@code emulated_network}; docs/MODEL.md).
+     *
+     * @param lanHops   bridges a frame between two hosts of one data center crosses on the shared cores (the DC's
+     *                  switch namespace: 1 in the 2 x 2 testbed, 0 where hosts are wired straight to the gateway)
+     * @param wanHops   bridges a frame between data centers crosses on the shared cores (the sender's switch, the WAN
+     *                  namespace, the receiver's switch: 3 in the 2 x 2 testbed; the gateway runs on a core of its own)
+     * @param wanShaper the WAN's rate limit ({@code wan_gbps}) is a shaper on the shared cores (the WAN namespace)
+     */
+    public record EmulatedNetwork(int lanHops, int wanHops, boolean wanShaper) {
+        /** Nothing of an emulated network on the endpoints' cores (real hosts, or files calibrated on the all-reduce bench). */
+        public static final EmulatedNetwork NONE = new EmulatedNetwork(0, 0, false);
+    }
 
     /** Gateway modes the model knows (per-packet costs come from the bench JSON). */
     public static final List<String> MODES = List.of("xdp", "kernel", "kernel-tunnel", "relay", "afxdp", "bare-xdp-redirect");
@@ -93,7 +110,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                 newModes, gatewayCores, sharedGateway, coreEfficiency, gatewayCostScale, endpointCores, sharedCores,
                 gatewayOnSharedCores, endpointCostScale, calibratedOverhead, alg, bucketBytes, windowChunks,
                 seal, bytes, String.format(Locale.ROOT, "%.1f MB", bytes / 1048576.0), computeMs, overlap,
-                backwardShare, forwardJson, allreduceJson, trainJson, calibrationCores, testbed, endpointSource);
+                backwardShare, forwardJson, allreduceJson, trainJson, calibrationCores, testbed, endpointSource, emulatedNetwork);
     }
 
     /** A copy with another gradient size, algorithm and modes (for validation against measured cells). */
@@ -102,7 +119,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                 newModes, gatewayCores, sharedGateway, coreEfficiency, gatewayCostScale, endpointCores, sharedCores,
                 gatewayOnSharedCores, endpointCostScale, calibratedOverhead, alg, bucketBytes, windowChunks,
                 wireSecurity, bytes, String.format(Locale.ROOT, "%.1f MB", bytes / 1048576.0), computeMs, overlap,
-                backwardShare, forwardJson, allreduceJson, trainJson, calibrationCores, testbed, endpointSource);
+                backwardShare, forwardJson, allreduceJson, trainJson, calibrationCores, testbed, endpointSource, emulatedNetwork);
     }
 
     /** A copy with another compute time and overlap (for sensitivity rows). */
@@ -111,7 +128,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                 modes, gatewayCores, sharedGateway, coreEfficiency, gatewayCostScale, endpointCores, sharedCores,
                 gatewayOnSharedCores, endpointCostScale, calibratedOverhead, algorithm, bucketBytes, windowChunks,
                 wireSecurity, gradientBytes, gradientLabel, ms, overlapped, backwardShare, forwardJson, allreduceJson,
-                trainJson, calibrationCores, testbed, endpointSource);
+                trainJson, calibrationCores, testbed, endpointSource, emulatedNetwork);
     }
 
     /**
@@ -141,7 +158,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                 modes, gatewayCores, sharedGateway, coreEfficiency, budgetScale(scale, share), endpointCores,
                 sharedCores, gatewayOnSharedCores, endpointCostScale, calibratedOverhead, algorithm, bucketBytes,
                 windowChunks, wireSecurity, gradientBytes, gradientLabel, computeMs, overlap, backwardShare, forwardJson,
-                allreduceJson, trainJson, calibrationCores, testbed, endpointSource);
+                allreduceJson, trainJson, calibrationCores, testbed, endpointSource, emulatedNetwork);
     }
 
     /** A copy with another WAN rate and compute time (a measured training configuration). */
@@ -150,7 +167,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
                 newModes, gatewayCores, sharedGateway, coreEfficiency, gatewayCostScale, endpointCores, sharedCores,
                 gatewayOnSharedCores, endpointCostScale, calibratedOverhead, algorithm, bucketBytes, windowChunks,
                 wireSecurity, gradientBytes, gradientLabel, ms, overlap, backwardShare, forwardJson, allreduceJson,
-                trainJson, calibrationCores, testbed, endpointSource);
+                trainJson, calibrationCores, testbed, endpointSource, emulatedNetwork);
     }
 
     /** Reads and checks a cluster file; relative calibration paths are taken from the file's directory. */
@@ -220,12 +237,14 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
 
     private static final Set<String> TOP = Set.of("name", "datacenters", "hosts_per_dc", "ranks_per_host", "mtu",
             "nic_gbps", "wan_gbps", "wan_rtt_ms", "lan_rtt_ms", "gateway", "endpoint", "allreduce", "window_chunks",
-            "wire_security", "gradient", "gradient_mb", "compute_ms", "overlap", "backward_share", "calibration", "testbed");
+            "wire_security", "gradient", "gradient_mb", "compute_ms", "overlap", "backward_share", "calibration", "testbed",
+            "emulated_network");
     private static final Set<String> GATEWAY = Set.of("modes", "cores", "placement", "core_efficiency", "cost_scale", "cpu_share");
     private static final Set<String> ENDPOINT = Set.of("cores_per_host", "shared_cores", "gateway_on_shared_cores",
             "cost_scale", "fixed_overhead", "calibration");
     private static final Set<String> ALLREDUCE = Set.of("algorithm", "bucket_mb");
     private static final Set<String> CALIBRATION = Set.of("forward", "allreduce", "train", "allreduce_cores");
+    private static final Set<String> EMULATED_NETWORK = Set.of("lan_hops", "wan_hops", "wan_shaper");
 
     /**
      * The strict checks of every XAForward YAML reader: unknown keys, wrong types and values out of range are errors
@@ -245,6 +264,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         Section ep = top.section("endpoint", ENDPOINT);
         Section ar = top.section("allreduce", ALLREDUCE);
         Section cal = top.section("calibration", CALIBRATION);
+        Section net = top.section("emulated_network", EMULATED_NETWORK);
 
         int dcs = top.intAt("datacenters", null, 1, 1024);
         int hosts = top.intAt("hosts_per_dc", null, 1, 1 << 20);
@@ -295,6 +315,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         if (!source.equals("allreduce") && !source.equals("train")) {
             throw new IllegalArgumentException("endpoint.calibration: expected allreduce or train, was '" + source + "'");
         }
+        EmulatedNetwork emulated = emulatedNetwork(top, net, source, shared);
         String overhead = ep.string("fixed_overhead", "none");
         if (!overhead.equals("none") && !overhead.equals("calibrated")) {
             throw new IllegalArgumentException("endpoint.fixed_overhead: expected none or calibrated, was '" + overhead + "'");
@@ -336,7 +357,34 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         return new ClusterSpec(name, dcs, hosts, rph, mtu, nic, wan, rtt, lanRtt, modes, gwCores,
                 placement.equals("shared"), eff, scale, epCores, shared, gwShared, epScale, overhead.equals("calibrated"),
                 alg, (long) (bucketMb * 1048576) / 4 * 4, window, sec, gradient, label, compute, overlap, bwd, fwd, arj, tr,
-                calCores, testbed, source);
+                calCores, testbed, source, emulated);
+    }
+
+    /**
+     * The {@code emulated_network} section: required, with every key, where the endpoint cost comes from the training
+     * bench (whose fit separates the ranks' own cost from the emulated network's) and the ranks share cores (a
+     * testbed of this machine); refused elsewhere.
+     */
+    private static EmulatedNetwork emulatedNetwork(Section top, Section net, String source, double sharedCores) {
+        boolean given = top.has("emulated_network");
+        if (given && !source.equals("train")) {
+            throw new IllegalArgumentException("emulated_network: only for endpoint.calibration: train (its costs per frame are "
+                    + "fitted on the training bench), this file says endpoint.calibration: " + source);
+        }
+        if (given && sharedCores <= 0) {
+            throw new IllegalArgumentException("emulated_network needs endpoint.shared_cores > 0 (the cores it runs on)");
+        }
+        if (!given) {
+            if (source.equals("train") && sharedCores > 0) {
+                throw new IllegalArgumentException("endpoint.calibration: train with endpoint.shared_cores needs an emulated_network "
+                        + "section (lan_hops, wan_hops, wan_shaper): the bridges and the WAN shaper on the shared cores");
+            }
+            return EmulatedNetwork.NONE;
+        }
+        int lan = net.intAt("lan_hops", null, 0, 64);
+        int wan = net.intAt("wan_hops", null, 0, 64);
+        if (!net.has("wan_shaper")) throw new IllegalArgumentException("emulated_network: 'wan_shaper' is required");
+        return new EmulatedNetwork(lan, wan, net.bool("wan_shaper", false));
     }
 
     static String fmt(double v) {

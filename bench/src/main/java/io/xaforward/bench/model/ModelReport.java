@@ -37,7 +37,8 @@ public final class ModelReport {
     /**
      * Predicts every measured cell of the bench that {@code testbed} describes ({@code testbed: allreduce}: every
      * all-reduce cell with its size, algorithm and mode; {@code testbed: train}: every training cell with udp
-     * endpoints and a gateway, with its WAN rate and measured compute time).
+     * endpoints and a gateway measured on a testbed of the file's data centers and hosts, with its WAN rate and
+     * measured compute time).
      */
     public static List<ValidationRow> validate(ClusterSpec testbed, Calibration cal) {
         List<ValidationRow> rows = new ArrayList<>();
@@ -54,7 +55,15 @@ public final class ModelReport {
             }
             case "train" -> {
                 if (cal.train().isEmpty()) throw new IllegalArgumentException("--validate of a training testbed needs train.json (calibration.train:)");
-                for (Calibration.TrainCell cell : cal.train()) {
+                List<Calibration.TrainCell> cells = cal.train().stream().filter(cell -> {
+                    ClusterSpec measuredOn = Calibration.trainTestbed(cell);
+                    return measuredOn.datacenters() == testbed.datacenters() && measuredOn.hostsPerDc() == testbed.hostsPerDc();
+                }).toList();
+                if (cells.isEmpty()) {
+                    throw new IllegalArgumentException("no training cell was measured on a testbed of " + testbed.datacenters()
+                            + " DCs x " + testbed.hostsPerDc() + " hosts (the training bench's: 2 x 2, and 2 x 1 for its edge configuration)");
+                }
+                for (Calibration.TrainCell cell : cells) {
                     // A budgeted cell's gateway costs per packet what the bench measured under that budget.
                     double atBudget = cal.trainGatewayNsPerPacket(cell.mode(), cell.gatewayCpuShare())
                             / cal.trainGatewayNsPerPacket(cell.mode());
@@ -82,9 +91,19 @@ public final class ModelReport {
             b.append(String.format(Locale.ROOT, "- mac wire security: endpoint CPU per datagram x %.2f (the workers' measured CPU per datagram, xdp+mac over xdp cells)%n",
                     cal.sealFactor(WireSecurity.MAC)));
         }
-        if (!Double.isNaN(cal.trainEndpointNsPerEvent())) {
-            b.append(String.format(Locale.ROOT, "- endpoint CPU per datagram event in the training testbed (pinned: four ranks, compute and the emulated "
-                    + "network with its WAN namespace on one core): %.0f ns, fitted to the %s training cells%n", cal.trainEndpointNsPerEvent(), cal.referenceMode()));
+        Calibration.TrainFit fit = cal.trainFit();
+        if (!Double.isNaN(fit.endpointNsPerEvent())) {
+            b.append(String.format(Locale.ROOT, "- the training testbeds' workers' core (ranks, their compute and the emulated network pinned to one core), "
+                    + "fitted to the %d %s training cells without a gateway budget (%d of them with the WAN setting the pace):%n",
+                    fit.cells(), cal.referenceMode(), fit.pacedCells()));
+            b.append(String.format(Locale.ROOT, "  - the ranks' own CPU per datagram event (a send or a receive, through the host's own interface): %.0f ns%n",
+                    fit.endpointNsPerEvent()));
+            b.append(fit.hopNsPerFrame() > 0
+                    ? String.format(Locale.ROOT, "  - the emulated network's CPU per frame per bridge on that core (a DC's switch, the WAN namespace): %.0f ns%n", fit.hopNsPerFrame())
+                    : "  - the emulated network's CPU per frame per bridge: not told apart by these cells (no cell without bridges), inside the figure above\n");
+            b.append(fit.shapedWanNsPerFrame() > 0
+                    ? String.format(Locale.ROOT, "  - extra CPU per frame across a WAN whose shaper sets the pace (frames handed on at the WAN's rate, a few at a time): %.0f ns%n", fit.shapedWanNsPerFrame())
+                    : "  - extra CPU per frame across a WAN whose shaper sets the pace: not told apart by these cells, 0\n");
         }
         b.append(String.format(Locale.ROOT, "- fixed time per all-reduce on this machine: %.0f ms (applied only where the cluster file says fixed_overhead: calibrated)%n",
                 cal.overheadSeconds() * 1e3));
@@ -99,7 +118,7 @@ public final class ModelReport {
         b.setLength(b.length() - 1);
         b.append('\n');
         if (!cal.train().isEmpty()) {
-            b.append("- gateway CPU per packet in xaf bench train (used for files that describe the training testbed; cells without a budget):");
+            b.append("- gateway CPU per packet in xaf bench train (median over its cells without a budget, both testbeds; used for files that describe a training testbed):");
             for (String mode : ClusterSpec.MODES) {
                 double ns = cal.trainGatewayNsPerPacket(mode);
                 if (!Double.isNaN(ns)) b.append(String.format(Locale.ROOT, " %s %.0f ns;", mode, ns));
@@ -108,12 +127,11 @@ public final class ModelReport {
             b.append('\n');
             for (double share : cal.train().stream().filter(Calibration.TrainCell::budgeted)
                     .map(Calibration.TrainCell::gatewayCpuShare).distinct().sorted().toList()) {
-                b.append(String.format(Locale.ROOT, "- the same with the gateway's CPU budgeted to %.0f%% (used for the cells of that budget):",
+                b.append(String.format(Locale.ROOT, "- the same with the gateway's CPU budgeted to %.0f%% (median over the cells of that budget; used for them):",
                         share * 100));
-                for (Calibration.TrainCell cell : cal.train()) {
-                    if (cell.gatewayCpuShare() == share) {
-                        b.append(String.format(Locale.ROOT, " %s %.0f ns;", cell.mode(), cal.trainGatewayNsPerPacket(cell.mode(), share)));
-                    }
+                for (String mode : cal.train().stream().filter(cell -> cell.gatewayCpuShare() == share)
+                        .map(Calibration.TrainCell::mode).distinct().toList()) {
+                    b.append(String.format(Locale.ROOT, " %s %.0f ns;", mode, cal.trainGatewayNsPerPacket(mode, share)));
                 }
                 b.setLength(b.length() - 1);
                 b.append('\n');
@@ -160,7 +178,9 @@ public final class ModelReport {
         b.append("# Model validation: ").append(testbed.name()).append("\n\n");
         b.append("Each measured ").append(train ? "training cell (time per step)" : "all-reduce cell (time per all-reduce)")
                 .append(" against the model of the testbed that measured it. Cells of the ").append(cal.referenceMode())
-                .append(" mode were used to fit the endpoint cost (\"fit\"); the others are predictions (\"check\").\n\n");
+                .append(train ? " mode without a gateway budget (of both training testbeds) were used to fit the workers' core's costs"
+                        : " mode were used to fit the endpoint cost")
+                .append(" (\"fit\"); the others are predictions (\"check\").\n\n");
         b.append("| cell | mode | measured median, ms [min-max] | predicted, ms | error | bound by | use |\n");
         b.append("|---|---|---|---:|---:|---|---|\n");
         double worst = 0;

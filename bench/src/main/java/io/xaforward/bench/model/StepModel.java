@@ -16,7 +16,9 @@ import java.util.Map;
  * <p>With buckets pipelined (the collective advances every bucket on its own) the stages work concurrently, so an
  * all-reduce takes as long as its busiest stage (the one that "bounds" it), plus the latency of one bucket's phases
  * (one round trip per phase: the message and its last ACK), plus, for files that describe this machine, the fixed
- * time per all-reduce calibrated here. Stages that share cores (this machine's testbed) add up on those cores.
+ * time per all-reduce calibrated here. Stages that share cores (this machine's testbed) add up on those cores; on
+ * the training testbeds that core also carries the emulated network's bridges, and, where the WAN's shaper runs there
+ * and sets the pace, the cost of handing the cross-DC frames on a few at a time ({@link #emulatedNetworkSeconds}).
  * The transport's window bounds each WAN flow to {@code window x chunk / RTT}.
  *
  * <p>Assumptions (docs/MODEL.md): steady state (the congestion window has reached its cap, nothing is lost); a
@@ -48,9 +50,12 @@ public final class StepModel {
      * @param wanFlowsPerDc      rank-to-rank flows that carry them
      * @param gatewayPacketsPerGateway datagrams each gateway forwards (both directions; ACKs included)
      * @param phaseRttsMs        round trip per sequential phase of one bucket, ms
+     * @param lanFrames          datagrams (data and ACKs) between ranks of one data center, all ranks together
+     * @param wanFrames          datagrams (data and ACKs) between data centers, all data centers and directions together
      */
     public record Traffic(int chunkPayload, int chunkData, double sentBytesPerRank, double eventsPerRank,
-                          double wanBytesPerDc, int wanFlowsPerDc, double gatewayPacketsPerGateway, double phaseRttsMs) {}
+                          double wanBytesPerDc, int wanFlowsPerDc, double gatewayPacketsPerGateway, double phaseRttsMs,
+                          double lanFrames, double wanFrames) {}
 
     /** One stage's time for one all-reduce. */
     public record Stage(String name, double seconds) {}
@@ -113,7 +118,37 @@ public final class StepModel {
         double events = 2 * chunks * (1 + ACKS_PER_CHUNK);
         double wanPackets = wanOut / data * (1 + ACKS_PER_CHUNK);
         double perGateway = d < 2 ? 0 : c.sharedGateway() ? d * wanPackets : 2 * wanPackets;
-        return new Traffic(payload, data, sent, events, wanOut, flows, perGateway, phases);
+        double wanFrames = d < 2 ? 0 : d * wanPackets;
+        double lanFrames = n * chunks * (1 + ACKS_PER_CHUNK) - wanFrames;
+        return new Traffic(payload, data, sent, events, wanOut, flows, perGateway, phases, lanFrames, wanFrames);
+    }
+
+    /**
+     * Whether the emulated WAN's shaper sets the pace of the frames between data centers: the WAN needs longer for
+     * them than the shared cores need to send, bridge and receive them ({@code endpointNs} per send and per receive,
+     * {@code hopNs} per bridge). Then it hands them on at its rate, a few at a time, not in the bursts the senders make.
+     */
+    static boolean wanPaces(ClusterSpec c, Traffic t, double endpointNs, double hopNs) {
+        if (!c.emulatedNetwork().wanShaper() || c.wanGbps() <= 0 || c.sharedCores() <= 0 || t.wanFrames() <= 0) return false;
+        double cores = t.wanFrames() * (2 * endpointNs + c.emulatedNetwork().wanHops() * hopNs) * 1e-9 / c.sharedCores();
+        return wanSeconds(c, t) > cores;
+    }
+
+    /** Bytes out of each DC over the WAN's rate, with the wire overhead; 0 without a WAN limit. */
+    static double wanSeconds(ClusterSpec c, Traffic t) {
+        double wire = (double) (t.chunkPayload() + WIRE_OVERHEAD) / t.chunkData();
+        return c.wanGbps() > 0 ? t.wanBytesPerDc() * wire * 8 / (c.wanGbps() * 1e9) : 0;
+    }
+
+    /**
+     * The shared cores' work for the emulated network of a training testbed (seconds of one core, all cores together):
+     * every frame's bridges, and the frames across a WAN whose shaper sets the pace (docs/MODEL.md).
+     */
+    static double emulatedNetworkSeconds(ClusterSpec c, Traffic t, Calibration.TrainFit fit, double endpointNs) {
+        ClusterSpec.EmulatedNetwork net = c.emulatedNetwork();
+        double hops = (t.lanFrames() * net.lanHops() + t.wanFrames() * net.wanHops()) * fit.hopNsPerFrame();
+        double shaped = wanPaces(c, t, endpointNs, fit.hopNsPerFrame()) ? t.wanFrames() * fit.shapedWanNsPerFrame() : 0;
+        return (hops + shaped) * 1e-9;
     }
 
     /** Predicts every mode of the cluster file. */
@@ -137,7 +172,8 @@ public final class StepModel {
 
         Map<String, Double> stages = new LinkedHashMap<>();
         if (c.sharedCores() > 0) {
-            double work = c.ranks() * t.eventsPerRank() * epNs * 1e-9;
+            double work = c.ranks() * t.eventsPerRank() * epNs * 1e-9
+                    + emulatedNetworkSeconds(c, t, cal.trainFit(), epNs);
             if (c.gatewayOnSharedCores()) work += gwWork * (c.sharedGateway() ? 1 : c.datacenters());
             stages.put(c.gatewayOnSharedCores() ? "shared cores" : "endpoint", work / c.sharedCores());
             stages.put("gateway", c.gatewayOnSharedCores() ? 0 : gwWork / gwCapacity);
@@ -148,7 +184,7 @@ public final class StepModel {
         }
         double wire = (double) (t.chunkPayload() + WIRE_OVERHEAD) / t.chunkData();
         stages.put("nic", c.nicGbps() > 0 ? c.ranksPerHost() * t.sentBytesPerRank() * wire * 8 / (c.nicGbps() * 1e9) : 0);
-        double wanTime = c.wanGbps() > 0 ? t.wanBytesPerDc() * wire * 8 / (c.wanGbps() * 1e9) : 0;
+        double wanTime = wanSeconds(c, t);
         stages.put("wan", wanTime);
         double window = 0;
         if (t.wanFlowsPerDc() > 0 && c.wanRttMs() > 0) {

@@ -93,6 +93,38 @@ class ClusterSpecTest {
         assertEquals(file + ": allreduce: unknown key 'buckets' (allowed: algorithm, bucket_mb)", e.getMessage());
     }
 
+    /** emulated_network: required where the endpoint cost comes from the training bench, every key stated and checked. */
+    @Test
+    void emulatedNetworkIsStatedAndChecked(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        String base = "datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\ntestbed: train\nendpoint: {shared_cores: 1, calibration: train}\n";
+        ClusterSpec ok = ClusterSpec.parse(base + "emulated_network: {lan_hops: 1, wan_hops: 3, wan_shaper: true}\n", null);
+        assertEquals(new ClusterSpec.EmulatedNetwork(1, 3, true), ok.emulatedNetwork());
+        assertEquals(ClusterSpec.EmulatedNetwork.NONE, ClusterSpec.parse("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\n", null)
+                .emulatedNetwork(), "calibrated on the all-reduce bench: nothing of it");
+        assertTrue(error(base).startsWith("endpoint.calibration: train with endpoint.shared_cores needs an emulated_network section"), error(base));
+        assertEquals(ClusterSpec.EmulatedNetwork.NONE, ClusterSpec.parse("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\n"
+                + "endpoint: {calibration: train}\n", null).emulatedNetwork(), "separate hosts: nothing emulated on them");
+        assertEquals("emulated_network: unknown key 'switches' (allowed: lan_hops, wan_hops, wan_shaper)",
+                error(base + "emulated_network: {lan_hops: 1, wan_hops: 3, wan_shaper: true, switches: 2}\n"));
+        assertEquals("emulated_network: 'wan_hops' is required", error(base + "emulated_network: {lan_hops: 1, wan_shaper: true}\n"));
+        assertEquals("emulated_network: 'wan_shaper' is required", error(base + "emulated_network: {lan_hops: 1, wan_hops: 3}\n"));
+        assertEquals("emulated_network: lan_hops must be 0..64, got -1",
+                error(base + "emulated_network: {lan_hops: -1, wan_hops: 3, wan_shaper: true}\n"));
+        assertEquals("emulated_network: wan_hops: '1.5' is not an integer",
+                error(base + "emulated_network: {lan_hops: 1, wan_hops: 1.5, wan_shaper: true}\n"));
+        assertEquals("emulated_network: wan_shaper must be true or false, got 'yes'",
+                error(base + "emulated_network: {lan_hops: 1, wan_hops: 3, wan_shaper: yes}\n"));
+        assertEquals("emulated_network: expected a mapping", error(base + "emulated_network: 3\n"));
+        assertTrue(error("datacenters: 2\nhosts_per_dc: 2\ngradient_mb: 8\nemulated_network: {lan_hops: 1, wan_hops: 3, wan_shaper: true}\n")
+                .startsWith("emulated_network: only for endpoint.calibration: train"));
+        assertEquals("emulated_network needs endpoint.shared_cores > 0 (the cores it runs on)",
+                error(base.replace("shared_cores: 1, ", "") + "emulated_network: {lan_hops: 0, wan_hops: 0, wan_shaper: false}\n"));
+        Path file = dir.resolve("edge.yaml");
+        Files.writeString(file, base + "emulated_network: {lan_hops: 0, wan_hops: 0, wan_shaper: maybe}\n");
+        var e = assertThrows(IllegalArgumentException.class, () -> ClusterSpec.load(file));
+        assertEquals(file + ": emulated_network: wan_shaper must be true or false, got 'maybe'", e.getMessage());
+    }
+
     @Test
     void missingFileIsNamed() {
         var e = assertThrows(IllegalArgumentException.class, () -> ClusterSpec.load(Path.of("no/such/cluster.yaml")));

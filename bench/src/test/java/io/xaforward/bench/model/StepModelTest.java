@@ -20,7 +20,7 @@ class StepModelTest {
                 "xdp", new TreeMap<>(Map.of(1400, List.of(1000.0))),
                 "kernel", new TreeMap<>(Map.of(1400, List.of(2000.0))),
                 "relay", new TreeMap<>(Map.of(1400, List.of(10000.0))));
-        return new Calibration(gw, 2000, 0.7, 1, "xdp", 1.5, List.of(), 4, 2, List.of(), Double.NaN, List.of());
+        return new Calibration(gw, 2000, 0.7, 1, "xdp", 1.5, List.of(), 4, 2, List.of(), Calibration.TrainFit.NONE, List.of());
     }
 
     static ClusterSpec spec(String extra) {
@@ -138,9 +138,79 @@ class StepModelTest {
     void unknownModeIsAClearError() {
         var e = assertThrows(IllegalArgumentException.class, () -> StepModel.predict(spec(""), cal(), "afxdp"));
         assertTrue(e.getMessage().contains("no gateway CPU per packet for mode afxdp"), e.getMessage());
-        Calibration noTrain = new Calibration(cal().gatewayNs(), 500, 0, 1, "xdp", Double.NaN, List.of(), 4, 2, List.of(Path.of("f")), Double.NaN, List.of());
+        Calibration noTrain = new Calibration(cal().gatewayNs(), 500, 0, 1, "xdp", Double.NaN, List.of(), 4, 2, List.of(Path.of("f")), Calibration.TrainFit.NONE, List.of());
         var t = assertThrows(IllegalArgumentException.class, () -> noTrain.gatewayNsPerPacket("kernel-tunnel", 1400));
         assertTrue(t.getMessage().contains("train.json"), t.getMessage());
+    }
+
+    /** A training bench row as train.json has it (udp endpoints, the wide preset). */
+    static com.google.gson.JsonObject trainRow(String config, String mode, String wan, double share, double stepMs,
+                                               double computeMs, double gatewayNs) {
+        com.google.gson.JsonObject r = new com.google.gson.JsonObject();
+        r.addProperty("config", config);
+        r.addProperty("endpoint", "udp");
+        r.addProperty("mode", mode);
+        r.addProperty("wan_rate", wan);
+        if (share < 1) r.addProperty("gateway_cpu_share", share);
+        r.addProperty("median_step_ms", stepMs);
+        r.addProperty("compute_ms", computeMs);
+        r.addProperty("gateway_ns_per_packet", gatewayNs);
+        r.addProperty("preset", "wide");
+        return r;
+    }
+
+    /**
+     * The workers' core of the training testbeds, worked out by hand for the wide preset's gradient S (C = S / 1388
+     * chunks, a = 1 + 1/32 for the ACKs): in the 2 x 2 testbed 12·C·a datagram events (4 ranks each sending 1.5·S and
+     * receiving as much), 4·C·a frames inside the DCs over one bridge and 2·C·a between them over three, those 2·C·a
+     * also across the WAN; on the edge testbed 4·C·a events and nothing else. A small set of measured cells made with
+     * known costs (5 us per event, 1 us per bridge, 20 us per shaped frame) gives those costs back, and the edge cells
+     * that were not fitted are predicted: the unbudgeted relay by the workers' core, the budgeted xdp by the gateway.
+     */
+    @Test
+    void edgeTestbedFromMeasuredFigures() throws Exception {
+        double c = io.xaforward.training.ModelConfig.preset("wide").gradientBytes() / 1388.0, a = 1 + 1.0 / 32;
+        double e = 5000e-9, h = 1000e-9, p = 20_000e-9;
+        double twoByTwo = 12 * c * a * e + (4 * c * a + 2 * c * a * 3) * h, edge = 4 * c * a * e;
+        com.google.gson.JsonArray rows = new com.google.gson.JsonArray();
+        // the WAN at 0.2 Gbit/s needs ~329 ms for the step's 7.5 MB, the core ~170 ms for those frames: it paces them
+        rows.add(trainRow("comm-bound", "xdp", "200mbit", 1, 300 + (twoByTwo + 2 * c * a * p) * 1e3 + 0.3, 300, 5000));
+        rows.add(trainRow("gateway-bound", "xdp", "4gbit", 1, 300 + twoByTwo * 1e3 + 0.3, 300, 5000));
+        rows.add(trainRow("edge", "xdp", "none", 1, 110 + edge * 1e3 + 0.2, 110, 5000));
+        rows.add(trainRow("edge", "relay", "none", 1, 333, 130, 8000));
+        rows.add(trainRow("edge", "xdp", "none", 0.1, 444, 120, 3000));
+        Calibration cal = cal().withTrain(Calibration.trainCells(rows));
+        Calibration.TrainFit fit = cal.trainFit();
+        assertEquals(3, fit.cells());
+        assertEquals(1, fit.pacedCells());
+        assertEquals(5000, fit.endpointNsPerEvent(), 1e-3);
+        assertEquals(1000, fit.hopNsPerFrame(), 1e-3);
+        assertEquals(20_000, fit.shapedWanNsPerFrame(), 1e-3);
+
+        ClusterSpec bed = ClusterSpec.load(Path.of("..", "examples", "cluster", "testbed-train-edge.yaml"));
+        Map<String, ModelReport.ValidationRow> byCell = new java.util.HashMap<>();
+        for (ModelReport.ValidationRow r : ModelReport.validate(bed, cal)) byCell.put(r.what() + " " + r.mode(), r);
+        assertEquals(3, byCell.size(), "the edge cells only");
+        ModelReport.ValidationRow xdp = byCell.get("edge (no WAN) xdp");
+        assertTrue(xdp.fitted());
+        assertEquals(0.110 + edge + 0.2e-3, xdp.predictedSeconds(), 1e-9);
+        ModelReport.ValidationRow relay = byCell.get("edge (no WAN) relay");
+        assertTrue(!relay.fitted());
+        assertEquals("endpoint", relay.bound(), "8 us x 2·C·a packets through the gateway is less than the ranks' work");
+        assertEquals(0.130 + edge + 0.2e-3, relay.predictedSeconds(), 1e-9);
+        ModelReport.ValidationRow budgeted = byCell.get("edge (no WAN, gateway CPU 10%) xdp");
+        assertEquals("gateway", budgeted.bound());
+        assertEquals(0.120 + 2 * c * a * 3000e-9 / 0.1 + 0.2e-3, budgeted.predictedSeconds(), 1e-9);
+        assertEquals((0.120 + 2 * c * a * 3000e-9 / 0.1 + 0.2e-3 - 0.444) / 0.444, budgeted.error(), 1e-9);
+
+        // The 2 x 2 file's workers' core adds the bridges, and the shaper's frames where the WAN sets the pace.
+        ClusterSpec square = ClusterSpec.load(Path.of("..", "examples", "cluster", "testbed-train.yaml"));
+        StepModel.Prediction slow = StepModel.predict(square.withWan(0.2, 300, List.of("xdp")), cal, "xdp");
+        StepModel.Prediction fast = StepModel.predict(square.withWan(4, 300, List.of("xdp")), cal, "xdp");
+        assertEquals(twoByTwo + 2 * c * a * p, slow.stage("endpoint"), 1e-9);
+        assertEquals(twoByTwo, fast.stage("endpoint"), 1e-9);
+        assertEquals(4 * c * a, slow.traffic().lanFrames(), 1e-6);
+        assertEquals(2 * c * a, slow.traffic().wanFrames(), 1e-6);
     }
 
     /** gateway.cpu_share: a gateway with a quarter of its core takes four times as long per packet; bad shares refused. */
@@ -193,7 +263,7 @@ class StepModelTest {
         assertEquals(3000, c.trainGatewayNsPerPacket("xdp"), 1e-9, "the budgeted run's per-packet figure is not used");
         assertEquals(14000, c.trainGatewayNsPerPacket("relay"), 1e-9);
         Calibration unbudgetedOnly = cal().withTrain(cells.stream().filter(t -> t.gatewayCpuShare() >= 1).toList());
-        assertEquals(unbudgetedOnly.trainEndpointNsPerEvent(), c.trainEndpointNsPerEvent(), 1e-9, "the fit ignores budgeted cells");
+        assertEquals(unbudgetedOnly.trainFit(), c.trainFit(), "the fit ignores budgeted cells");
         Calibration.TrainCell budgeted = cells.stream().filter(t -> t.gatewayCpuShare() < 1 && t.mode().equals("relay")).findFirst().orElseThrow();
         assertEquals("gateway-bound (4 Gbit/s WAN, gateway CPU 10%)", budgeted.label());
         ClusterSpec bed = Calibration.trainTestbed(budgeted);
@@ -211,6 +281,7 @@ class StepModelTest {
                 compute_ms: 200
                 gateway: {modes: [relay], placement: shared, cores: 1}
                 endpoint: {shared_cores: 1, calibration: train}
+                emulated_network: {lan_hops: 1, wan_hops: 3, wan_shaper: true}
                 """, null);
         Map<String, ModelReport.ValidationRow> relayRows = new java.util.HashMap<>();
         for (ModelReport.ValidationRow r : ModelReport.validate(testbed, c)) if (r.mode().equals("relay")) relayRows.put(r.what(), r);

@@ -28,7 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * user space, like a DPDK-style software router. One thread busy-polls the RX rings of all ports, parses each frame,
  * looks its network index identifier up in a preallocated open-addressing table, checks job token, ingress port and
  * hop limit (each drop counted by reason, as the XDP program does), copies the XAF header and payload once into a
- * TX frame of the egress port's socket, writes the egress form's outer headers with {@link FrameWriter} and flushes
+ * TX frame of the egress port's socket, writes the egress form's outer headers with {@link FrameWriter} (the UDP
+ * source port picked from the route's span as the XDP program picks it, {@link ForwardingDecision#egressSourcePort}) and flushes
  * each port's TX ring once per polling round. Without frames it spins briefly, then parks for 20 us at a time,
  * and after a few idle milliseconds for 0.5 ms at a time, so an idle gateway costs almost no CPU.
  *
@@ -56,9 +57,12 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
     private static final int SPIN_ROUNDS = 32, SHORT_PARKS = 200;
     private static final long SHORT_PARK_NS = 20_000, LONG_PARK_NS = 500_000;
 
-    /** One forwarding route with its egress port and preallocated outer addressing. */
+    /**
+     * One forwarding route with its egress port and preallocated outer addressing; the IP forms' frames leave from one
+     * of {@code srcPortSpan} UDP source ports from {@code srcPort}, written into the addressing per frame.
+     */
     record Route(int networkId, AfXdpGatewayPort egress, NetworkForm form, long ingressMask, int jobId, int jobToken,
-                 OuterAddressing addressing) implements ForwardingDecision.RouteChecks {
+                 OuterAddressing addressing, int srcPort, int srcPortSpan) implements ForwardingDecision.RouteChecks {
         @Override public NetworkForm egressForm() { return form; }
         @Override public int egressMtu() { return egress.mtu; }
     }
@@ -101,7 +105,8 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
                             .dstIp(r.dstIp().orElseThrow(() -> new IllegalArgumentException("route " + Integer.toHexString(r.networkId()) + " has no dst-ip")))
                             .srcPort(r.srcPort()).dstPort(r.dstPort());
                 }
-                routes.put(r.networkId(), new Route(r.networkId(), egress, form, mask, r.jobId(), r.jobToken(), a));
+                routes.put(r.networkId(), new Route(r.networkId(), egress, form, mask, r.jobId(), r.jobToken(), a,
+                        r.srcPort(), form == NetworkForm.ID ? 1 : r.srcPortSpan()));
             }
         } catch (RuntimeException e) {
             closePorts();
@@ -202,6 +207,9 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
             counters[DROP_TOO_BIG]++;
             out.traffic.tooBig();
             return;
+        }
+        if (r.srcPortSpan() > 1) { // the flow's source port, from the arriving frame's headers (PROTOCOL.md §7)
+            r.addressing().srcPort(ForwardingDecision.egressSourcePort(r.srcPort(), r.srcPortSpan(), xaf, frame, f));
         }
         long tx = out.socket.claimTx(frameLength);
         if (tx < 0) {

@@ -28,8 +28,10 @@ import java.util.Map;
  * plus RX_XAF for XAF frames), the XDP action, the output bytes of forwarded frames and that passed frames are
  * untouched. At the end the program's counter deltas must equal the reference's outcome totals and the drop counters
  * must add up to the frames it dropped, and its per-port counters must show every XAF frame arriving on the fuzz
- * port, every forwarded frame (with its bytes) leaving by the egress slot and every frame too big for that slot. Needs root (loading BPF); lo (ifindex 1) stands in for the gateway port and
- * the egress device.
+ * port, every forwarded frame (with its bytes) leaving by the egress slot and every frame too big for that slot. The
+ * routes spread flows over UDP source-port spans drawn from the seed (2 and more for the IP forms), so the egress
+ * source port each frame's src_rank and ingress source port pick is compared too. Needs root (loading BPF); lo
+ * (ifindex 1) stands in for the gateway port and the egress device.
  */
 public final class DecisionFuzzer {
     static final int LO = 1, PORT_SLOT = 0, FENCED_SLOT = 1, TX_SLOT = 2;
@@ -41,11 +43,15 @@ public final class DecisionFuzzer {
     static final byte[] ROUTE_SRC_MAC = {2, 0, 0, 0, 0, (byte) 0xE1}, ROUTE_DST_MAC = {2, 0, 0, 0, 0, (byte) 0xE2};
     static final int ROUTE_SRC_ID = 0x11223344, ROUTE_SRC_PORT = 40001;
 
-    /** What one fuzz run found. Outcome totals are indexed by {@link Counter#ordinal()}. */
+    /**
+     * What one fuzz run found. Outcome totals are indexed by {@link Counter#ordinal()}; {@code forwardedSourcePorts}:
+     * how many distinct UDP source ports the forwarded IP frames compared left from (the routes' spans at work).
+     */
     public record Report(long frames, long seed, double seconds, Map<FuzzFrames.Kind, Long> framesByKind,
                          long[] referenceOutcomes, long[] xdpCounterDeltas, long droppedFrames, long dropCounterSum,
                          long forwardedBytesCompared, long disagreements, List<String> firstDisagreements,
-                         long portRxPackets, long portTxPackets, long portTxBytes, long portTxTooBig) {
+                         long portRxPackets, long portTxPackets, long portTxBytes, long portTxTooBig,
+                         int forwardedSourcePorts) {
         public double framesPerSecond() { return frames / seconds; }
 
         /** XAF frames (identified, malformed included) by the reference: everything it did not pass. */
@@ -62,8 +68,12 @@ public final class DecisionFuzzer {
         }
     }
 
-    /** The reference routes: what the fuzz setup installs in the XDP program, as the Java engines see them. */
-    record FuzzRoute(NetworkForm egress, long ingressMask, byte[] srcIp, byte[] dstIp, OuterAddressing addressing) implements ForwardingDecision.RouteChecks {
+    /**
+     * The reference routes: what the fuzz setup installs in the XDP program, as the Java engines see them; frames leave
+     * the IP forms from one of {@code srcPortSpan} UDP source ports from {@link #ROUTE_SRC_PORT}.
+     */
+    record FuzzRoute(NetworkForm egress, long ingressMask, byte[] srcIp, byte[] dstIp, OuterAddressing addressing,
+                     int srcPortSpan) implements ForwardingDecision.RouteChecks {
         @Override public int jobId() { return FuzzFrames.JOB; }
         @Override public int jobToken() { return FuzzFrames.TOKEN; }
         @Override public NetworkForm egressForm() { return egress; }
@@ -76,8 +86,7 @@ public final class DecisionFuzzer {
         }
     }
 
-    private final FuzzRoute toIpv4 = route(NetworkForm.IPV4, 0), toIpv6 = route(NetworkForm.IPV6, 0),
-            toId = route(NetworkForm.ID, 0).withDstId(FuzzFrames.NET_TO_ID), fenced = route(NetworkForm.IPV4, 1L << FENCED_SLOT);
+    private final FuzzRoute toIpv4, toIpv6, toId, fenced;
     private final FrameParser parser = new FrameParser();
     private final FrameWriter writer = new FrameWriter();
     private final XafHeader xaf = new XafHeader();
@@ -87,7 +96,16 @@ public final class DecisionFuzzer {
     private final MemorySegment expectedSeg = MemorySegment.ofArray(expected);
     private int expectedLength;
 
-    private static FuzzRoute route(NetworkForm egress, long mask) {
+    /** The routes, their source-port spans drawn from {@code seed}: 2..8 and 2..64 for the IP forms. */
+    DecisionFuzzer(long seed) {
+        java.util.SplittableRandom spans = new java.util.SplittableRandom(seed ^ 0x5A5A_0001L);
+        toIpv4 = route(NetworkForm.IPV4, 0, 2 + spans.nextInt(7));
+        toIpv6 = route(NetworkForm.IPV6, 0, 2 + spans.nextInt(63));
+        toId = route(NetworkForm.ID, 0, 1 + spans.nextInt(8)).withDstId(FuzzFrames.NET_TO_ID); // the ID form has no port
+        fenced = route(NetworkForm.IPV4, 1L << FENCED_SLOT, 1 + spans.nextInt(8));
+    }
+
+    private static FuzzRoute route(NetworkForm egress, long mask, int span) {
         OuterAddressing a = new OuterAddressing().srcMac(ROUTE_SRC_MAC).dstMac(ROUTE_DST_MAC);
         byte[] src = null, dst = null;
         switch (egress) {
@@ -96,7 +114,7 @@ public final class DecisionFuzzer {
             case ID -> a.srcId(ROUTE_SRC_ID);
         }
         if (src != null) a.srcIp(src).dstIp(dst).srcPort(ROUTE_SRC_PORT).dstPort(XafHeader.UDP_PORT);
-        return new FuzzRoute(egress, mask, src, dst, a);
+        return new FuzzRoute(egress, mask, src, dst, a, span);
     }
 
     private FuzzRoute lookup(int networkId) {
@@ -118,7 +136,7 @@ public final class DecisionFuzzer {
             boolean ip = r.egress() != NetworkForm.ID;
             dp.putRoute(net, Route.forward(TX_SLOT, r.egress().code(), r.ingressMask(), FuzzFrames.JOB, FuzzFrames.TOKEN,
                     ROUTE_SRC_ID, ROUTE_SRC_MAC, ROUTE_DST_MAC, r.srcIp(), r.dstIp(),
-                    ip ? ROUTE_SRC_PORT : 0, ip ? XafHeader.UDP_PORT : 0));
+                    ip ? ROUTE_SRC_PORT : 0, ip ? XafHeader.UDP_PORT : 0).withSrcPortSpan(r.srcPortSpan()));
         }
     }
 
@@ -137,7 +155,11 @@ public final class DecisionFuzzer {
             case DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT, DROP_TOO_BIG -> v.counter();
             case FORWARD -> {
                 // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit clamped
-                // to the port's cap (install() gives the XDP port the default) and decremented
+                // to the port's cap (install() gives the XDP port the default) and decremented, the UDP source port
+                // the flow's (src_rank and ingress source port, read before the header is rewrapped)
+                if (r.egress() != NetworkForm.ID) {
+                    r.addressing().srcPort(ForwardingDecision.egressSourcePort(ROUTE_SRC_PORT, r.srcPortSpan(), xaf, frameSeg, f));
+                }
                 int outer = r.egress().outerHeaderLength();
                 int xafBytes = XafHeader.LENGTH + f.payloadLength();
                 MemorySegment.copy(frameSeg, f.xafOffset(), expectedSeg, outer, xafBytes);
@@ -164,7 +186,8 @@ public final class DecisionFuzzer {
 
     /** Fuzzes {@code frames} frames made by {@code new FuzzFrames(seed)}; {@code progress} (may be null) hears every 100,000 frames. */
     public static Report run(long frames, long seed, java.io.PrintStream progress) {
-        DecisionFuzzer f = new DecisionFuzzer();
+        DecisionFuzzer f = new DecisionFuzzer(seed);
+        boolean[] sourcePorts = new boolean[0x10000];
         FuzzFrames source = new FuzzFrames(seed);
         int n = Counter.values().length;
         long[] reference = new long[n];
@@ -219,6 +242,8 @@ public final class DecisionFuzzer {
                                 + " reference " + hex(f.expected, f.expectedLength);
                     } else {
                         forwardedBytes += outLength;
+                        int udp = f.udpSourcePortOffset(outLength);
+                        if (udp >= 0) sourcePorts[((f.expected[udp] & 0xFF) << 8) | (f.expected[udp + 1] & 0xFF)] = true;
                     }
                 } else if (ref == Counter.PASS_NON_XAF) {
                     if (runner.outputLength() != length || MemorySegment.mismatch(runner.output(), 0, length, f.frameSeg, 0, length) >= 0) {
@@ -249,7 +274,24 @@ public final class DecisionFuzzer {
         }
         for (FuzzFrames.Kind k : FuzzFrames.Kind.values()) byKind.put(k, kindCounts[k.ordinal()]);
         return new Report(frames, seed, seconds, byKind, reference, deltas, dropped, dropSum, forwardedBytes, disagreements,
-                List.copyOf(examples), ports.rxPackets(PORT_SLOT), ports.txPackets(TX_SLOT), ports.txBytes(TX_SLOT), ports.txTooBig(TX_SLOT));
+                List.copyOf(examples), ports.rxPackets(PORT_SLOT), ports.txPackets(TX_SLOT), ports.txBytes(TX_SLOT), ports.txTooBig(TX_SLOT),
+                count(sourcePorts));
+    }
+
+    /** Offset of the UDP source port in the expected frame (its EtherType says IPv4 or IPv6), or -1 (ID form). */
+    int udpSourcePortOffset(int length) {
+        int type = length < 14 ? -1 : ((expected[12] & 0xFF) << 8) | (expected[13] & 0xFF);
+        return switch (type) {
+            case 0x0800 -> NetworkForm.IPV4.outerHeaderLength() - 8;
+            case 0x86DD -> NetworkForm.IPV6.outerHeaderLength() - 8;
+            default -> -1;
+        };
+    }
+
+    private static int count(boolean[] set) {
+        int n = 0;
+        for (boolean b : set) if (b) n++;
+        return n;
     }
 
     /** The first 160 bytes as hex: enough for every header. */

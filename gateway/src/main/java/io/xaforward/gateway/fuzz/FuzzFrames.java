@@ -14,7 +14,7 @@ import java.util.SplittableRandom;
 
 /**
  * The fuzzer's frames: valid "golden" frames of every ingress form addressed to a route of every egress form (the
- * nine form pairs, several payload sizes), and a seeded stream of frames derived from them: bit flips, byte writes
+ * nine form pairs, several payload sizes, UDP source ports and source ranks of several flows), and a seeded stream of frames derived from them: bit flips, byte writes
  * aimed at the headers, targeted XAF field values (other routes, wrong job or token, hop limits 0 to 2, broken
  * magic/version/length), truncations at every byte from the end of Ethernet to the end of the XAF header (so at
  * every header boundary, and inside the UDP and ID headers), Ethernet padding, and random bytes behind each
@@ -169,12 +169,12 @@ public final class FuzzFrames {
     }
 
     /** Addressing of frames that arrive at the gateway: the sender's view of each form. */
-    static OuterAddressing ingressAddressing(NetworkForm form, int networkId) {
+    static OuterAddressing ingressAddressing(NetworkForm form, int networkId, int srcPort) {
         OuterAddressing a = new OuterAddressing().srcMac(PEER_MAC).dstMac(PORT_MAC);
         return switch (form) {
             case IPV4 -> a.srcIp(new byte[] {(byte) 192, (byte) 168, 1, 10}).dstIp(new byte[] {(byte) 192, (byte) 168, 2, 20})
-                    .srcPort(50000).dstPort(XafHeader.UDP_PORT);
-            case IPV6 -> a.srcIp(ip6(1)).dstIp(ip6(2)).srcPort(50000).dstPort(XafHeader.UDP_PORT);
+                    .srcPort(srcPort).dstPort(XafHeader.UDP_PORT);
+            case IPV6 -> a.srcIp(ip6(1)).dstIp(ip6(2)).srcPort(srcPort).dstPort(XafHeader.UDP_PORT);
             case ID -> a.srcId(0x99).dstId(networkId);
         };
     }
@@ -200,12 +200,16 @@ public final class FuzzFrames {
                     byte[] bytes = new byte[outer + XafHeader.LENGTH + payload];
                     MemorySegment seg = MemorySegment.ofArray(bytes);
                     for (int i = outer + XafHeader.LENGTH; i < bytes.length; i++) bytes[i] = (byte) random.nextInt(256);
+                    // a sender's flows: source ports 9450 and up, sometimes any; ranks small, sometimes any (the
+                    // routes' source-port spans pick the egress port from both)
+                    int srcPort = random.nextInt(4) == 0 ? random.nextInt(0x10000) : XafHeader.UDP_PORT + random.nextInt(8);
+                    int srcRank = random.nextInt(4) == 0 ? random.nextInt(0x10000) : random.nextInt(8);
                     XafHeader h = new XafHeader().wrap(seg, outer).init().type(1 + random.nextInt(3)).networkId(net)
-                            .jobId(JOB).jobToken(TOKEN).srcRank(random.nextInt(8)).dstRank(random.nextInt(8))
+                            .jobId(JOB).jobToken(TOKEN).srcRank(srcRank).dstRank(random.nextInt(8))
                             .step(random.nextInt(1000)).bucketId(random.nextInt(4)).chunkIndex(random.nextInt(64))
                             .chunkCount(64).payloadLength(payload).hopLimit(2 + random.nextInt(20));
                     integrity.seal(h);
-                    writer.encapsulate(seg, in, ingressAddressing(in, net));
+                    writer.encapsulate(seg, in, ingressAddressing(in, net, srcPort));
                     list.add(new Golden(in, net, bytes));
                 }
             }

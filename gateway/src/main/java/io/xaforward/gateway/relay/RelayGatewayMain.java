@@ -42,7 +42,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * it (magic, lengths, route by network index identifier, job token, ingress port, hop limit, the egress port's MTU),
  * copies it into a new
  * buffer with freshly built outer headers for the egress form, and hands it back to the kernel. It reads the same
- * gateway config file as the XDP gateway and translates between all forms the same way.
+ * gateway config file as the XDP gateway and translates between all forms the same way, with one difference: it sends
+ * IP frames from its port's own UDP socket, bound to port 9450, so a route's {@code src-port} and {@code src-port-span}
+ * do not apply and every flow through it leaves on one UDP source port (the flows are merged, not refused; receivers
+ * still accept them, 9450 being the first port of the default span). It says so once per such route at start.
  *
  * <p>Run inside the gateway namespace: {@code RelayGatewayMain --config FILE}, started and stopped as every Java engine
  * is ({@link EngineProcess}): serves its counters on the config's metrics endpoint ({@link EngineMetrics}), prints
@@ -148,6 +151,11 @@ public final class RelayGatewayMain implements EngineProcess.Engine {
                             .srcId(r.srcId()).dstId(r.networkId());
                 } else {
                     dst = new InetSocketAddress(InetAddress.getByAddress(r.dstIp().orElseThrow()), r.dstPort());
+                    if (r.srcPortSpan() > 1 || r.srcPort() != XafHeader.UDP_PORT) {
+                        LOG.info("relay: route 0x{}: src-port {} src-port-span {} do not apply: the relay sends every flow from"
+                                + " its socket's UDP port {} (the flows are merged)", String.format("%08x", r.networkId()),
+                                r.srcPort(), r.srcPortSpan(), XafHeader.UDP_PORT);
+                    }
                 }
                 routes.put(r.networkId(), new RelayRoute(r.networkId(), egress, mask, r.jobId(), r.jobToken(), dst, id));
             }
