@@ -54,6 +54,11 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: udp)")
     String endpoint;
 
+    @Option(paramLabel = "LIST", names = "--flows", defaultValue = "1", split = ",", hideParamSyntax = true,
+            description = "UDP flows per worker, comma separated: each count above 1 adds rows labelled MODE (N flows); "
+                    + "the xdp gateways keep a worker's flows apart (src-port-span) (default: ${DEFAULT-VALUE})")
+    List<Integer> flows;
+
     @Option(paramLabel = "N", names = "--runs", description = "runs per cell (default: 5; 2 with --quick)")
     Integer runs;
 
@@ -109,7 +114,8 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
                 3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), chosenEndpoint, peerList.contains("gloo"),
-                Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList());
+                Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList(),
+                flows.stream().distinct().toList());
         if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();

@@ -64,6 +64,11 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
     String endpoint;
 
+    @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows each worker sends from (its"
+            + " port and the ones after it), kept apart by the xdp gateways; more than one spreads a host's traffic over"
+            + " a receiver's NIC queues and equal-cost WAN paths (udp endpoint) (default: ${DEFAULT-VALUE})")
+    int flows;
+
     @Option(names = "--wire-security", paramLabel = "MODE", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
             description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (HMAC tag"
                     + " and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
@@ -159,6 +164,7 @@ final class TrainCommand implements Callable<Integer> {
         // Every mode word is parsed here, once: a bad one fails before anything is set up.
         mode = GatewayMode.fromName(gatewayMode);
         chosenEndpoint = io.xaforward.cluster.Endpoint.resolve(endpoint, mode);
+        io.xaforward.cluster.Endpoint.checkFlows(chosenEndpoint, flows);
         if (resume != null) {
             String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
             if (!trained.equals(model.name())) {
@@ -229,7 +235,7 @@ final class TrainCommand implements Callable<Integer> {
                 .checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
                 .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
                 .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
-                .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8)
+                .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
                 .build();
     }
 

@@ -43,9 +43,11 @@ public final class ClusterRun implements AutoCloseable {
      * @param jobToken  the token the gateways accept for this job
      * @param dropOneIn &gt; 0 makes every gateway drop one in that many forwarded frames
      * @param endpoint  the workers' {@link Endpoint}; null: the gateway mode's default
+     * @param flows     UDP flows each worker sends from (its port and the ones after it), and the source-port span
+     *                  of the XDP gateways' routes that keeps them apart; 1 by default (docs/TRANSPORT.md, "Flows")
      */
     public record Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn,
-                       Path workDir, Endpoint endpoint) {
+                       Path workDir, Endpoint endpoint, int flows) {
         public Spec {
             Objects.requireNonNull(topology, "topology");
             Objects.requireNonNull(prefix, "prefix");
@@ -53,6 +55,18 @@ public final class ClusterRun implements AutoCloseable {
             Objects.requireNonNull(workDir, "workDir");
             if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
             endpoint = Endpoint.resolve(endpoint, gatewayMode);
+            Endpoint.checkFlows(endpoint, flows);
+        }
+
+        /** One flow per worker. */
+        public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn,
+                    Path workDir, Endpoint endpoint) {
+            this(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, endpoint, 1);
+        }
+
+        /** This spec with {@code n} flows per worker. */
+        public Spec withFlows(int n) {
+            return new Spec(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, endpoint, n);
         }
 
         /** With the gateway mode's default endpoint. */
@@ -72,6 +86,7 @@ public final class ClusterRun implements AutoCloseable {
             p.setProperty("jobToken", Integer.toString(jobToken));
             if (dropOneIn > 0) p.setProperty("dropOneIn", Integer.toString(dropOneIn));
             p.setProperty("endpoint", endpoint.configName());
+            if (flows > 1) p.setProperty("flows", Integer.toString(flows));
             p.setProperty("workDir", workDir.toAbsolutePath().toString());
         }
 
@@ -81,7 +96,8 @@ public final class ClusterRun implements AutoCloseable {
             return new Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
                     GatewayMode.fromName(p.getProperty("gatewayMode")), Integer.parseInt(p.getProperty("jobId")),
                     Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("dropOneIn", "0")),
-                    Path.of(p.getProperty("workDir")), endpoint == null ? null : Endpoint.fromName(endpoint));
+                    Path.of(p.getProperty("workDir")), endpoint == null ? null : Endpoint.fromName(endpoint),
+                    Integer.parseInt(p.getProperty("flows", "1")));
         }
     }
 
@@ -132,7 +148,7 @@ public final class ClusterRun implements AutoCloseable {
         TestbedState state = testbed.up(t);
         if (mode.needsXdpOnPortPeers()) testbed.attachXdpPass(state); // only where a mode needs it: fair baselines
         if (placed) placement.placeNetwork(t);
-        plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken());
+        plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken()).withSrcPortSpan(spec.flows());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {
             GatewayRunner runner = mode.newRunner(spec.dropOneIn());
@@ -147,7 +163,8 @@ public final class ClusterRun implements AutoCloseable {
             budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare);
             out.println("xaf: gateway CPU budget: " + budget);
         }
-        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),
+        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),
+                spec.flows() > 1 ? " with " + spec.flows() + " flows each" : "",
                 spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
         return plan;
     }

@@ -2,6 +2,7 @@ package io.xaforward.cluster;
 
 import io.xaforward.protocol.ConfigWord;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.transport.UdpDatagramPort;
 
 import java.util.Locale;
 
@@ -44,6 +45,21 @@ public enum Endpoint implements ConfigWord {
     /** {@link #resolve(Endpoint, GatewayMode)} of a command-line word: null or blank is the mode's default. */
     public static Endpoint resolve(String name, GatewayMode gatewayMode) {
         return resolve(name == null || name.isBlank() ? null : fromName(name), gatewayMode);
+    }
+
+    /**
+     * Fails unless {@code flows} (UDP flows per worker, {@code --flows}) is 1 to {@link UdpDatagramPort#MAX_FLOWS} and,
+     * above 1, the endpoint is UDP: an AF_XDP socket sends from one address. Hosts of the identifier-native form have
+     * no ports and send one flow whatever the setting.
+     */
+    public static void checkFlows(Endpoint endpoint, int flows) {
+        if (flows < 1 || flows > UdpDatagramPort.MAX_FLOWS) {
+            throw new IllegalArgumentException("--flows must be 1 to " + UdpDatagramPort.MAX_FLOWS + ", was " + flows);
+        }
+        if (flows > 1 && endpoint == AFXDP) {
+            throw new IllegalArgumentException("--flows " + flows + " needs the udp endpoint: an AF_XDP socket sends from"
+                    + " one address");
+        }
     }
 
     /** UDP for every mode: on shared cores the AF_XDP endpoint makes steps slower, not faster (see the class comment). */

@@ -40,14 +40,17 @@ public final class RankNetwork implements RankWiring {
     private final int minMtu;
     private final ModeAddressing addressing;
     private final Endpoint endpoint;
+    private final int flows;
 
-    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, ModeAddressing addressing, Endpoint endpoint) {
+    private RankNetwork(IdentifierPlan plan, int rank, int minMtu, ModeAddressing addressing, Endpoint endpoint,
+                        int flows) {
         this.plan = plan;
         this.rank = rank;
         this.self = plan.host(rank);
         this.minMtu = minMtu;
         this.addressing = addressing;
         this.endpoint = endpoint;
+        this.flows = flows;
     }
 
     /**
@@ -56,13 +59,23 @@ public final class RankNetwork implements RankWiring {
      */
     public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, GatewayMode gatewayMode,
                                  Endpoint endpoint) {
+        return of(topologyFile, prefix, jobId, planToken, rank, gatewayMode, endpoint, 1);
+    }
+
+    /**
+     * {@link #of(Path, String, int, int, int, GatewayMode, Endpoint)} with {@code flows} UDP flows per worker (the
+     * same for every rank of the job: a receiver accepts a peer's datagrams from that many ports).
+     */
+    public static RankNetwork of(Path topologyFile, String prefix, int jobId, int planToken, int rank, GatewayMode gatewayMode,
+                                 Endpoint endpoint, int flows) {
         Endpoint ep = Endpoint.resolve(endpoint, gatewayMode);
+        Endpoint.checkFlows(ep, flows);
         Topology topology = Topology.load(topologyFile).withPrefix(prefix);
         Layout layout = Layout.of(topology);
         IdentifierPlan plan = IdentifierPlan.build(new TestbedState(topology, layout.hosts(), layout.gatewayPorts()),
                 jobId, planToken);
         int minMtu = topology.smallestMtu(); // the WAN's too: a gateway drops what does not fit its egress port
-        return new RankNetwork(plan, rank, minMtu, new ModeAddressing(gatewayMode, topology), ep);
+        return new RankNetwork(plan, rank, minMtu, new ModeAddressing(gatewayMode, topology), ep, flows);
     }
 
     public IdentifierPlan plan() { return plan; }
@@ -71,6 +84,8 @@ public final class RankNetwork implements RankWiring {
     @Override public int worldSize() { return plan.worldSize(); }
     @Override public int jobId() { return plan.jobId(); }
     public Endpoint endpoint() { return endpoint; }
+    /** UDP flows this rank sends from (1 on the identifier-native form, which has no ports). */
+    public int flows() { return self.form() == NetworkForm.ID ? 1 : flows; }
 
     /** The collective group: data center of every rank from the plan. */
     @Override
@@ -133,7 +148,9 @@ public final class RankNetwork implements RankWiring {
         }
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(self.iface(), self.mac(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(addressing.bindAddress(self), XafHeader.UDP_PORT));
+                : new UdpDatagramPort(new InetSocketAddress(addressing.bindAddress(self), XafHeader.UDP_PORT),
+                        UdpDatagramPort.MAX_UDP_DATAGRAM, UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES,
+                        UdpDatagramPort.Offloads.ALL, flows);
     }
 
     /** {@link #openPort(int)} with the plan's token. */

@@ -112,7 +112,8 @@ public final class RankRuntime implements AutoCloseable {
     /**
      * The {@code done} line's figures of why chunks were sent twice, each key with the transport counter it reports:
      * chunks held because they came before their message was expected, dropped for want of room, resent on a NACK,
-     * a timeout or a SACK gap, losses found spurious, duplicates received.
+     * a timeout or a SACK gap, losses found spurious, duplicates received, datagrams dropped because they came from
+     * another address than their rank's (a peer with more flows than this rank accepts, or a stranger).
      */
     private static final List<Map.Entry<String, ToLongFunction<TransportStats>>> LOSSES = List.of(
             Map.entry("early_held", TransportStats::earlyChunksHeld),
@@ -121,7 +122,8 @@ public final class RankRuntime implements AutoCloseable {
             Map.entry("timeout_losses", TransportStats::timeoutLosses),
             Map.entry("sack_losses", TransportStats::sackLosses),
             Map.entry("spurious_losses", TransportStats::spuriousLosses),
-            Map.entry("duplicates", TransportStats::duplicatesDropped));
+            Map.entry("duplicates", TransportStats::duplicatesDropped),
+            Map.entry("source_drops", TransportStats::sourceAddressDrops));
     /** Keys of those figures, which the job sums over ranks into its counters. */
     public static final List<String> LOSS_COUNTERS = LOSSES.stream().map(Map.Entry::getKey).toList();
 

@@ -30,13 +30,15 @@ import java.util.Properties;
  * @param wireDtype    number format of gradients on the wire: fp32 or bf16
  * @param endpoint     the workers' {@link Endpoint}: afxdp or udp (null: the gateway mode's default)
  * @param evalWindows  validation windows per evaluation when the split holds more (the whole split otherwise)
+ * @param flows        UDP flows each worker sends from ({@link ClusterRun.Spec#flows()}); 1 by default
  */
 public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
                            long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                            String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                           WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint, int evalWindows) {
+                           WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint, int evalWindows,
+                           int flows) {
 
     public TrainJobSpec {
         Objects.requireNonNull(topology, "topology");
@@ -50,6 +52,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         Objects.requireNonNull(wireDtype, "wireDtype");
         Objects.requireNonNull(wireSecurity, "wireSecurity");
         endpoint = Endpoint.resolve(endpoint, gatewayMode);
+        Endpoint.checkFlows(endpoint, flows);
         if (evalWindows <= 0) {
             throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
         }
@@ -78,7 +81,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                 .jobToken(jobToken).threadsPerWorker(threadsPerWorker).bucketBytes(bucketBytes)
                 .pacingBytesPerSecond(pacingBytesPerSecond).workDir(workDir).rateLimit(rateLimit)
                 .checkpointEvery(checkpointEvery).resume(resume).overlap(overlap).wireDtype(wireDtype)
-                .wireSecurity(wireSecurity).endpoint(endpoint).evalWindows(evalWindows);
+                .wireSecurity(wireSecurity).endpoint(endpoint).evalWindows(evalWindows).flows(flows);
     }
 
     /** Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. */
@@ -110,6 +113,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         private WireSecurity wireSecurity = DEFAULT_WIRE;
         private Endpoint endpoint;
         private int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
+        private int flows = 1;
 
         private Builder() {}
 
@@ -117,7 +121,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         public Builder cluster(ClusterRun.Spec c) {
             if (c.dropOneIn() != 0) throw new IllegalArgumentException("training jobs inject no loss");
             return topology(c.topology()).prefix(c.prefix()).gatewayMode(c.gatewayMode()).jobId(c.jobId())
-                    .jobToken(c.jobToken()).workDir(c.workDir()).endpoint(c.endpoint());
+                    .jobToken(c.jobToken()).workDir(c.workDir()).endpoint(c.endpoint()).flows(c.flows());
         }
 
         public Builder topology(Path v) { topology = v; return this; }
@@ -149,18 +153,19 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         /** null: the gateway mode's default. */
         public Builder endpoint(Endpoint v) { endpoint = v; return this; }
         public Builder evalWindows(int v) { evalWindows = v; return this; }
+        public Builder flows(int v) { flows = v; return this; }
 
         public TrainJobSpec build() {
             return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed,
                     learningRate, warmupSteps, evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker,
                     bucketBytes, pacingBytesPerSecond, workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype,
-                    wireSecurity, endpoint, evalWindows);
+                    wireSecurity, endpoint, evalWindows, flows);
         }
     }
 
     /** The emulated cluster this job runs on (no loss injected): what {@link TrainingJob} brings up. */
     public ClusterRun.Spec cluster() {
-        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, 0, workDir, endpoint);
+        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, 0, workDir, endpoint, flows);
     }
 
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */

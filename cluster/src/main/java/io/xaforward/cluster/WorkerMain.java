@@ -33,7 +33,7 @@ public final class WorkerMain {
 
     static void run(TrainJobSpec spec, int rank) throws Exception {
         RankNetwork net = RankNetwork.of(spec.topology(), spec.prefix(), spec.jobId(), spec.jobToken(), rank, spec.gatewayMode(),
-                spec.endpoint());
+                spec.endpoint(), spec.flows());
         Node self = net.self();
 
         DjlRuntime.load(DjlRuntime.CACHE_DIR, spec.threadsPerWorker());

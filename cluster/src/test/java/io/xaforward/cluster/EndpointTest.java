@@ -81,12 +81,29 @@ class EndpointTest {
         Path dir = Files.createTempDirectory("xaf-cluster-spec").toAbsolutePath();
         for (ClusterRun.Spec c : List.of(
                 new ClusterRun.Spec(dir.resolve("t.yaml"), "b1c", GatewayMode.XDP, 3, 0x5eed0003, 50, dir, Endpoint.AFXDP),
-                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1d", GatewayMode.DIRECT, 1, -7, 0, dir))) {
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1d", GatewayMode.DIRECT, 1, -7, 0, dir),
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1e", GatewayMode.XDP, 2, 9, 0, dir, Endpoint.UDP, 4))) {
             Properties p = new Properties();
             c.writeTo(p);
             assertEquals(c, ClusterRun.Spec.readFrom(p));
             assertEquals(c.gatewayMode().configName(), p.getProperty("gatewayMode"));
+            assertEquals(c.flows() > 1 ? Integer.toString(c.flows()) : null, p.getProperty("flows"));
         }
+    }
+
+    /** More than one flow needs the UDP endpoint, and a count in range; both refused in one clear line. */
+    @Test
+    void flowsNeedTheUdpEndpointAndACountInRange() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-cluster-spec").toAbsolutePath();
+        var afxdp = assertThrows(IllegalArgumentException.class, () -> new ClusterRun.Spec(dir.resolve("t.yaml"), "b1f",
+                GatewayMode.XDP, 1, 1, 0, dir, Endpoint.AFXDP, 2));
+        assertEquals("--flows 2 needs the udp endpoint: an AF_XDP socket sends from one address", afxdp.getMessage());
+        for (int bad : new int[]{0, 65}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> Endpoint.checkFlows(Endpoint.UDP, bad));
+            assertEquals("--flows must be 1 to 64, was " + bad, e.getMessage());
+        }
+        Endpoint.checkFlows(Endpoint.AFXDP, 1);
+        Endpoint.checkFlows(Endpoint.UDP, 64);
     }
 
     /** The plan's interface does not exist here (the testbed is not up): opening AF_XDP on it must say so clearly. */

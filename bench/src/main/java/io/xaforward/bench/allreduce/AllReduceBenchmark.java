@@ -36,14 +36,28 @@ public final class AllReduceBenchmark {
      * What to measure. {@code goodputTopology} null skips the goodput part; {@code endpoint} null gives every mode
      * its default endpoint (afxdp with the xdp gateway, udp otherwise); {@code gloo} adds PyTorch's Gloo
      * (torch.distributed over TCP) as a row, through kernel forwarding (same-form topology) or the kernel tunnel.
+     * {@code flows}: UDP flows per worker, one row per count and mode ({@link ClusterRun.Spec#flows()}).
      */
     public record Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                           long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
                           int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint, boolean gloo,
-                          List<WireSecurity> wireSecurities) {
+                          List<WireSecurity> wireSecurities, List<Integer> flows) {
         public Options {
             wireSecurities = List.copyOf(wireSecurities);
             if (wireSecurities.isEmpty()) throw new IllegalArgumentException("no wire security given");
+            flows = List.copyOf(flows);
+            if (flows.isEmpty()) throw new IllegalArgumentException("no flow count given");
+            for (GatewayMode mode : modes) {
+                for (int n : flows) Endpoint.checkFlows(Endpoint.resolve(endpoint, mode), n); // before any job
+            }
+        }
+
+        public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+                       long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
+                       int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint, boolean gloo,
+                       List<WireSecurity> wireSecurities) {
+            this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
+                    goodputBytes, goodputRepeats, pacingFraction, workDir, endpoint, gloo, wireSecurities, List.of(1));
         }
 
         public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
@@ -141,9 +155,11 @@ public final class AllReduceBenchmark {
         GatewayMode glooMode = GlooPeer.kernelModeFor(options.topology());
         List<Row> rows = new ArrayList<>();
         for (GatewayMode mode : options.modes()) {
-            for (WireSecurity ws : options.wireSecurities()) rows.add(new Row(label(mode, ws), mode, ws, false));
+            for (WireSecurity ws : options.wireSecurities()) {
+                for (int n : options.flows()) rows.add(new Row(label(mode, ws, n), mode, ws, false, n));
+            }
         }
-        if (options.gloo()) rows.add(new Row(GlooPeer.LABEL + " (" + glooMode.configName() + ")", glooMode, WireSecurity.CRC32C, true));
+        if (options.gloo()) rows.add(new Row(GlooPeer.LABEL + " (" + glooMode.configName() + ")", glooMode, WireSecurity.CRC32C, true, 1));
         for (List<Long> group : List.of(small, big)) {
             if (group.isEmpty()) continue;
             int runs = group == big ? options.bigRuns() : options.runs();
@@ -157,7 +173,8 @@ public final class AllReduceBenchmark {
                     String label = row.label();
                     out.printf("== job %d: %s, sizes %s, %d run(s) ==%n", jobNo, gloo ? label : "mode " + label, mb(group),
                             runsInJob);
-                    AllReduceSpec spec = spec(options.topology(), row.mode(), group, runsInJob, 0, jobNo, row.wireSecurity());
+                    AllReduceSpec spec = spec(options.topology(), row.mode(), group, runsInJob, 0, jobNo, row.wireSecurity(),
+                            row.flows());
                     AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).gatewayCpu(gatewayCpuShare).onSample(s -> {
                         out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", label, s.algorithm(),
                                 mb(List.of(s.bytes())), s.run() + 1, s.seconds() * 1e3, s.verified() ? "  verified" : "");
@@ -204,7 +221,7 @@ public final class AllReduceBenchmark {
         } else {
             out.printf(Locale.ROOT, "== job %d: goodput on %s (no rate limit, unpaced) ==%n", jobNo, t.name());
         }
-        AllReduceSpec spec = spec(options.goodputTopology(), GatewayMode.XDP, List.of(), 1, pacing, jobNo, WireSecurity.CRC32C);
+        AllReduceSpec spec = spec(options.goodputTopology(), GatewayMode.XDP, List.of(), 1, pacing, jobNo, WireSecurity.CRC32C, 1);
         AllReduceJob.Outcome o = new AllReduceJob(spec, out, Duration.ofMinutes(10)).gatewayCpu(gatewayCpuShare).run();
         double[] bps = o.goodput().stream().mapToDouble(AllReduceJob.Goodput::bitsPerSecond).toArray();
         for (AllReduceJob.Goodput g : o.goodput()) {
@@ -224,15 +241,23 @@ public final class AllReduceBenchmark {
         return ws == WireSecurity.CRC32C ? mode.configName() : mode.configName() + "+" + ws.configName();
     }
 
-    /** A row of the table: its label, the gateway mode and wire security of its jobs, and whether Gloo is the peer. */
-    private record Row(String label, GatewayMode mode, WireSecurity wireSecurity, boolean gloo) {}
+    /** {@link #label(GatewayMode, WireSecurity)}, followed by the flows per worker when more than one ("xdp (2 flows)"). */
+    static String label(GatewayMode mode, WireSecurity ws, int flows) {
+        return flows == 1 ? label(mode, ws) : label(mode, ws) + " (" + flows + " flows)";
+    }
+
+    /**
+     * A row of the table: its label, the gateway mode, wire security and flows per worker of its jobs, and whether
+     * Gloo is the peer.
+     */
+    private record Row(String label, GatewayMode mode, WireSecurity wireSecurity, boolean gloo, int flows) {}
 
     private AllReduceSpec spec(Path topology, GatewayMode mode, List<Long> sizes, int runs, long pacing, int jobNo,
-                               WireSecurity wireSecurity) {
+                               WireSecurity wireSecurity, int flows) {
         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         Path dir = options.workDir().resolve("job-" + jobNo);
         ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir,
-                Endpoint.resolve(options.endpoint(), mode));
+                Endpoint.resolve(options.endpoint(), mode), flows);
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
                 sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of(),

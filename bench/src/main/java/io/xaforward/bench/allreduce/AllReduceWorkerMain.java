@@ -61,7 +61,8 @@ public final class AllReduceWorkerMain {
 
     static void run(AllReduceSpec spec, int rank) throws Exception {
         var c = spec.cluster();
-        RankNetwork net = RankNetwork.of(c.topology(), c.prefix(), c.jobId(), c.jobToken(), rank, c.gatewayMode(), c.endpoint());
+        RankNetwork net = RankNetwork.of(c.topology(), c.prefix(), c.jobId(), c.jobToken(), rank, c.gatewayMode(), c.endpoint(),
+                c.flows());
         int world = net.worldSize();
         TransportConfig.Builder tc = net.transportConfig(spec.tokenOf(rank), spec.operationTimeout());
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);

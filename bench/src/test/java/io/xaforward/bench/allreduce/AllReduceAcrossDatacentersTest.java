@@ -130,6 +130,27 @@ class AllReduceAcrossDatacentersTest {
         assertTrue(lossy.gatewayCounters().getOrDefault("xaf_packets_total{drop_injected}", 0L) > 0);
     }
 
+    /**
+     * Three UDP flows per worker across IPv4, IPv6 and ID data centers: the gateways spread each sender's flows over
+     * a source-port span, every receiver recognises them all (no datagram dropped for its source address), and the
+     * sums stay exact under loss.
+     */
+    @Test
+    void threeFlowsPerWorkerAreRecognisedAcrossTheGatewaysExactlyUnderLoss() throws Exception {
+        List<Algorithm> h = List.of(Algorithm.HIERARCHICAL, Algorithm.RING);
+        AllReduceSpec one = spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, 50, Map.of(), Set.of());
+        AllReduceSpec three = new AllReduceSpec(one.cluster().withFlows(3), one.sizesBytes(), one.algorithms(),
+                one.warmup(), one.iterations(), one.runs(), one.verifyRuns(), one.pattern(), one.seed(),
+                one.bucketBytes(), one.operationTimeout(), 0, 0, 0, Map.of(), Set.of(), WireSecurity.CRC32C);
+        AllReduceJob.Outcome o = runOk(three);
+        assertAllVerified(o, h);
+        assertTrue(o.samples().stream().allMatch(s -> s.maxError() == 0), "integer-valued sums are exact");
+        assertEquals(3, AllReduceSpec.read(three.cluster().workDir().resolve("allreduce.properties")).cluster().flows());
+        assertTrue(o.gatewayCounters().getOrDefault("xaf_packets_total{drop_injected}", 0L) > 0, "the gateway dropped frames");
+        assertEquals(0, o.done().values().stream().mapToLong(l -> l.integer("source_drops")).sum(),
+                "every flow of every peer is recognised");
+    }
+
     @Test
     void jumboFramesCrossTheXdpGatewayExactlyUnderLoss() throws Exception {
         List<Algorithm> h = List.of(Algorithm.HIERARCHICAL);

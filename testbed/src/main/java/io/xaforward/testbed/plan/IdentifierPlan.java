@@ -53,6 +53,8 @@ public final class IdentifierPlan {
     private final int jobToken;
     private final List<Node> ranks;
     private final Map<String, List<GatewayRoute>> routesByGateway = new HashMap<>();
+    /** UDP source ports every route to an IP form spreads flows over ({@link #withSrcPortSpan}). */
+    private int srcPortSpan = 1;
 
     private IdentifierPlan(TestbedState state, int jobId, int jobToken) {
         if (jobId < 1 || jobId > 0xFFFF) throw new IllegalArgumentException("job id must be 1..65535, got " + jobId);
@@ -74,6 +76,19 @@ public final class IdentifierPlan {
         return plan;
     }
 
+    /**
+     * This plan with gateway routes that keep {@code span} flows of a sender apart ({@code src-port-span}, PROTOCOL.md
+     * §7): the span of a job whose workers send from that many UDP ports each, so that receivers, which accept a
+     * peer's datagrams from [port, port + span), still recognise what a gateway forwards.
+     */
+    public IdentifierPlan withSrcPortSpan(int span) {
+        if (span < 1) throw new IllegalArgumentException("src-port-span must be at least 1, got " + span);
+        IdentifierPlan plan = build(state, jobId, jobToken);
+        plan.srcPortSpan = span;
+        return plan;
+    }
+
+    public int srcPortSpan() { return srcPortSpan; }
     public int jobId() { return jobId; }
     public int jobToken() { return jobToken; }
     public int worldSize() { return ranks.size(); }
@@ -279,6 +294,7 @@ public final class IdentifierPlan {
             if (r.egressForm() != NetworkForm.ID) {
                 y.append("    src-ip: ").append(r.srcIp().getHostAddress()).append('\n');
                 y.append("    dst-ip: ").append(r.dstIp().getHostAddress()).append('\n');
+                if (srcPortSpan > 1) y.append("    src-port-span: ").append(srcPortSpan).append('\n');
             } else {
                 y.append("    src-id: ").append(hex(r.srcId())).append('\n');
             }

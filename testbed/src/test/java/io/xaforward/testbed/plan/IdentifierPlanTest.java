@@ -147,7 +147,23 @@ class IdentifierPlanTest {
                 assertEquals(r.ingressIfaces(), rc.ingress());
                 assertArrayEquals(Node.macBytesOf(r.dstMac()), rc.dstMac().orElseThrow());
                 if (r.egressForm() != NetworkForm.ID) assertArrayEquals(r.dstIp().getAddress(), rc.dstIp().orElseThrow());
+                assertEquals(1, rc.srcPortSpan(), "one flow per worker: the route's source port as before");
             }
         }
+    }
+
+    /** A job with several flows per worker gets routes into IP forms that keep them apart; ID routes have no ports. */
+    @Test
+    void aSourcePortSpanReachesEveryIpRouteOfTheGeneratedConfig() {
+        TestbedState s = laidOut(repoTopology("three-dc.yaml"));
+        IdentifierPlan plan = IdentifierPlan.build(s, 3, 7).withSrcPortSpan(4);
+        assertEquals(4, plan.srcPortSpan());
+        assertEquals(IdentifierPlan.build(s, 3, 7).routes("gw"), plan.routes("gw"), "the same routes otherwise");
+        GatewayConfig c = GatewayConfigParser.parse(plan.gatewayYaml("gw", "127.0.0.1:0", 0), "gw.yaml");
+        assertTrue(c.routes().stream().anyMatch(rc -> rc.form().orElseThrow() == NetworkForm.ID), "an ID route exists");
+        for (GatewayConfig.RouteConfig rc : c.routes()) {
+            assertEquals(rc.form().orElseThrow() == NetworkForm.ID ? 1 : 4, rc.srcPortSpan(), rc.toString());
+        }
+        assertThrows(IllegalArgumentException.class, () -> plan.withSrcPortSpan(0));
     }
 }
