@@ -184,6 +184,11 @@ final class WorkerCommand implements Callable<Integer> {
             description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
     String wireSecurity = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY;
 
+    @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows this rank sends from (its"
+            + " port and the ones after it); the same on every rank, with src-port-span N on the gateways' routes (IP"
+            + " forms; the id form has no ports) (default: ${DEFAULT-VALUE})")
+    int flows = 1;
+
     @Option(names = "--secret-file", paramLabel = "FILE",
             description = "the job secret (64 hex digits, mode 600), the same file on every host; xaf launch writes one")
     Path secretFile;
@@ -275,7 +280,7 @@ final class WorkerCommand implements Callable<Integer> {
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
                 Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
                 loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode));
+                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows);
     }
 
     private WorldSource worldSource() {

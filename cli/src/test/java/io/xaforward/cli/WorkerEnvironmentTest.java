@@ -85,6 +85,16 @@ class WorkerEnvironmentTest {
     }
 
     @Test
+    void flowsDefaultToOneAndABadCountIsRefused() throws Exception {
+        assertEquals(1, options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString()).flows());
+        assertEquals(4, options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString(),
+                "--flows", "4").flows());
+        var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "1"), "--interface", "eth1",
+                "--cluster", cluster.toString(), "--flows", "0"));
+        assertEquals("--flows must be 1 to 64, was 0", e.getMessage());
+    }
+
+    @Test
     void localRankPicksTheInterfaceOfAList() throws Exception {
         WorkerOptions o = options(Map.of("RANK", "3", "LOCAL_RANK", "1"), "--interface", "eth1,eth2",
                 "--cluster", cluster.toString());

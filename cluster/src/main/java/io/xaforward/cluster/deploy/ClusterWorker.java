@@ -91,7 +91,7 @@ public final class ClusterWorker {
         CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
                 .withAlgorithm(o.algorithm());
 
-        DatagramPort port = net.openPort();
+        DatagramPort port = net.openPort(o.flows());
         RunNonce run;
         try {
             // Every run (a start or a restart) gets keys of its own: the ranks agree its nonce first, on the wire.

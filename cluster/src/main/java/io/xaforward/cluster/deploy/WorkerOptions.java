@@ -23,13 +23,15 @@ import java.util.Objects;
  * @param startTimeout    how long the first collective (the resume agreement) waits for every rank to be up
  * @param wireSecurity    how every datagram is protected; the same on every rank
  * @param secret          the job secret of the authenticated modes (null for crc32c); the same on every rank
+ * @param flows           UDP flows this rank sends from (docs/TRANSPORT.md, "Flows per peer"); the same on every
+ *                        rank, and the gateways' {@code src-port-span}
  */
 public record WorkerOptions(int jobId, int worldSize, int token, int rank, String iface, NetworkForm form,
                             String preset, long steps, int globalBatch, long seed, double learningRate,
                             long warmupSteps, Path data, Tokenizer tokenizer, int threads, long bucketBytes, Algorithm algorithm,
                             Path checkpointDir, long checkpointEvery, boolean resume, long checksumEvery,
                             Duration opTimeout, Duration startTimeout, WireSecurity wireSecurity,
-                            JobSecret secret) {
+                            JobSecret secret, int flows) {
     public WorkerOptions {
         Objects.requireNonNull(iface, "iface");
         Objects.requireNonNull(form, "form");
@@ -47,5 +49,6 @@ public record WorkerOptions(int jobId, int worldSize, int token, int rank, Strin
         }
         if (checkpointEvery < 0) throw new IllegalArgumentException("--checkpoint-every must not be negative");
         if (steps < 1) throw new IllegalArgumentException("--steps must be at least 1");
+        io.xaforward.cluster.Endpoint.checkFlows(io.xaforward.cluster.Endpoint.UDP, flows);
     }
 }

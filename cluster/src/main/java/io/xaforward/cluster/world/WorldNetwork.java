@@ -86,9 +86,19 @@ public final class WorldNetwork implements RankWiring {
 
     /** Opens this rank's datagram port (AF_PACKET on the interface for the ID form, UDP on its address otherwise). */
     public DatagramPort openPort() throws IOException {
+        return openPort(1);
+    }
+
+    /**
+     * {@link #openPort()} sending from {@code flows} UDP ports (the IP forms; the ID form has no ports and sends one
+     * flow); a receiver accepts a peer's datagrams from that many ports.
+     */
+    public DatagramPort openPort(int flows) throws IOException {
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(iface, self.mac().orElseThrow(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(self.ip().orElseThrow(), XafHeader.UDP_PORT));
+                : new UdpDatagramPort(new InetSocketAddress(self.ip().orElseThrow(), XafHeader.UDP_PORT),
+                        UdpDatagramPort.MAX_UDP_DATAGRAM, UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES,
+                        UdpDatagramPort.Offloads.ALL, flows);
     }
 
     private static Peer peer(RankAddress a) {
