@@ -115,7 +115,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
                 3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), chosenEndpoint, peerList.contains("gloo"),
                 Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList(),
-                flows.stream().distinct().toList());
+                (flows == null ? List.of(1) : flows).stream().distinct().toList());
         if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();

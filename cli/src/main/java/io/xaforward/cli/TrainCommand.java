@@ -67,7 +67,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows each worker sends from (its"
             + " port and the ones after it), kept apart by the xdp gateways; more than one spreads a host's traffic over"
             + " a receiver's NIC queues and equal-cost WAN paths (udp endpoint) (default: ${DEFAULT-VALUE})")
-    int flows;
+    int flows = 1;
 
     @Option(names = "--wire-security", paramLabel = "MODE", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
             description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (HMAC tag"
