@@ -154,7 +154,10 @@ public final class ClusterRun implements AutoCloseable {
             GatewayRunner runner = mode.newRunner(spec.dropOneIn());
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
-            if (placed) for (long pid : runner.processIds()) placement.placeGatewayProcess(pid, mode.forwardsInProcess());
+            if (placed) {
+                for (long pid : runner.processIds()) placement.placeGatewayProcess(pid, mode.forwardsInProcess());
+                placement.placeGatewayNamespace(state.gatewayNamespace(gw.name())); // the tunnel's VXLAN devices
+            }
         }
         if (spec.endpoint() == Endpoint.AFXDP) releaseHostInterfaces(state);
         if (placed) out.println("xaf: placement: " + placement.describe());

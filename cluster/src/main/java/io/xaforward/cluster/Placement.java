@@ -62,6 +62,34 @@ public final class Placement {
     }
 
     /**
+     * Places the devices a gateway mode created in the gateway's namespace after {@link #placeNetwork} (the kernel
+     * tunnel's VXLAN devices): each gets threaded NAPI, its threads pinned to the gateway CPU and counted as the
+     * gateway's. Without this a VXLAN device's GRO cells run as NET_RX softirqs, which the kernel runs when an
+     * interrupt returns, ahead of any thread on the CPU: that work would escape a gateway CPU budget (the duty-cycle
+     * thread is preempted, not the gateway) and the gateway's measured CPU time. Devices without NAPI (bridges,
+     * loopback) are left alone. Returns the devices that got threads.
+     */
+    public List<String> placeGatewayNamespace(String namespace) {
+        List<String> placed = new ArrayList<>();
+        String devices = Netns.exec(namespace, TIMEOUT, null, List.of("ls", "/sys/class/net")).stdout();
+        for (String dev : devices.trim().split("\\s+")) {
+            if (dev.isEmpty() || dev.equals("lo") || napiThreadsByDevice.containsKey(namespace + "/" + dev)) continue;
+            List<Long> threads = enableThreadedNapi(namespace, dev, true);
+            if (threads.isEmpty()) continue;
+            napiThreadsByDevice.put(namespace + "/" + dev, threads);
+            gatewayKthreads.addAll(threads);
+            for (long tid : threads) pin(tid, GATEWAY_CPU, false);
+            placed.add(dev);
+        }
+        return placed;
+    }
+
+    /** The kernel threads counted as the gateway's data path (its ports' and its own devices' NAPI threads). */
+    public List<Long> gatewayKernelThreads() {
+        return List.copyOf(gatewayKthreads);
+    }
+
+    /**
      * Pins a gateway process (all its threads, and those it starts later) to the gateway CPU; {@code forwards}: it
      * handles packets (relay, AF_XDP), so its CPU time counts as the gateway's. The XDP mode's {@code xaf gateway}
      * process only programs the kernel and serves metrics: pinned with the gateway, not counted per packet.
@@ -101,8 +129,14 @@ public final class Placement {
 
     /** Enables threaded NAPI on one device and returns the kernel threads that appeared for it. */
     private static List<Long> enableThreadedNapi(String ns, String dev) {
+        return enableThreadedNapi(ns, dev, false);
+    }
+
+    /** {@link #enableThreadedNapi(String, String)}; {@code mayLack}: a device without NAPI gets none, not an error. */
+    private static List<Long> enableThreadedNapi(String ns, String dev, boolean mayLack) {
         Set<Long> before = new HashSet<>(napiThreads());
-        Netns.exec(ns, TIMEOUT, null, List.of("sh", "-c", "echo 1 > /sys/class/net/" + dev + "/threaded"));
+        String write = "echo 1 > /sys/class/net/" + dev + "/threaded";
+        Netns.exec(ns, TIMEOUT, null, List.of("sh", "-c", mayLack ? write + " 2>/dev/null || true" : write));
         List<Long> created = new ArrayList<>();
         for (long tid : napiThreads()) if (!before.contains(tid)) created.add(tid);
         return created;
