@@ -104,7 +104,7 @@ public final class Placement {
         return pinning ? List.of("taskset", "-c", Integer.toString(WORKER_CPU)) : List.of();
     }
 
-    /** CPU time the gateway's data path used so far: its ports' NAPI threads and forwarding processes, in ns. */
+    /** CPU time the gateway's data path used so far: its ports' (and its own devices') NAPI threads and forwarding processes, in ns. */
     public long gatewayCpuNs() {
         long ns = 0;
         for (long tid : gatewayKthreads) ns += schedRunNs(Path.of("/proc", Long.toString(tid), "schedstat"));

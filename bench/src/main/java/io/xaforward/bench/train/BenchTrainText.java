@@ -60,7 +60,7 @@ final class BenchTrainText {
             - **gateway CPU used**: the CPU time of the gateway's data path (as for the cost per packet below) over
               the same window, as a share of the CPU it may use: its budget when the gateway is budgeted, else its
               core. Near 100% the gateway sets the pace; well below, the workers' core (or the WAN) does.
-            - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' NAPI threads, and the
+            - **gateway CPU per packet**: CPU time of the gateway's data path (its ports' and its tunnel devices' NAPI threads, and the
               relay or AF_XDP process; not the xdp mode's control process, which only programs the kernel), from
               /proc/*/schedstat over the same window, divided by the packets that crossed the WAN in both
               directions (without a WAN: the packets that left the gateway's ports). For `direct` it is the bridging
