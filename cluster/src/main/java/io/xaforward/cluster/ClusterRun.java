@@ -44,7 +44,7 @@ public final class ClusterRun implements AutoCloseable {
      * @param dropOneIn &gt; 0 makes every gateway drop one in that many forwarded frames
      * @param endpoint  the workers' {@link Endpoint}; null: the gateway mode's default
      * @param flows     UDP flows each worker sends from (its port and the ones after it), and the source-port span
-     *                  of the XDP gateways' routes that keeps them apart; 1 by default (docs/TRANSPORT.md, "Flows")
+     *                  of the XDP gateways' routes that keeps them apart; 1 by default (docs/TRANSPORT.md, "Flows per peer")
      */
     public record Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn,
                        Path workDir, Endpoint endpoint, int flows) {

@@ -84,8 +84,6 @@ public final class RankNetwork implements RankWiring {
     @Override public int worldSize() { return plan.worldSize(); }
     @Override public int jobId() { return plan.jobId(); }
     public Endpoint endpoint() { return endpoint; }
-    /** UDP flows this rank sends from (1 on the identifier-native form, which has no ports). */
-    public int flows() { return self.form() == NetworkForm.ID ? 1 : flows; }
 
     /** The collective group: data center of every rank from the plan. */
     @Override
