@@ -148,7 +148,7 @@ public final class ClusterRun implements AutoCloseable {
         TestbedState state = testbed.up(t);
         if (mode.needsXdpOnPortPeers()) testbed.attachXdpPass(state); // only where a mode needs it: fair baselines
         if (placed) placement.placeNetwork(t);
-        plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken()).withSrcPortSpan(spec.flows());
+        plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken(), spec.flows());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {
             GatewayRunner runner = mode.newRunner(spec.dropOneIn());

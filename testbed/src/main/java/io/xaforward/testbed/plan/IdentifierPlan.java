@@ -53,11 +53,13 @@ public final class IdentifierPlan {
     private final int jobToken;
     private final List<Node> ranks;
     private final Map<String, List<GatewayRoute>> routesByGateway = new HashMap<>();
-    /** UDP source ports every route to an IP form spreads flows over ({@link #withSrcPortSpan}). */
-    private int srcPortSpan = 1;
+    /** UDP source ports every route to an IP form spreads flows over ({@link #build(TestbedState, int, int, int)}). */
+    private final int srcPortSpan;
 
-    private IdentifierPlan(TestbedState state, int jobId, int jobToken) {
+    private IdentifierPlan(TestbedState state, int jobId, int jobToken, int srcPortSpan) {
         if (jobId < 1 || jobId > 0xFFFF) throw new IllegalArgumentException("job id must be 1..65535, got " + jobId);
+        if (srcPortSpan < 1) throw new IllegalArgumentException("src-port-span must be at least 1, got " + srcPortSpan);
+        this.srcPortSpan = srcPortSpan;
         this.state = state;
         this.jobId = jobId;
         this.jobToken = jobToken;
@@ -71,20 +73,18 @@ public final class IdentifierPlan {
 
     /** Builds and validates the plan for a brought-up (or merely laid-out) testbed. */
     public static IdentifierPlan build(TestbedState state, int jobId, int jobToken) {
-        IdentifierPlan plan = new IdentifierPlan(state, jobId, jobToken);
-        plan.validate();
-        return plan;
+        return build(state, jobId, jobToken, 1);
     }
 
     /**
-     * This plan with gateway routes that keep {@code span} flows of a sender apart ({@code src-port-span}, PROTOCOL.md
-     * §7): the span of a job whose workers send from that many UDP ports each, so that receivers, which accept a
-     * peer's datagrams from [port, port + span), still recognise what a gateway forwards.
+     * {@link #build(TestbedState, int, int)} with gateway routes that keep {@code srcPortSpan} flows of a sender apart
+     * ({@code src-port-span}, PROTOCOL.md §7): the span of a job whose workers send from that many UDP ports each, so
+     * that receivers, which accept a peer's datagrams from [port, port + span), still recognise what a gateway
+     * forwards.
      */
-    public IdentifierPlan withSrcPortSpan(int span) {
-        if (span < 1) throw new IllegalArgumentException("src-port-span must be at least 1, got " + span);
-        IdentifierPlan plan = build(state, jobId, jobToken);
-        plan.srcPortSpan = span;
+    public static IdentifierPlan build(TestbedState state, int jobId, int jobToken, int srcPortSpan) {
+        IdentifierPlan plan = new IdentifierPlan(state, jobId, jobToken, srcPortSpan);
+        plan.validate();
         return plan;
     }
 

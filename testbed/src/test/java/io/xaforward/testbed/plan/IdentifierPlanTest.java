@@ -156,7 +156,7 @@ class IdentifierPlanTest {
     @Test
     void aSourcePortSpanReachesEveryIpRouteOfTheGeneratedConfig() {
         TestbedState s = laidOut(repoTopology("three-dc.yaml"));
-        IdentifierPlan plan = IdentifierPlan.build(s, 3, 7).withSrcPortSpan(4);
+        IdentifierPlan plan = IdentifierPlan.build(s, 3, 7, 4);
         assertEquals(4, plan.srcPortSpan());
         assertEquals(IdentifierPlan.build(s, 3, 7).routes("gw"), plan.routes("gw"), "the same routes otherwise");
         GatewayConfig c = GatewayConfigParser.parse(plan.gatewayYaml("gw", "127.0.0.1:0", 0), "gw.yaml");
@@ -164,6 +164,6 @@ class IdentifierPlanTest {
         for (GatewayConfig.RouteConfig rc : c.routes()) {
             assertEquals(rc.form().orElseThrow() == NetworkForm.ID ? 1 : 4, rc.srcPortSpan(), rc.toString());
         }
-        assertThrows(IllegalArgumentException.class, () -> plan.withSrcPortSpan(0));
+        assertThrows(IllegalArgumentException.class, () -> IdentifierPlan.build(s, 3, 7, 0));
     }
 }
