@@ -52,13 +52,22 @@ public final class Placement {
         layout.gatewayPorts().forEach(p -> gatewayDevices.add(p.namespace() + "/" + p.iface()));
         for (Layout.VethPair v : layout.veths()) {
             for (String[] end : List.of(new String[]{v.nsA(), v.devA()}, new String[]{v.nsB(), v.devB()})) {
-                List<Long> threads = enableThreadedNapi(end[0], end[1]);
-                napiThreadsByDevice.put(end[0] + "/" + end[1], threads);
-                boolean gateway = gatewayDevices.contains(end[0] + "/" + end[1]);
-                if (gateway) gatewayKthreads.addAll(threads);
-                for (long tid : threads) pin(tid, gateway ? GATEWAY_CPU : WORKER_CPU, false);
+                placeDevice(end[0], end[1], gatewayDevices.contains(end[0] + "/" + end[1]), false);
             }
         }
+    }
+
+    /**
+     * Turns threaded NAPI on for one device, pins its threads to the gateway CPU ({@code gateway}) or the worker CPU,
+     * and counts them as the gateway's when they are; {@code mayLack}: a device without NAPI gets no threads, not an
+     * error. Returns the threads.
+     */
+    private List<Long> placeDevice(String ns, String dev, boolean gateway, boolean mayLack) {
+        List<Long> threads = enableThreadedNapi(ns, dev, mayLack);
+        napiThreadsByDevice.put(ns + "/" + dev, threads);
+        if (gateway) gatewayKthreads.addAll(threads);
+        for (long tid : threads) pin(tid, gateway ? GATEWAY_CPU : WORKER_CPU, false);
+        return threads;
     }
 
     /**
@@ -74,12 +83,7 @@ public final class Placement {
         String devices = Netns.exec(namespace, TIMEOUT, null, List.of("ls", "/sys/class/net")).stdout();
         for (String dev : devices.trim().split("\\s+")) {
             if (dev.isEmpty() || dev.equals("lo") || napiThreadsByDevice.containsKey(namespace + "/" + dev)) continue;
-            List<Long> threads = enableThreadedNapi(namespace, dev, true);
-            if (threads.isEmpty()) continue;
-            napiThreadsByDevice.put(namespace + "/" + dev, threads);
-            gatewayKthreads.addAll(threads);
-            for (long tid : threads) pin(tid, GATEWAY_CPU, false);
-            placed.add(dev);
+            if (!placeDevice(namespace, dev, true, true).isEmpty()) placed.add(dev);
         }
         return placed;
     }
@@ -127,12 +131,10 @@ public final class Placement {
                 + " NAPI threads) on CPU " + WORKER_CPU;
     }
 
-    /** Enables threaded NAPI on one device and returns the kernel threads that appeared for it. */
-    private static List<Long> enableThreadedNapi(String ns, String dev) {
-        return enableThreadedNapi(ns, dev, false);
-    }
-
-    /** {@link #enableThreadedNapi(String, String)}; {@code mayLack}: a device without NAPI gets none, not an error. */
+    /**
+     * Enables threaded NAPI on one device and returns the kernel threads that appeared for it; {@code mayLack}: a
+     * device without NAPI gets none, not an error.
+     */
     private static List<Long> enableThreadedNapi(String ns, String dev, boolean mayLack) {
         Set<Long> before = new HashSet<>(napiThreads());
         String write = "echo 1 > /sys/class/net/" + dev + "/threaded";
