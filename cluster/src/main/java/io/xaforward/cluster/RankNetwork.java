@@ -146,9 +146,7 @@ public final class RankNetwork implements RankWiring {
         }
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(self.iface(), self.mac(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(addressing.bindAddress(self), XafHeader.UDP_PORT),
-                        UdpDatagramPort.MAX_UDP_DATAGRAM, UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES,
-                        UdpDatagramPort.Offloads.ALL, flows);
+                : new UdpDatagramPort(new InetSocketAddress(addressing.bindAddress(self), XafHeader.UDP_PORT), flows);
     }
 
     /** {@link #openPort(int)} with the plan's token. */

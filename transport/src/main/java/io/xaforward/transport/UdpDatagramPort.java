@@ -146,6 +146,11 @@ public final class UdpDatagramPort implements DatagramPort {
         this(bind, MAX_UDP_DATAGRAM, DEFAULT_SOCKET_BUFFER_BYTES);
     }
 
+    /** {@link #UdpDatagramPort(InetSocketAddress)} sending from {@code flows} UDP ports (the class comment). */
+    public UdpDatagramPort(InetSocketAddress bind, int flows) {
+        this(bind, MAX_UDP_DATAGRAM, DEFAULT_SOCKET_BUFFER_BYTES, Offloads.ALL, flows);
+    }
+
     public UdpDatagramPort(InetSocketAddress bind, int maxDatagramLength, int socketBufferBytes) {
         this(bind, maxDatagramLength, socketBufferBytes, Offloads.ALL);
     }

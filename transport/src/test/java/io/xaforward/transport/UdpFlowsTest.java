@@ -28,8 +28,7 @@ class UdpFlowsTest {
     private static final int BURSTS = 24, PER_BURST = 10;
 
     private static UdpDatagramPort port(int bindPort, int flows) {
-        return new UdpDatagramPort(new InetSocketAddress(LOOPBACK, bindPort), UdpDatagramPort.MAX_UDP_DATAGRAM,
-                UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES, UdpDatagramPort.Offloads.ALL, flows);
+        return new UdpDatagramPort(new InetSocketAddress(LOOPBACK, bindPort), flows);
     }
 
     private static byte[] datagram(int n) {

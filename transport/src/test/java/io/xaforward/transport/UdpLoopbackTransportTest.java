@@ -23,8 +23,8 @@ class UdpLoopbackTransportTest {
     @CsvSource({"127.0.0.1, 1", "::1, 1", "127.0.0.1, 3"})
     void moves16MegabytesIntact(String host, int flows) throws Exception {
         InetAddress loopback = InetAddress.getByName(host);
-        UdpDatagramPort port0 = port(loopback, flows);
-        UdpDatagramPort port1 = port(loopback, flows);
+        UdpDatagramPort port0 = new UdpDatagramPort(new InetSocketAddress(loopback, 0), flows);
+        UdpDatagramPort port1 = new UdpDatagramPort(new InetSocketAddress(loopback, 0), flows);
         assertEquals(loopback, port0.localPeer().address().getAddress());
         AddressBook book = AddressBook.builder()
                 .add(0, 100, port0.localPeer())
@@ -60,10 +60,5 @@ class UdpLoopbackTransportTest {
             assertEquals(flows, port0.flows());
             System.out.printf("UDP %s: 16 MB in %.2f s (%.0f MB/s), %s%n", host, seconds, 16 / seconds, t0.stats());
         }
-    }
-
-    private static UdpDatagramPort port(InetAddress address, int flows) {
-        return new UdpDatagramPort(new InetSocketAddress(address, 0), UdpDatagramPort.MAX_UDP_DATAGRAM,
-                UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES, UdpDatagramPort.Offloads.ALL, flows);
     }
 }

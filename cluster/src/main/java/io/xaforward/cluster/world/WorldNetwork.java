@@ -96,9 +96,7 @@ public final class WorldNetwork implements RankWiring {
     public DatagramPort openPort(int flows) throws IOException {
         return self.form() == NetworkForm.ID
                 ? new PacketDatagramPort(iface, self.mac().orElseThrow(), self.identity(), self.mtu())
-                : new UdpDatagramPort(new InetSocketAddress(self.ip().orElseThrow(), XafHeader.UDP_PORT),
-                        UdpDatagramPort.MAX_UDP_DATAGRAM, UdpDatagramPort.DEFAULT_SOCKET_BUFFER_BYTES,
-                        UdpDatagramPort.Offloads.ALL, flows);
+                : new UdpDatagramPort(new InetSocketAddress(self.ip().orElseThrow(), XafHeader.UDP_PORT), flows);
     }
 
     private static Peer peer(RankAddress a) {
