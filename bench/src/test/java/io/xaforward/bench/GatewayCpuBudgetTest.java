@@ -15,9 +15,15 @@ import org.junit.jupiter.api.Timeout;
  * The gateway CPU budget holds the same for a gateway in the kernel (the XDP program and Linux forwarding, both in
  * the ports' threaded-NAPI kernel threads) and for a gateway process (the relay): with the senders flat out, none
  * uses more than its budget of the gateway's CPU (measured from /proc/PID/schedstat of its kthreads and threads),
- * and each that used more without the budget forwards fewer packets with it and uses its budget: the relay within 5
- * points in every sample, the NAPI threads of a kernel gateway with skb senders within 5 points at best (the share
- * the drain after each sample leaves them). Needs root and two CPUs.
+ * and each that used more without the budget is held to it: the relay within 5 points of its budget in every sample
+ * (its socket buffers always hold work), the NAPI threads of a kernel gateway never above their budget. Needs root
+ * and two CPUs.
+ *
+ * <p>The test asserts only what the budget controls, the gateway's share of its CPU. How many packets a gateway
+ * forwards with and without a budget depends on how fast the senders on the other CPU produce them (a kernel gateway
+ * held to its budget finds more packets per poll and spends less on each, and has been seen forwarding more with the
+ * budget than without it), so throughput relations live in the forwarding bench ({@code xaf bench forward
+ * --gateway-cpu}), not here.
  */
 class GatewayCpuBudgetTest {
     static final double BUDGET = 0.25;
@@ -48,14 +54,11 @@ class GatewayCpuBudgetTest {
             // never more than the budget, in the kernel or in a process
             assertTrue(h.gatewayCpuShare() <= BUDGET + 0.05, what);
             if (f.gatewayCpuShare() >= BUDGET + 0.15) {
-                // the gateway used more than its budget without one: with it, it forwards less (not in proportion:
-                // a gateway held to its budget finds more packets per poll and spends less on each; the kernel
-                // gateway here 3.8 us free, 1.9 us budgeted, so 151 -> 115 kpps for 58% -> 22% of the CPU) ...
-                assertTrue(h.pps() <= 0.9 * f.pps(), what);
-                // ... and uses its budget: a process gateway all of it over the whole sample (its socket buffers
-                // keep what arrived while the budget thread held the CPU, and it drains them after the senders stop);
-                // a kernel gateway a quarter at least in every sample (with the live generator, 6 Mpps, the veth's
-                // 256-slot ring, not the budget, limits what each period holds: 15-17% measured quiet)
+                // the gateway used more than its budget without one; with it, it uses its budget: a process gateway
+                // all of it over the whole sample (its socket buffers keep what arrived while the budget thread held
+                // the CPU, and it drains them after the senders stop); a kernel gateway a quarter at least in every
+                // sample (with the live generator, 6 Mpps, the veth's 256-slot ring, not the budget, limits what each
+                // period holds: 15-17% measured quiet)
                 double floor = h.mode() == ForwardBench.Mode.RELAY ? BUDGET - 0.05 : BUDGET / 4;
                 assertTrue(h.gatewayCpuShare() >= floor, what);
                 limited++;
@@ -73,11 +76,11 @@ class GatewayCpuBudgetTest {
                 modes + progress);
         assertTrue(limited >= 2, "fewer than two samples used more than the budget without it:\n" + modes + progress);
         assertTrue(held.samples().stream().anyMatch(s -> s.mode() == ForwardBench.Mode.RELAY), modes);
-        // and the NAPI threads of a kernel gateway with skb senders are held to the budget within 5 points, as a
-        // process is (CpuBudgetTest): other work on CPU 1 can only lower a sample, so the best one is compared
-        // (XDP and kernel: 20-23% measured quiet)
+        // and the NAPI threads of a kernel gateway with skb senders are held to the budget of the sending window
+        // (within 5 points, as a process is in CpuBudgetTest). How close below it they come depends on what the
+        // senders offer, so only the bound the budget sets is asserted.
         assertTrue(!Double.isNaN(napiExpected), "no kernel gateway with skb senders used more than its budget without it:\n" + modes + progress);
-        assertTrue(Math.abs(napiBest - napiExpected) <= 0.05, "kernel gateways' best share " + napiBest + " against "
+        assertTrue(napiBest <= napiExpected + 0.05, "kernel gateways' best share " + napiBest + " against "
                 + napiExpected + ":\n" + modes + progress);
         assertTrue(progress.contains("gateway CPU budget: 25% of CPU 1"), progress);
         System.out.print(modes);

@@ -61,7 +61,8 @@ class BadInputTest {
             TransportTimeoutException timeout = assertInstanceOf(TransportTimeoutException.class, e.getCause());
             assertEquals("rank 3 did not acknowledge message (step 7, bucket 2) within 400 ms", timeout.getMessage());
             assertEquals(3, timeout.rank());
-            assertTrue(seconds >= 0.4 && seconds < 3, "took " + seconds + " s");
+            // not before the acknowledgement timeout; how long after it depends on the machine's load (get's 5 s bound)
+            assertTrue(seconds >= 0.4, "gave up after " + seconds + " s, before the 400 ms timeout");
             assertTrue(transport.stats().retransmits() > 0, "it retried before giving up");
             assertEquals(1, transport.stats().sendTimeouts());
         }
