@@ -82,11 +82,15 @@ public final class ReliableTransport implements AutoCloseable {
                 XafHeader.LENGTH + AckPayload.MAX_LENGTH + WireSeal.TRAILER_BYTES));
         chunkData = config.chunkDataBytes();
         peers = new PeerState[addressBook.rankLimit()];
+        // The peer sends over as many flows as this port (every rank of a job has the same setting): the window
+        // must hold every sequence number it can have in flight, or reordering is counted as replay. Refused
+        // here, before anything is sent, when it cannot.
+        int replayWindow = ReplayWindow.sizeFor(config.windowChunks(), port.flows());
         java.security.SecureRandom salts = new java.security.SecureRandom();
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
-                        config.windowChunks());
+                        config.windowChunks(), replayWindow);
                 // AES-GCM nonces and replay checks use these: a random salt plus a counter, never the clock.
                 peers[rank].txSequence = WireSeal.initialSequence(salts);
             }
