@@ -34,8 +34,8 @@ import java.util.List;
  * </pre>
  * CONFIRMED says that the echo is the receiver's challenge and that the sender has verified it, i.e. the sender
  * counts the receiver as present. A rank answers every authentic hello that does not carry CONFIRMED with its own
- * challenge of the exchange; it resends to each peer that has not confirmed it, or that it has not confirmed, with
- * backoff. Not thread-safe: one thread runs an exchange.
+ * challenge of the exchange, and the first that does (so both sides learn that they are confirmed); it resends to
+ * each peer that has not confirmed it, or that it has not confirmed, with backoff. Not thread-safe: one thread runs an exchange.
  */
 public final class StartupExchange {
     static final int KIND_HELLO = 1;
@@ -46,9 +46,13 @@ public final class StartupExchange {
     private static final byte[] NONE = new byte[RunNonce.LENGTH];
     private static final long FIRST_RESEND_NANOS = 100_000_000L;
     private static final long MAX_RESEND_NANOS = 1_000_000_000L;
-    /** After this rank has confirmed every peer: how long it keeps answering a quiet network before it leaves. */
-    private static final long LINGER_IDLE_NANOS = 1_000_000_000L;
-    private static final long LINGER_MAX_NANOS = 5_000_000_000L;
+    /**
+     * After this rank has confirmed every peer and while some peer has not said that it confirmed this rank (its
+     * last word lost): how long it keeps answering a quiet network before it leaves (three of a peer's longest
+     * resend intervals), and at most in all.
+     */
+    private static final long LINGER_IDLE_NANOS = 3 * MAX_RESEND_NANOS;
+    private static final long LINGER_MAX_NANOS = 10_000_000_000L;
 
     private final int rank;
     private final int world;
@@ -252,18 +256,24 @@ public final class StartupExchange {
         byte[] theirs = data.asSlice(at + CHALLENGE_OFFSET, RunNonce.LENGTH).toArray(ValueLayout.JAVA_BYTE);
         byte[] echo = data.asSlice(at + ECHO_OFFSET, RunNonce.LENGTH).toArray(ValueLayout.JAVA_BYTE);
         boolean answersUs = java.security.MessageDigest.isEqual(echo, challenge);
+        boolean newlyConfirmedMe = false;
         if (answersUs) {
             // Authentic and bound to this exchange's challenge: the peer is up in this exchange with `theirs`.
             if (!settled) {
                 confirmed[src] = theirs;
                 settled = allConfirmed();
             }
-            if (theyConfirmed) confirmedMe[src] = true;
+            if (theyConfirmed && !confirmedMe[src]) {
+                confirmedMe[src] = true;
+                newlyConfirmedMe = true;
+            }
         } else if (!Arrays.equals(echo, NONE)) {
             staleEchoes++; // an answer to another challenge: an earlier exchange's, replayed or late
         }
-        if (!(answersUs && theyConfirmed)) {
-            // The peer still needs an answer that echoes its challenge (to confirm us), or ours (to be confirmed).
+        if (!(answersUs && theyConfirmed) || newlyConfirmedMe) {
+            // The peer still needs an answer that echoes its challenge (to confirm us), or ours (to be confirmed);
+            // or it has just confirmed us, and our CONFIRMED in return lets it leave without lingering. Once each
+            // side has both, nothing answers anything: no ping-pong.
             sendHello(src, theirs, confirmed[src] != null && Arrays.equals(confirmed[src], theirs));
             resendIntervalNanos[src] = FIRST_RESEND_NANOS;
         }

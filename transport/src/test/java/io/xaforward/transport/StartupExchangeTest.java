@@ -96,10 +96,38 @@ class StartupExchangeTest {
         List<RunNonce> first = runAll(List.of(exchange(0, 3, ports.get(0)), exchange(1, 3, ports.get(1)),
                 exchange(2, 3, ports.get(2))));
         assertEquals(List.of(first.get(0), first.get(0), first.get(0)), first, "one nonce for the whole run");
-        List<RunNonce> second = runAll(List.of(exchange(0, 3, ports.get(0)), exchange(1, 3, ports.get(1)),
-                exchange(2, 3, ports.get(2))));
+        List<StartupExchange> again = List.of(exchange(0, 3, ports.get(0)), exchange(1, 3, ports.get(1)),
+                exchange(2, 3, ports.get(2)));
+        List<RunNonce> second = runAll(again);
         assertEquals(List.of(second.get(0), second.get(0), second.get(0)), second);
         assertNotEquals(first.get(0), second.get(0), "a restarted job is a new run");
+        for (int r = 0; r < 3; r++) {
+            for (int p = 0; p < 3; p++) {
+                if (p != r) assertTrue(again.get(r).confirmedMe(p), "rank " + p + " told rank " + r + " it confirmed"
+                        + " it: on a lossless network nobody is left lingering");
+            }
+        }
+    }
+
+    /** Lost, duplicated, reordered and corrupted datagrams: resends and answers still bring every rank through. */
+    @Test
+    void aLossyNetworkDelaysButDoesNotBreakTheExchange() throws Exception {
+        LoopbackNetwork lossy = new LoopbackNetwork(new LoopbackNetwork.Impairments(0.3, 0.1, 0.2, 0.05), 11);
+        AddressBook.Builder b = AddressBook.builder();
+        List<LoopbackNetwork.Endpoint> eps = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            eps.add(lossy.newEndpoint());
+            b.add(r, 0x0C000000 + r, eps.get(r).localPeer());
+        }
+        AddressBook lossyBook = b.build();
+        List<StartupExchange> all = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            all.add(new StartupExchange(r, 4, JOB, TOKEN, WireSecurity.MAC, SECRET, lossyBook, eps.get(r),
+                    RunNonce.randomBytes()));
+        }
+        List<RunNonce> nonces = runAll(all);
+        assertEquals(List.of(nonces.get(0), nonces.get(0), nonces.get(0), nonces.get(0)), nonces);
+        assertTrue(lossy.lost() > 0, "the network did lose datagrams");
     }
 
     /**
