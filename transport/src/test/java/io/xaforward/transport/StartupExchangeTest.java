@@ -226,6 +226,28 @@ class StartupExchangeTest {
         assertTrue(e.getMessage().contains("1 datagrams failed authentication"), e.getMessage());
     }
 
+    /**
+     * The last hellos of an exchange can reach a rank after its run's transport took the port over: dropped there
+     * before the seal is checked, and not counted as authentication failures of the run (which would read as a peer
+     * with another secret).
+     */
+    @Test
+    void lateHellosReachingTheRunsTransportAreNoAuthenticationFailures() throws Exception {
+        TransportConfig config = TransportConfig.builder(0, JOB, TOKEN).maxPayload(512)
+                .wireSecurity(WireSecurity.MAC, SECRET, RunNonce.generate()).build();
+        try (ReliableTransport run = new ReliableTransport(config, book, ports.get(0)).start()) {
+            WireSeal startupKey = new WireSeal(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048);
+            for (int i = 0; i < 3; i++) {
+                inject(hello(1, 0, RunNonce.randomBytes(), new byte[16], false, startupKey, i), 1,
+                        ports.get(0).localPeer());
+            }
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (run.stats().packetsReceived() < 3 && System.nanoTime() < until) Thread.sleep(5);
+            assertEquals(3, run.stats().malformedDrops(), "dropped as traffic the transport never sends");
+            assertEquals(0, run.stats().authFailures());
+        }
+    }
+
     /** Lets {@code e} handle everything queued for it. */
     private static void drain(StartupExchange e) {
         while (e.poll() > 0) { }
