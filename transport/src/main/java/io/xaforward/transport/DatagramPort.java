@@ -120,6 +120,15 @@ public interface DatagramPort extends AutoCloseable {
     /** The address other ports use to reach this one. */
     Peer localPeer();
 
+    /**
+     * How many flows (UDP source ports, so separate receive queues at the peer) the port spreads its datagrams
+     * over: datagrams of different flows may overtake each other, and the transport sizes its replay window for
+     * that. 1 unless the port sends from several.
+     */
+    default int flows() {
+        return 1;
+    }
+
     @Override
     void close();
 }

@@ -17,8 +17,8 @@ final class PeerState {
     int inFlight;
     /** Sequence number of the next datagram sent to this peer (authenticated modes). */
     long txSequence;
-    /** Sequence numbers of authentic datagrams received from this peer. */
-    final ReplayWindow replayWindow = new ReplayWindow();
+    /** Sequence numbers of authentic datagrams received from this peer ({@link ReplayWindow#sizeFor} wide). */
+    final ReplayWindow replayWindow;
 
     long srttNanos;
     long rttVarNanos;
@@ -52,8 +52,9 @@ final class PeerState {
     double undoCwnd;
     double undoSsthresh;
 
-    PeerState(int rank, int networkId, Peer address, int window) {
+    PeerState(int rank, int networkId, Peer address, int window, int replayWindowSize) {
         this.rank = rank;
+        this.replayWindow = new ReplayWindow(replayWindowSize);
         this.networkId = networkId;
         this.address = address;
         this.inFlightQueue = new ChunkRing(2 * window);

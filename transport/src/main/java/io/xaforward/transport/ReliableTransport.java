@@ -31,6 +31,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class ReliableTransport implements AutoCloseable {
     private static final int POLL_BATCH = 64;
+    private static final int CONTROL_CODE = MessageType.CONTROL.code();
     private static final long TIMER_CHECK_INTERVAL_NANOS = 1_000_000;
     /** Idle passes of the event loop spent spinning before it sleeps (each pass polls the port once). */
     private static final int SPIN_PASSES = 32;
@@ -82,11 +83,15 @@ public final class ReliableTransport implements AutoCloseable {
                 XafHeader.LENGTH + AckPayload.MAX_LENGTH + WireSeal.TRAILER_BYTES));
         chunkData = config.chunkDataBytes();
         peers = new PeerState[addressBook.rankLimit()];
+        // The peer sends over as many flows as this port (every rank of a job has the same setting): the window
+        // must hold every sequence number it can have in flight, or reordering is counted as replay. Refused
+        // here, before anything is sent, when it cannot.
+        int replayWindow = ReplayWindow.sizeFor(config.windowChunks(), port.flows());
         java.security.SecureRandom salts = new java.security.SecureRandom();
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
-                        config.windowChunks());
+                        config.windowChunks(), replayWindow);
                 // AES-GCM nonces and replay checks use these: a random salt plus a counter, never the clock.
                 peers[rank].txSequence = WireSeal.initialSequence(salts);
             }
@@ -347,6 +352,12 @@ public final class ReliableTransport implements AutoCloseable {
         // forwards its traffic), checked before the seal so nothing else of the datagram is touched.
         if (!port.receivedFrom(peer.address)) {
             stats.increment(Counter.SOURCE_ADDRESS_DROPS);
+            return;
+        }
+        if (h.type() == CONTROL_CODE) {
+            // The transport sends none: the last hellos of a start-up exchange (StartupExchange) that arrive after
+            // it handed the port over. Sealed under the start-up key, they are no authentication failure of the run.
+            stats.increment(Counter.MALFORMED_DROPS);
             return;
         }
         // Nothing of the datagram is used before its seal (CRC over header and payload, tag) checks out.

@@ -22,9 +22,10 @@ public final class RunNonce {
     private static final byte[] COMBINE_LABEL = "xaf run nonce v1".getBytes(StandardCharsets.US_ASCII);
 
     /**
-     * The nonce of a job's start-up exchange, where ranks started independently (`xaf worker`) swap their
-     * contributions to the run nonce before they have one: all zero bytes. Keys under it are the same in every run, so
-     * nothing but the contributions (public random bytes) travels under them.
+     * The nonce of a job's start-up exchange ({@link StartupExchange}), where ranks started independently ({@code xaf
+     * worker}) swap their challenges, their contributions to the run nonce, before they have one: all zero bytes.
+     * Keys under it are the same in every run, so nothing but the challenges (public random bytes) travels under
+     * them, sealed with HMAC only, and freshness comes from the challenges, not from the key or a replay window.
      */
     public static final RunNonce STARTUP = new RunNonce(new byte[LENGTH]);
 

@@ -23,6 +23,12 @@ public final class TransportConfig {
      * window, and held chunks are not acknowledged).
      */
     public static final long DEFAULT_EARLY_CHUNK_BYTES = 16L << 20;
+    /**
+     * Most chunks in flight per destination a transport accepts: a receiver's replay window must hold every sequence
+     * number a sender can have in flight, and it has at most {@link ReplayWindow#MAX_SIZE} (with several flows the
+     * transport refuses a smaller window still, {@link ReplayWindow#sizeFor}).
+     */
+    public static final int MAX_WINDOW_CHUNKS = ReplayWindow.MAX_SIZE / ReplayWindow.SEQUENCES_PER_WINDOW_CHUNK;
     /** How long a job's rank waits for acknowledgement progress before a send fails. */
     public static final Duration JOB_ACK_TIMEOUT = Duration.ofSeconds(60);
 
@@ -130,7 +136,7 @@ public final class TransportConfig {
     }
     /** Largest message send/expect accept. */
     public long maxMessageBytes() { return maxMessageBytes; }
-    /** Chunks in flight (sent, not yet acknowledged) per destination rank. */
+    /** Chunks in flight (sent, not yet acknowledged) per destination rank, at most {@link #MAX_WINDOW_CHUNKS}. */
     public int windowChunks() { return windowChunks; }
     public Duration initialRto() { return initialRto; }
     public Duration minRto() { return minRto; }
@@ -213,8 +219,9 @@ public final class TransportConfig {
         }
 
         public Builder windowChunks(int chunks) {
-            if (chunks < 1) {
-                throw new IllegalArgumentException("windowChunks must be positive, was " + chunks);
+            if (chunks < 1 || chunks > MAX_WINDOW_CHUNKS) {
+                throw new IllegalArgumentException("windowChunks must be 1 to " + MAX_WINDOW_CHUNKS
+                        + " (what a receiver's replay window can hold), was " + chunks);
             }
             this.windowChunks = chunks;
             return this;

@@ -11,7 +11,7 @@ class CongestionControlTest {
     private static final int WINDOW = 512;
 
     private static PeerState peer() {
-        return new PeerState(1, 2, new LoopbackNetwork.Address(1), WINDOW);
+        return new PeerState(1, 2, new LoopbackNetwork.Address(1), WINDOW, ReplayWindow.MIN_SIZE);
     }
 
     @Test

@@ -94,6 +94,11 @@ public final class LossyDatagramPort implements DatagramPort {
         return inner.localPeer();
     }
 
+    @Override
+    public int flows() {
+        return inner.flows();
+    }
+
     /** Changes the fault rates from now on (any thread). */
     public void impairments(LoopbackNetwork.Impairments impairments) {
         this.impairments = impairments;

@@ -127,6 +127,44 @@ class RunAgreementTest {
         }
     }
 
+    /**
+     * A datagram of an earlier start-up exchange, sealed under the start-up key (the same in every run of the job)
+     * with a sequence number at the top of the range, waits in every rank's queue when the job restarts: the old
+     * exchange let it pin the start-up replay window, so every real datagram looked old and every restart timed out.
+     * The challenge-based exchange ignores it and completes on a new nonce.
+     */
+    @Test
+    void aReplayedStartupDatagramWithAHighSequenceNumberDoesNotStopARestart() throws Exception {
+        List<RunNonce> run1 = agreeAll(r -> SECRET);
+        for (int from = 0; from < WORLD; from++) {
+            for (int to = 0; to < WORLD; to++) {
+                if (from == to) continue;
+                for (io.xaforward.protocol.MessageType type : List.of(io.xaforward.protocol.MessageType.DATA,
+                        io.xaforward.protocol.MessageType.ACK, io.xaforward.protocol.MessageType.CONTROL)) {
+                    MemorySegment d = startupKeyDatagram(type, from, to, (1L << 62) - 1);
+                    ports.get(from).send(d, 0, (int) d.byteSize(), ports.get(to).localPeer());
+                }
+            }
+        }
+        List<RunNonce> run2 = agreeAll(r -> SECRET);
+        assertEquals(List.of(run2.get(0), run2.get(0), run2.get(0)), run2, "the restarted ranks agree");
+        assertNotEquals(run1.get(0), run2.get(0));
+    }
+
+    /** A datagram of {@code type} sealed under the start-up key with {@code sequence}, as a real exchange may send. */
+    private static MemorySegment startupKeyDatagram(io.xaforward.protocol.MessageType type, int from, int to, long sequence) {
+        int data = 48;
+        io.xaforward.transport.WireSeal seal = new io.xaforward.transport.WireSeal(WireSecurity.MAC, SECRET, JOB,
+                RunNonce.STARTUP, 2048);
+        MemorySegment d = Arena.ofAuto().allocate(io.xaforward.protocol.XafHeader.LENGTH + data
+                + io.xaforward.transport.WireSeal.TRAILER_BYTES);
+        new io.xaforward.protocol.XafHeader().wrap(d, 0).init().type(type.code()).flags(seal.flags())
+                .networkId(0x0A000000 + to).jobId(JOB).jobToken(TOKEN).srcRank(from).dstRank(to)
+                .step(0x7FFF_0100).chunkCount(1).payloadLength(data + io.xaforward.transport.WireSeal.TRAILER_BYTES);
+        seal.seal(d, data, sequence);
+        return d;
+    }
+
     @Test
     void aRankWithAnotherSecretFailsTheExchangeNamingAuthentication() throws Exception {
         JobSecret other = JobSecret.of(filled(32, 6));
