@@ -237,6 +237,9 @@ public final class ReliableTransport implements AutoCloseable {
             crashed = e;
             failEverything(stoppedReason());
             throw e;
+        } finally {
+            // The loop thread is the seal's only user: free its native state once the thread is done with it.
+            seal.close();
         }
     }
 
@@ -434,6 +437,9 @@ public final class ReliableTransport implements AutoCloseable {
             }
         }
         failEverything(new IllegalStateException("transport of rank " + config.localRank() + " was closed"));
+        if (t == null) {
+            seal.close(); // caller-driven: the owner stops calling doWork() before close(); a loop thread closes its own
+        }
         port.close();
     }
 
