@@ -237,6 +237,11 @@ public final class WireSeal implements AutoCloseable {
     /** Which library runs this seal's AES-GCM; null for crc32c, which has none. */
     AeadEngine.Library library() { return aead == null ? null : aead.library(); }
 
+    /** The same as a name for logs and benches: "openssl", "jdk", or "none" for crc32c. */
+    public String aeadLibrary() {
+        return aead == null ? "none" : aead.library().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** Frees the AES-GCM engine's native state; idempotent. The seal must not be used afterwards. */
     @Override
     public void close() {
