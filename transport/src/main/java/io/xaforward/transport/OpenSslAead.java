@@ -72,7 +72,9 @@ final class OpenSslAead implements AeadEngine {
             cleanable.clean();
             throw rethrow(t);
         } finally {
-            keyCopy.fill((byte) 0); // OpenSSL keeps its own key schedule; no copy of the key lingers here
+            if (keyCopy.scope().isAlive()) {
+                keyCopy.fill((byte) 0); // OpenSSL keeps its own key schedule; no copy of the key lingers here
+            }
         }
     }
 

@@ -29,8 +29,11 @@ import java.util.Locale;
  * JIT's profile of the shared code.
  */
 public final class SealOpenCost {
-    /** One measured variant: ns per seal + open of one datagram, and bytes the thread allocated per datagram. */
-    public record Row(String variant, String library, double nanos, double allocatedBytes) {}
+    /**
+     * One measured variant: ns per seal + open of one datagram in wall-clock time and in the thread's CPU time (on a
+     * shared machine the second leaves out the time other processes held the core), bytes allocated per datagram.
+     */
+    public record Row(String variant, String library, double nanos, double cpuNanos, double allocatedBytes) {}
 
     /** What is measured: the mode, the library (the xaf.wire.crypto value; null for none), and a label. */
     enum Variant {
@@ -62,21 +65,28 @@ public final class SealOpenCost {
     public static List<Row> measure(int payload, int datagrams, int runs) throws IOException, InterruptedException {
         Variant[] variants = Variant.values();
         double[][] nanos = new double[variants.length][runs];
+        double[][] cpuNanos = new double[variants.length][runs];
         double[] allocated = new double[variants.length];
         for (int run = 0; run < runs; run++) {
             for (Variant v : variants) {
                 double[] measured = measureInFreshJvm(v, payload, datagrams);
                 nanos[v.ordinal()][run] = measured[0];
-                allocated[v.ordinal()] = Math.max(allocated[v.ordinal()], measured[1]);
+                cpuNanos[v.ordinal()][run] = measured[1];
+                allocated[v.ordinal()] = Math.max(allocated[v.ordinal()], measured[2]);
             }
         }
         List<Row> rows = new ArrayList<>();
         for (Variant v : variants) {
-            double[] sorted = nanos[v.ordinal()].clone();
-            Arrays.sort(sorted);
-            rows.add(new Row(v.label, v.libraryName(), sorted[runs / 2], allocated[v.ordinal()]));
+            rows.add(new Row(v.label, v.libraryName(), median(nanos[v.ordinal()]), median(cpuNanos[v.ordinal()]),
+                    allocated[v.ordinal()]));
         }
         return rows;
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
     }
 
     private static double[] measureInFreshJvm(Variant v, int payload, int datagrams)
@@ -94,10 +104,11 @@ public final class SealOpenCost {
             throw new IOException("measuring " + v + " failed: " + output);
         }
         String[] fields = output.substring(output.lastIndexOf('\n') + 1).split(" ");
-        return new double[] {Double.parseDouble(fields[0]), Double.parseDouble(fields[1])};
+        return new double[] {Double.parseDouble(fields[0]), Double.parseDouble(fields[1]),
+                Double.parseDouble(fields[2])};
     }
 
-    /** {nanos, allocated bytes} per datagram of {@code v} in this JVM: as many datagrams again warm the JIT up. */
+    /** {wall nanos, CPU nanos, allocated bytes} per datagram of {@code v} in this JVM: as many datagrams again warm the JIT up. */
     static double[] measureHere(Variant v, int payload, int datagrams) {
         RunNonce run = RunNonce.generate();
         JobSecret secret = JobSecret.generate();
@@ -121,9 +132,10 @@ public final class SealOpenCost {
             com.sun.management.ThreadMXBean threads =
                     (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
             long seq = WireSeal.initialSequence(new java.util.Random(1));
-            double[] result = new double[2];
+            double[] result = new double[3];
             for (int pass = 0; pass < 2; pass++) { // pass 0 warms the JIT up
                 long allocatedBefore = threads.getCurrentThreadAllocatedBytes();
+                long cpuStart = threads.getCurrentThreadCpuTime();
                 long start = System.nanoTime();
                 for (int i = 0; i < datagrams; i++) {
                     seq++;
@@ -145,7 +157,8 @@ public final class SealOpenCost {
                 }
                 long nanos = System.nanoTime() - start;
                 result[0] = (double) nanos / datagrams;
-                result[1] = (double) (threads.getCurrentThreadAllocatedBytes() - allocatedBefore) / datagrams;
+                result[1] = (double) (threads.getCurrentThreadCpuTime() - cpuStart) / datagrams;
+                result[2] = (double) (threads.getCurrentThreadAllocatedBytes() - allocatedBefore) / datagrams;
             }
             return result;
         }
@@ -212,23 +225,23 @@ public final class SealOpenCost {
 
     /** The Markdown table of {@code rows}. */
     static String table(List<Row> rows) {
-        StringBuilder md = new StringBuilder("| variant | library | ns per seal + open | B allocated/datagram |\n"
-                + "|---|---|---:|---:|\n");
+        StringBuilder md = new StringBuilder("| variant | library | CPU ns per seal + open | wall ns per seal + open "
+                + "| B allocated/datagram |\n|---|---|---:|---:|---:|\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f |%n", r.variant(), r.library(), r.nanos(),
-                    r.allocatedBytes()));
+            md.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %.0f |%n", r.variant(), r.library(),
+                    r.cpuNanos(), r.nanos(), r.allocatedBytes()));
         }
         return md.toString();
     }
 
     /**
-     * {@code --one VARIANT PAYLOAD DATAGRAMS}: measures one variant here and prints "nanos allocated-bytes" (what
+     * {@code --one VARIANT PAYLOAD DATAGRAMS}: measures one variant here and prints "wall-nanos cpu-nanos allocated-bytes" (what
      * {@link #measure} runs in each fresh JVM). {@code [PAYLOAD [DATAGRAMS [RUNS]]]}: prints the table.
      */
     public static void main(String[] args) throws Exception {
         if (args.length == 4 && args[0].equals("--one")) {
             double[] r = measureHere(Variant.valueOf(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
-            System.out.println(r[0] + " " + r[1]);
+            System.out.println(r[0] + " " + r[1] + " " + r[2]);
             return;
         }
         int payload = args.length > 0 ? Integer.parseInt(args[0]) : 1400;

@@ -208,8 +208,9 @@ public final class WireSecurityBench {
         md.append(String.format(Locale.ROOT, "%n## Seal + open by library%n%nOne %d-byte payload (trailer "
                 + "included) sealed and opened again through WireSeal on one thread, in direct memory as a port holds "
                 + "it: median of %d runs, each variant in a JVM of its own (-Dxaf.wire.crypto picks the library), of "
-                + "the mean over %d datagrams after as many for warm-up; bytes allocated per datagram as the JVM "
-                + "counts them. \"mac before\" is the HMAC-SHA256 tag this mode carried until AES-256-GMAC replaced "
+                + "the mean over %d datagrams after as many for warm-up, in the thread's CPU time (what a shared "
+                + "machine's other processes do not inflate) and in wall time; bytes allocated per datagram as the "
+                + "JVM counts them. \"mac before\" is the HMAC-SHA256 tag this mode carried until AES-256-GMAC replaced "
                 + "it, computed as WireSeal did (two MessageDigests, nothing allocated), plus crc32c's work.%n%n",
                 PAYLOAD, options.runs(), options.sealDatagrams()));
         md.append(SealOpenCost.table(libraries));

@@ -16,8 +16,8 @@ class SealOpenCostTest {
                 SealOpenCost.Variant.MAC_HMAC_BEFORE, SealOpenCost.Variant.MAC_OPENSSL,
                 SealOpenCost.Variant.ENCRYPT_OPENSSL}) {
             double[] r = SealOpenCost.measureHere(v, 1400, 20_000);
-            assertTrue(r[0] > 0, v + " took no time");
-            assertTrue(r[1] < 1, v + " allocated " + r[1] + " B/datagram");
+            assertTrue(r[0] > 0 && r[1] > 0, v + " took no time");
+            assertTrue(r[2] < 1, v + " allocated " + r[2] + " B/datagram");
         }
     }
 
@@ -31,8 +31,8 @@ class SealOpenCostTest {
 
     @Test
     void tableHasARowPerVariant() {
-        String md = SealOpenCost.table(List.of(new SealOpenCost.Row("mac: AES-256-GMAC", "x", 321.4, 0)));
-        assertEquals("| variant | library | ns per seal + open | B allocated/datagram |\n|---|---|---:|---:|\n"
-                + "| mac: AES-256-GMAC | x | 321 | 0 |\n", md);
+        String md = SealOpenCost.table(List.of(new SealOpenCost.Row("mac: AES-256-GMAC", "x", 400, 321.4, 0)));
+        assertEquals("| variant | library | CPU ns per seal + open | wall ns per seal + open | B allocated/datagram |\n"
+                + "|---|---|---:|---:|---:|\n| mac: AES-256-GMAC | x | 321 | 400 | 0 |\n", md);
     }
 }
