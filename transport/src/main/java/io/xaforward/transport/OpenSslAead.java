@@ -28,7 +28,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 final class OpenSslAead implements AeadEngine {
     private static final int EVP_CTRL_AEAD_GET_TAG = 0x10;
-    private static final int EVP_CTRL_AEAD_SET_TAG = 0x11;
+    static final int EVP_CTRL_AEAD_SET_TAG = 0x11;
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final Cleaner CLEANER = Cleaner.create();
@@ -243,7 +243,7 @@ final class OpenSslAead implements AeadEngine {
         }
     }
 
-    private static void check(int result, String call) {
+    static void check(int result, String call) {
         if (result != 1) {
             throw new IllegalStateException(call + " returned " + result + ": " + errors());
         }
@@ -287,7 +287,7 @@ final class OpenSslAead implements AeadEngine {
     }
 
     /** The libcrypto functions used, bound when first needed; a missing library fails this class's initialisation. */
-    private static final class Lib {
+    static final class Lib {
         private static final Linker LINKER = Linker.nativeLinker();
         private static final SymbolLookup CRYPTO = SymbolLookup.libraryLookup("libcrypto.so.3", Arena.global());
         private static final Linker.Option CRITICAL = Linker.Option.critical(false);

@@ -200,6 +200,29 @@ class WireSealEnginesTest {
         assertThrows(IllegalStateException.class, () -> seal.seal(e, 100, 2));
     }
 
+    /** A failing EVP call is reported with OpenSSL's own error text (ERR_get_error, ERR_error_string_n). */
+    @Test
+    void aFailedOpenSslCallCarriesOpenSslsErrorText() throws Throwable {
+        MemorySegment ctx = (MemorySegment) OpenSslAead.Lib.CTX_NEW.invokeExact();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment gcm = (MemorySegment) OpenSslAead.Lib.AES_256_GCM.invokeExact();
+            MemorySegment key = arena.allocate(AeadEngine.KEY_BYTES);
+            MemorySegment none = MemorySegment.NULL;
+            OpenSslAead.check((int) OpenSslAead.Lib.ENCRYPT_INIT.invokeExact(ctx, gcm, none, key, none), "init");
+            // Handing an expected tag to a context keyed for encryption is refused by OpenSSL's GCM provider.
+            MemorySegment tag = arena.allocate(AeadEngine.TAG_BYTES);
+            int result = (int) OpenSslAead.Lib.CTRL.invokeExact(ctx, OpenSslAead.EVP_CTRL_AEAD_SET_TAG,
+                    AeadEngine.TAG_BYTES, tag.address());
+            var failure = assertThrows(IllegalStateException.class,
+                    () -> OpenSslAead.check(result, "EVP_CIPHER_CTX_ctrl (set tag)"));
+            assertTrue(failure.getMessage().matches("EVP_CIPHER_CTX_ctrl \\(set tag\\) returned 0: error:[0-9A-F]{8}:.+"),
+                    failure.getMessage());
+            assertEquals("no OpenSSL error queued", OpenSslAead.errors(), "reading the queue empties it");
+        } finally {
+            OpenSslAead.Lib.CTX_FREE.invokeExact(ctx);
+        }
+    }
+
     private static WireSeal seal(WireSecurity mode, AeadEngine.Library library) {
         return new WireSeal(mode, SECRET, JOB, RUN, MAX_DATAGRAM, library);
     }
