@@ -12,7 +12,9 @@ import java.security.GeneralSecurityException;
  * {@link AeadEngine} on the JDK's AES/GCM: the fallback where libcrypto cannot be loaded. The JDK's GCM intrinsics
  * work on arrays, so each operation copies the data into a reusable array and the result back; {@code Cipher.init}
  * allocates a few small objects per datagram. Open verifies in DECRYPT mode even for GMAC: the JDK refuses an
- * ENCRYPT init that repeats the previous one's nonce, which a seal and an open of the same datagram would.
+ * ENCRYPT init that repeats the previous one's nonce, which a seal and an open of the same datagram would. (That
+ * refusal stays for seals: sealing twice in a row under one nonce throws here, where OpenSSL would comply. Senders
+ * never do; see PROTOCOL.md "Nonce uniqueness".)
  */
 final class JdkAead implements AeadEngine {
     private final Cipher cipher;

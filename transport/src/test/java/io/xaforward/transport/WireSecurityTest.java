@@ -78,14 +78,24 @@ class WireSecurityTest {
                     .wireSecurity(mode, SECRET, RUN).ackTimeout(Duration.ofSeconds(5)).build(), book, transportEnd).start();
         }
 
-        /** Sends a datagram from rank 1 to rank 0 sealed by {@code seal} (the attacker's idea of the job's seal). */
-        void inject(WireSeal seal, int type, int step, int bucket, int index, int count, MemorySegment data, long seq) {
+        /**
+         * Sends a datagram from rank 1 to rank 0 sealed by {@code seal} (the attacker's idea of the job's seal);
+         * returns it as sent.
+         */
+        MemorySegment inject(WireSeal seal, int type, int step, int bucket, int index, int count, MemorySegment data,
+                             long seq) {
             MemorySegment frame = Arena.ofAuto().allocate(XafHeader.LENGTH + data.byteSize() + WireSeal.TRAILER_BYTES);
             MemorySegment.copy(data, 0, frame, XafHeader.LENGTH, data.byteSize());
             header(frame, seal, type, step, bucket, index, count, (int) data.byteSize());
             seal.seal(frame, (int) data.byteSize(), seq);
             raw.send(frame, 0, XafHeader.LENGTH + (int) data.byteSize() + seal.trailerLength(),
                     transportEnd.localPeer());
+            return frame;
+        }
+
+        /** Sends a captured datagram again, byte for byte. */
+        void replay(MemorySegment captured) {
+            raw.send(captured, 0, (int) captured.byteSize(), transportEnd.localPeer());
         }
 
         @Override
@@ -233,8 +243,8 @@ class WireSecurityTest {
             Thread.sleep(20);
             WireSeal genuine = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
             MemorySegment chunk0 = pattern(dataBytes, 1);
-            rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100);
-            rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100); // the same datagram again, as captured
+            MemorySegment captured = rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100);
+            rig.replay(captured); // the same datagram again, as captured
             awaitCount(() -> rig.transport.stats().replayDrops(), 1);
             assertEquals(1, rig.transport.stats().replayDrops());
             assertEquals(0, rig.transport.stats().duplicatesDropped(), "the replay never reached the receive logic");
