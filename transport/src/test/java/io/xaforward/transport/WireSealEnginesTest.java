@@ -211,7 +211,7 @@ class WireSealEnginesTest {
             OpenSslAead.check((int) OpenSslAead.Lib.ENCRYPT_INIT.invokeExact(ctx, gcm, none, key, none), "init");
             // Handing an expected tag to a context keyed for encryption is refused by OpenSSL's GCM provider.
             MemorySegment tag = arena.allocate(AeadEngine.TAG_BYTES);
-            int result = (int) OpenSslAead.Lib.CTRL.invokeExact(ctx, OpenSslAead.EVP_CTRL_AEAD_SET_TAG,
+            int result = (int) OpenSslAead.Lib.CTRL.invokeExact(ctx.address(), OpenSslAead.EVP_CTRL_AEAD_SET_TAG,
                     AeadEngine.TAG_BYTES, tag.address());
             var failure = assertThrows(IllegalStateException.class,
                     () -> OpenSslAead.check(result, "EVP_CIPHER_CTX_ctrl (set tag)"));
