@@ -92,8 +92,13 @@ public final class WireSecurityBench {
     /** {seal, open} nanoseconds per datagram, after a warm-up of the same length. */
     double[] sealOpenNanos(WireSecurity mode, JobSecret secret) {
         RunNonce run = RunNonce.generate();
-        WireSeal sender = new WireSeal(mode, secret, 1, run, 2048);
-        WireSeal receiver = new WireSeal(mode, secret, 1, run, 2048);
+        try (WireSeal sender = new WireSeal(mode, secret, 1, run, 2048);
+             WireSeal receiver = new WireSeal(mode, secret, 1, run, 2048)) {
+            return sealOpenNanos(mode, sender, receiver);
+        }
+    }
+
+    private double[] sealOpenNanos(WireSecurity mode, WireSeal sender, WireSeal receiver) {
         MemorySegment datagram = Arena.ofAuto().allocate(2048);
         for (int i = 0; i < PAYLOAD; i++) {
             datagram.set(ValueLayout.JAVA_BYTE, XafHeader.LENGTH + i, (byte) i);
