@@ -70,8 +70,8 @@ final class TrainCommand implements Callable<Integer> {
     int flows = 1;
 
     @Option(names = "--wire-security", paramLabel = "MODE", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
-            description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (HMAC tag"
-                    + " and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
+            description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (AES-GMAC"
+                    + " tag and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
                     + " encrypted: for links that leave the building) (default: ${DEFAULT-VALUE})")
     String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
 

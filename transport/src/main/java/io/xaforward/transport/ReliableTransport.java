@@ -18,7 +18,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A message is cut into chunks of at most {@link TransportConfig#maxPayload()} bytes, each sent as one XAF DATA
  * datagram carrying the destination's network index identifier, the job id and token, a ones'-complement sum of its
  * payload and the end-to-end seal of the configured {@link WireSecurity} (CRC32C over header and payload, plus an
- * HMAC tag and sequence number or AES-GCM encryption keyed by the job secret), checked before any byte is used. The
+ * GMAC tag and sequence number or AES-GCM encryption keyed by the job secret), checked before any byte is used. The
  * receiver hands every chunk exactly once to a {@link ChunkSink}, keeps a bitmap of received
  * chunks and answers with ACK datagrams (cumulative index + SACK bitmap). The sender keeps a window of chunks in flight
  * per peer, retransmits on a timeout derived from the measured round trip with exponential backoff, and at once for
@@ -242,6 +242,9 @@ public final class ReliableTransport implements AutoCloseable {
             crashed = e;
             failEverything(stoppedReason());
             throw e;
+        } finally {
+            // The loop thread is the seal's only user: free its native state once the thread is done with it.
+            seal.close();
         }
     }
 
@@ -445,6 +448,9 @@ public final class ReliableTransport implements AutoCloseable {
             }
         }
         failEverything(new IllegalStateException("transport of rank " + config.localRank() + " was closed"));
+        if (t == null) {
+            seal.close(); // caller-driven: the owner stops calling doWork() before close(); a loop thread closes its own
+        }
         port.close();
     }
 

@@ -6,6 +6,7 @@ import io.xaforward.protocol.XafHeader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -119,9 +120,12 @@ public final class StartupExchange {
                     + datagram + " bytes");
         }
         // mac under the start-up key whatever the run's mode: nothing here is secret (the challenges only salt the
-        // run's keys, which the job secret makes), and GCM under a key that every run shares would need nonces
-        // that never repeat across runs.
+        // run's keys, which the job secret makes). mac is GMAC, and the start-up key is the same in every exchange
+        // of the job, so a nonce (src, dst, seq) must not repeat across exchanges: the counter starts at a fresh
+        // random salt below 2^62 (docs/PROTOCOL.md, "Sequence numbers and GCM nonces"); from 0 every exchange
+        // would reuse the last one's nonces, and two GMAC tags under one nonce give away the authentication key.
         this.seal = new WireSeal(WireSecurity.MAC, secret, jobId, RunNonce.STARTUP, port.maxDatagramLength());
+        this.sequence = WireSeal.initialSequence(new SecureRandom());
         this.tx = arena.allocate(datagram, 64);
         this.confirmed = new byte[world][];
         this.confirmedMe = new boolean[world];

@@ -2,17 +2,11 @@ package io.xaforward.transport;
 
 import io.xaforward.protocol.XafHeader;
 
-import javax.crypto.AEADBadTagException;
-import javax.crypto.Cipher;
-import javax.crypto.spec.GCMParameterSpec;
-import javax.crypto.spec.SecretKeySpec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.util.zip.CRC32C;
 
 /**
@@ -20,21 +14,23 @@ import java.util.zip.CRC32C;
  * <ul>
  *   <li>every mode: {@code payload_crc32c} = CRC32C over header bytes [0, 42) with hop_limit read as 0, then the
  *       whole payload; flag {@link XafHeader#FLAG_HEADER_CHECKED};</li>
- *   <li>{@code mac}: the payload is {@code data || tag(16) || sequence(8)}, tag = HMAC-SHA256 truncated to 128 bits
- *       over the same header bytes, the data and the sequence number;</li>
+ *   <li>{@code mac}: the payload is {@code data || tag(16) || sequence(8)}, tag = AES-256-GMAC (GCM with no
+ *       plaintext) over the same header bytes, the data and the sequence number as associated data, with the nonce
+ *       {@code src_rank(2) || dst_rank(2) || sequence(8)};</li>
  *   <li>{@code encrypt}: as mac, but data is AES-256-GCM ciphertext and the tag is GCM's, the header bytes being the
- *       associated data and the nonce {@code src_rank(2) || dst_rank(2) || sequence(8)}.</li>
+ *       associated data, under a key of its own and the same nonce rule.</li>
  * </ul>
- * Keys for HMAC and AES are derived per run with HKDF-SHA256 (RFC 5869) from the job secret, the job id and the
- * {@link RunNonce} ({@link #deriveKey}), so a datagram of an earlier run fails authentication; senders start their
- * sequence numbers at a random salt ({@link #initialSequence}), never at the clock. crc32c and mac read and
- * write the datagram in place, in the port's own memory (only the 42 covered header bytes are copied) and allocate
- * nothing per datagram; encrypt copies the datagram once into a reusable array for the JDK's GCM, which allocates a
- * few small objects per datagram. One instance per thread. {@code
+ * Keys are derived per run with HKDF-SHA256 (RFC 5869) from the job secret, the job id and the {@link RunNonce}
+ * ({@link #deriveKey}), so a datagram of an earlier run fails authentication; senders start their sequence numbers
+ * at a random salt ({@link #initialSequence}), never at the clock. Every mode reads and writes the datagram in place,
+ * in the port's own memory (only the 42 covered header bytes are copied): AES-GCM runs in OpenSSL's libcrypto
+ * ({@link OpenSslAead}, nothing allocated per datagram) or, where libcrypto cannot be loaded, in the JDK
+ * ({@link JdkAead}: the same bytes through a copy, a few small objects per datagram); {@link AeadEngine.Library}
+ * picks once per process. One instance per thread; {@link #close} frees the engine's native state. {@code
  * maxDatagramLength} bounds header + payload of what it seals and opens.
  */
-public final class WireSeal {
-    public static final int TAG_BYTES = 16;
+public final class WireSeal implements AutoCloseable {
+    public static final int TAG_BYTES = AeadEngine.TAG_BYTES;
     public static final int SEQUENCE_BYTES = 8;
     public static final int TRAILER_BYTES = TAG_BYTES + SEQUENCE_BYTES;
 
@@ -50,22 +46,11 @@ public final class WireSeal {
 
     private final WireSecurity mode;
     private final int flags;
+    private final int maxDatagramLength;
     private final CRC32C crc = new CRC32C();
-    /** HMAC-SHA256 by hand over two digests: the JDK's Mac.doFinal allocates its result on every call. */
-    private final MessageDigest inner;
-    private final MessageDigest outer;
-    private final byte[] innerPad = new byte[64];
-    private final byte[] outerPad = new byte[64];
-    private final byte[] innerHash = new byte[32];
-    private final Cipher cipher;
-    private final SecretKeySpec aesKey;
-    private final byte[] copy;
-    private final MemorySegment copySegment;
-    private final byte[] plain;
-    private final MemorySegment plainSegment;
-    private final byte[] tag = new byte[32];
-    private final byte[] nonce = new byte[12];
-    /** The covered header bytes (hop_limit read as 0): the only bytes crc32c and mac copy. */
+    /** AES-256-GCM under the mode's key (GMAC for mac); null for crc32c. */
+    private final AeadEngine aead;
+    /** The covered header bytes (hop_limit read as 0): the only bytes any mode copies. */
     private final byte[] coveredHeader = new byte[XafHeader.CHECKED_HEADER_LENGTH];
     /** ByteBuffer views of the last segments sealed in and opened from (the port's stable buffers). */
     private final BufferView sealView = new BufferView();
@@ -78,7 +63,7 @@ public final class WireSeal {
     private long sequence;
 
     /** HKDF info labels of the two keys (each followed by the job id as a big-endian u32). */
-    static final String MAC_KEY_LABEL = "xaf wire v2 hmac-sha256";
+    static final String MAC_KEY_LABEL = "xaf wire v3 aes-256-gmac";
     static final String AES_KEY_LABEL = "xaf wire v2 aes-256-gcm";
     /** Sequence numbers start below 2^62, so a sender never wraps the signed 64-bit counter. */
     static final long SEQUENCE_SALT_BOUND = 1L << 62;
@@ -88,41 +73,25 @@ public final class WireSeal {
      * @param runNonce the run's nonce, the same on every rank of the run; required by mac and encrypt
      */
     public WireSeal(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength) {
+        this(mode, secret, jobId, runNonce, maxDatagramLength, AeadEngine.Library.SELECTED);
+    }
+
+    /** As the public constructor, with AES-GCM from {@code library} (tests compare the two libraries). */
+    WireSeal(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength,
+             AeadEngine.Library library) {
         this.mode = mode;
         this.flags = XafHeader.FLAG_HEADER_CHECKED
                 | (mode.authenticated() ? XafHeader.FLAG_AUTHENTICATED : 0)
                 | (mode == WireSecurity.ENCRYPT ? XafHeader.FLAG_ENCRYPTED : 0);
-        copy = new byte[maxDatagramLength + TAG_BYTES];
-        copySegment = MemorySegment.ofArray(copy);
-        plain = mode == WireSecurity.ENCRYPT ? new byte[maxDatagramLength] : null;
-        plainSegment = plain == null ? null : MemorySegment.ofArray(plain);
+        this.maxDatagramLength = maxDatagramLength;
         if (!mode.authenticated()) {
-            inner = null;
-            outer = null;
-            cipher = null;
-            aesKey = null;
+            aead = null;
             return;
         }
         mode.requireKeys(secret, runNonce);
-        try {
-            byte[] macKey = deriveKey(secret, jobId, runNonce, MAC_KEY_LABEL); // 32 bytes: shorter than the block, used as is
-            for (int i = 0; i < 64; i++) {
-                byte k = i < macKey.length ? macKey[i] : 0;
-                innerPad[i] = (byte) (k ^ 0x36);
-                outerPad[i] = (byte) (k ^ 0x5c);
-            }
-            inner = MessageDigest.getInstance("SHA-256");
-            outer = MessageDigest.getInstance("SHA-256");
-            if (mode == WireSecurity.ENCRYPT) {
-                cipher = Cipher.getInstance("AES/GCM/NoPadding");
-                aesKey = new SecretKeySpec(deriveKey(secret, jobId, runNonce, AES_KEY_LABEL), "AES");
-            } else {
-                cipher = null;
-                aesKey = null;
-            }
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK lacks HmacSHA256 or AES/GCM", e);
-        }
+        byte[] key = deriveKey(secret, jobId, runNonce, mode == WireSecurity.ENCRYPT ? AES_KEY_LABEL : MAC_KEY_LABEL);
+        aead = AeadEngine.create(library, key, maxDatagramLength);
+        java.util.Arrays.fill(key, (byte) 0);
     }
 
     /**
@@ -163,86 +132,59 @@ public final class WireSeal {
     public void seal(MemorySegment segment, long base, int dataLength, long sequenceNumber) {
         int header = XafHeader.LENGTH;
         int payloadLength = dataLength + trailerLength();
-        if (mode == WireSecurity.ENCRYPT) {
-            MemorySegment.copy(segment, base, copySegment, 0, header + dataLength);
-            copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
-            try {
-                cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(sequenceNumber)));
-                cipher.updateAAD(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
-                // In place in the copy: GCM handles overlapping input and output.
-                cipher.doFinal(copy, header, dataLength, copy, header);
-            } catch (GeneralSecurityException e) {
-                throw new IllegalStateException("AES-GCM failed to encrypt", e);
-            }
-            copySegment.set(BE_LONG, header + dataLength + TAG_BYTES, sequenceNumber);
-            MemorySegment.copy(copySegment, header, segment, base + header, payloadLength);
-        } else {
-            // crc32c and mac work in place on the datagram: only the 42 covered header bytes are copied.
-            copyCoveredHeader(segment, base);
-            if (mode == WireSecurity.MAC) {
-                long trailer = base + header + dataLength;
-                segment.set(BE_LONG, trailer + TAG_BYTES, sequenceNumber);
-                computeMac(sealView.of(segment), base + header, dataLength, trailer + TAG_BYTES);
-                MemorySegment.copy(tag, 0, segment, ValueLayout.JAVA_BYTE, trailer, TAG_BYTES);
+        if (dataLength < 0 || header + payloadLength > maxDatagramLength) {
+            throw new IllegalArgumentException("a datagram of " + dataLength + " data bytes exceeds this seal's "
+                    + maxDatagramLength + "-byte limit");
+        }
+        copyCoveredHeader(segment, base);
+        if (aead != null) {
+            long dataAt = base + header;
+            segment.set(BE_LONG, dataAt + dataLength + TAG_BYTES, sequenceNumber);
+            int ranks = segment.get(BE_INT, base + XafHeader.SRC_RANK_OFFSET);
+            if (mode == WireSecurity.ENCRYPT) {
+                aead.encrypt(coveredHeader, ranks, sequenceNumber, segment, dataAt, dataLength);
+            } else {
+                aead.sign(coveredHeader, ranks, sequenceNumber, segment, dataAt, dataLength);
             }
         }
         segment.set(XafHeaderFields.SUM, base + XafHeader.PAYLOAD_SUM_OFFSET,
                 (short) PayloadChecksums.onesComplementSum(segment, base + header, payloadLength));
-        segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET, mode == WireSecurity.ENCRYPT
-                ? crcOfCopy(payloadLength) : crcInPlace(sealView.of(segment), base + header, payloadLength));
+        segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET,
+                crcInPlace(sealView.of(segment), base + header, payloadLength));
     }
 
     /**
      * Checks the datagram at {@code segment[offset, offset + 48 + payloadLength)} (bounds already checked by the
      * caller) and returns {@link #OPENED} or the reason it was rejected. After OPENED, {@link #dataSegment()},
-     * {@link #dataOffset()}, {@link #dataLength()} and {@link #sequence()} describe the plain data.
+     * {@link #dataOffset()}, {@link #dataLength()} and {@link #sequence()} describe the plain data: in place in
+     * {@code segment}, decrypted there in encrypt mode. A datagram that fails in encrypt mode may have been
+     * overwritten: it is only fit to be dropped.
      */
     public int open(MemorySegment segment, long offset, int payloadLength) {
         int datagramFlags = Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, offset + XafHeader.FLAGS_OFFSET));
         if ((datagramFlags & XafHeader.WIRE_SECURITY_FLAGS) != flags || payloadLength < trailerLength()) {
             return WRONG_MODE;
         }
-        if (XafHeader.LENGTH + payloadLength > copy.length - TAG_BYTES) {
+        if (XafHeader.LENGTH + payloadLength > maxDatagramLength) {
             return TOO_LONG;
         }
-        int header = XafHeader.LENGTH;
+        long dataAt = offset + XafHeader.LENGTH;
         int length = payloadLength - trailerLength();
-        if (mode != WireSecurity.ENCRYPT) {
-            // crc32c and mac check in place: the payload is read where the port received it, never copied.
-            copyCoveredHeader(segment, offset);
-            ByteBuffer view = openView.of(segment);
-            if (crcInPlace(view, offset + header, payloadLength)
-                    != segment.get(BE_INT, offset + XafHeader.PAYLOAD_CRC32C_OFFSET)) {
-                return CRC_MISMATCH;
-            }
-            if (mode == WireSecurity.CRC32C) {
-                return opened(segment, offset + header, length, 0);
-            }
-            long trailer = offset + header + length;
-            long seq = segment.get(BE_LONG, trailer + TAG_BYTES);
-            computeMac(view, offset + header, length, trailer + TAG_BYTES);
-            int diff = 0;
-            for (int i = 0; i < TAG_BYTES; i++) {
-                diff |= tag[i] ^ segment.get(ValueLayout.JAVA_BYTE, trailer + i); // constant time
-            }
-            return diff == 0 ? opened(segment, offset + header, length, seq) : AUTH_FAILED;
-        }
-        MemorySegment.copy(segment, offset, copySegment, 0, header + payloadLength);
-        copy[XafHeader.HOP_LIMIT_OFFSET] = 0;
-        if (crcOfCopy(payloadLength) != copySegment.get(BE_INT, XafHeader.PAYLOAD_CRC32C_OFFSET)) {
+        // The CRC (over the payload as sent: ciphertext in encrypt mode) first, read where the port received it.
+        copyCoveredHeader(segment, offset);
+        if (crcInPlace(openView.of(segment), dataAt, payloadLength)
+                != segment.get(BE_INT, offset + XafHeader.PAYLOAD_CRC32C_OFFSET)) {
             return CRC_MISMATCH;
         }
-        long seq = copySegment.get(BE_LONG, header + length + TAG_BYTES);
-        try {
-            cipher.init(Cipher.DECRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, nonce(seq)));
-            cipher.updateAAD(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
-            cipher.doFinal(copy, header, length + TAG_BYTES, plain, 0);
-        } catch (AEADBadTagException e) {
-            return AUTH_FAILED;
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("AES-GCM failed to decrypt", e);
+        if (aead == null) {
+            return opened(segment, dataAt, length, 0);
         }
-        return opened(plainSegment, 0, length, seq);
+        long seq = segment.get(BE_LONG, dataAt + length + TAG_BYTES);
+        int ranks = segment.get(BE_INT, offset + XafHeader.SRC_RANK_OFFSET);
+        boolean authentic = mode == WireSecurity.ENCRYPT
+                ? aead.decrypt(coveredHeader, ranks, seq, segment, dataAt, length)
+                : aead.verify(coveredHeader, ranks, seq, segment, dataAt, length);
+        return authentic ? opened(segment, dataAt, length, seq) : AUTH_FAILED;
     }
 
     private int opened(MemorySegment segment, long offset, int length, long seq) {
@@ -257,25 +199,6 @@ public final class WireSeal {
     public long dataOffset() { return dataOffset; }
     public int dataLength() { return dataLength; }
     public long sequence() { return sequence; }
-
-    /**
-     * HMAC over the covered header bytes, the data and the sequence number, read in place through {@code view} (a
-     * ByteBuffer over the datagram's segment: a direct buffer for the ports' memory), into {@link #tag}.
-     */
-    private void computeMac(ByteBuffer view, long dataAt, int dataLength, long sequenceAt) {
-        try {
-            inner.update(innerPad);
-            inner.update(coveredHeader, 0, XafHeader.CHECKED_HEADER_LENGTH);
-            inner.update(view.limit((int) (dataAt + dataLength)).position((int) dataAt));
-            inner.update(view.limit((int) (sequenceAt + SEQUENCE_BYTES)).position((int) sequenceAt));
-            inner.digest(innerHash, 0, innerHash.length);
-            outer.update(outerPad);
-            outer.update(innerHash);
-            outer.digest(tag, 0, tag.length);
-        } catch (java.security.DigestException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     /** The covered header bytes of the datagram at {@code base}, hop_limit read as 0 (gateways decrement it). */
     private void copyCoveredHeader(MemorySegment segment, long base) {
@@ -311,22 +234,20 @@ public final class WireSeal {
         }
     }
 
-    private int crcOfCopy(int payloadLength) {
-        crc.reset();
-        crc.update(copy, 0, XafHeader.CHECKED_HEADER_LENGTH);
-        crc.update(copy, XafHeader.LENGTH, payloadLength);
-        return (int) crc.getValue();
+    /** Which library runs this seal's AES-GCM; null for crc32c, which has none. */
+    AeadEngine.Library library() { return aead == null ? null : aead.library(); }
+
+    /** The same as a name for logs and benches: "openssl", "jdk", or "none" for crc32c. */
+    public String aeadLibrary() {
+        return aead == null ? "none" : aead.library().name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** src_rank, dst_rank (from the copied header) and the sequence number: unique per key as long as the
-     * sequence number never repeats for a (src, dst) pair, which a counter from a random salt under per-run keys
-     * ensures. */
-    private byte[] nonce(long seq) {
-        System.arraycopy(copy, XafHeader.SRC_RANK_OFFSET, nonce, 0, 4);
-        for (int i = 0; i < 8; i++) {
-            nonce[4 + i] = (byte) (seq >>> (56 - 8 * i));
+    /** Frees the AES-GCM engine's native state; idempotent. The seal must not be used afterwards. */
+    @Override
+    public void close() {
+        if (aead != null) {
+            aead.close();
         }
-        return nonce;
     }
 
     private static final class XafHeaderFields {

@@ -12,7 +12,7 @@ import java.util.Locale;
 public enum WireSecurity implements ConfigWord {
     /** CRC32C over header and payload: catches corruption, not forgery. Needs no secret. */
     CRC32C,
-    /** As CRC32C, plus a 128-bit HMAC-SHA256 tag and a sequence number (replay window) keyed by the job secret. */
+    /** As CRC32C, plus a 128-bit AES-256-GMAC tag and a sequence number (replay window) keyed by the job secret. */
     MAC,
     /** As MAC, but the payload is encrypted with AES-256-GCM (for links that leave the building). */
     ENCRYPT;

@@ -131,6 +131,35 @@ class StartupExchangeTest {
     }
 
     /**
+     * The start-up key is the same in every exchange of a job, and mac is GMAC: a nonce (src, dst, seq) used in one
+     * exchange must not come back in the next, or two tags under one nonce give the authentication key away. Each
+     * exchange's counter starts at a fresh random salt, so the nonces of two exchanges between the same ranks are
+     * disjoint (counting from 0 they were the same).
+     */
+    @Test
+    void twoExchangesNeverSealUnderTheSameNonce() throws Exception {
+        List<Recorded> first = new ArrayList<>(), second = new ArrayList<>();
+        runAll(List.of(exchange(0, 2, new Recording(ports.get(0), 0, first)),
+                exchange(1, 2, new Recording(ports.get(1), 1, first))));
+        runAll(List.of(exchange(0, 2, new Recording(ports.get(0), 0, second)),
+                exchange(1, 2, new Recording(ports.get(1), 1, second))));
+        java.util.Set<String> nonces = new java.util.HashSet<>();
+        for (Recorded r : first) assertTrue(nonces.add(nonce(r.bytes())), "a nonce repeated within an exchange");
+        for (Recorded r : second) {
+            assertFalse(nonces.contains(nonce(r.bytes())), "the second exchange reused a nonce of the first");
+        }
+        assertFalse(first.isEmpty() || second.isEmpty());
+    }
+
+    /** src_rank, dst_rank and the trailer's sequence number of a sealed start-up datagram: its GCM nonce. */
+    private static String nonce(byte[] d) {
+        XafHeader h = new XafHeader().wrap(MemorySegment.ofArray(d), 0);
+        long seq = MemorySegment.ofArray(d).get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                d.length - WireSeal.SEQUENCE_BYTES);
+        return h.srcRank() + ">" + h.dstRank() + "#" + seq;
+    }
+
+    /**
      * What broke restarts: a start-up datagram of an earlier exchange with a high sequence number, replayed into a
      * restarted rank before its peer's first datagram, used to pin the replay window of the (per-job) start-up key
      * so that the real peer's datagrams looked old. Here every datagram of the earlier exchange, one sealed at the

@@ -78,14 +78,24 @@ class WireSecurityTest {
                     .wireSecurity(mode, SECRET, RUN).ackTimeout(Duration.ofSeconds(5)).build(), book, transportEnd).start();
         }
 
-        /** Sends a datagram from rank 1 to rank 0 sealed by {@code seal} (the attacker's idea of the job's seal). */
-        void inject(WireSeal seal, int type, int step, int bucket, int index, int count, MemorySegment data, long seq) {
+        /**
+         * Sends a datagram from rank 1 to rank 0 sealed by {@code seal} (the attacker's idea of the job's seal);
+         * returns it as sent.
+         */
+        MemorySegment inject(WireSeal seal, int type, int step, int bucket, int index, int count, MemorySegment data,
+                             long seq) {
             MemorySegment frame = Arena.ofAuto().allocate(XafHeader.LENGTH + data.byteSize() + WireSeal.TRAILER_BYTES);
             MemorySegment.copy(data, 0, frame, XafHeader.LENGTH, data.byteSize());
             header(frame, seal, type, step, bucket, index, count, (int) data.byteSize());
             seal.seal(frame, (int) data.byteSize(), seq);
             raw.send(frame, 0, XafHeader.LENGTH + (int) data.byteSize() + seal.trailerLength(),
                     transportEnd.localPeer());
+            return frame;
+        }
+
+        /** Sends a captured datagram again, byte for byte. */
+        void replay(MemorySegment captured) {
+            raw.send(captured, 0, (int) captured.byteSize(), transportEnd.localPeer());
         }
 
         @Override
@@ -233,8 +243,8 @@ class WireSecurityTest {
             Thread.sleep(20);
             WireSeal genuine = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
             MemorySegment chunk0 = pattern(dataBytes, 1);
-            rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100);
-            rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100); // the same datagram again, as captured
+            MemorySegment captured = rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100);
+            rig.replay(captured); // the same datagram again, as captured
             awaitCount(() -> rig.transport.stats().replayDrops(), 1);
             assertEquals(1, rig.transport.stats().replayDrops());
             assertEquals(0, rig.transport.stats().duplicatesDropped(), "the replay never reached the receive logic");
@@ -243,33 +253,58 @@ class WireSecurityTest {
         }
     }
 
-    @Test
-    void macTagIsHmacSha256OfTheSpecifiedBytes() throws Exception {
-        WireSeal seal = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
-        MemorySegment d = Arena.ofAuto().allocate(2048);
-        MemorySegment.copy(pattern(64, 4), 0, d, XafHeader.LENGTH, 64);
-        header(d, seal, 1, 77, 3, 5, 9, 64);
-        seal.seal(d, 64, 0x0102030405060708L);
-        byte[] bytes = d.toArray(ValueLayout.JAVA_BYTE);
-        // K_mac = HKDF-SHA256(salt = run nonce, IKM = secret, info = "xaf wire v2 hmac-sha256" || job (u32 BE), 32):
-        // one block, PRK = HMAC(run nonce, secret), K = HMAC(PRK, info || 0x01).
-        javax.crypto.Mac kdf = javax.crypto.Mac.getInstance("HmacSHA256");
-        kdf.init(new javax.crypto.spec.SecretKeySpec(RUN.bytes(), "HmacSHA256"));
-        byte[] prk = kdf.doFinal(SECRET.bytes());
-        kdf.init(new javax.crypto.spec.SecretKeySpec(prk, "HmacSHA256"));
-        kdf.update("xaf wire v2 hmac-sha256".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-        kdf.update(new byte[] {0, 0, 0, (byte) JOB, 1});
-        byte[] macKey = kdf.doFinal();
-        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
-        mac.init(new javax.crypto.spec.SecretKeySpec(macKey, "HmacSHA256"));
-        byte[] h = Arrays.copyOf(bytes, XafHeader.CHECKED_HEADER_LENGTH);
-        h[XafHeader.HOP_LIMIT_OFFSET] = 0;
-        mac.update(h);
-        mac.update(bytes, XafHeader.LENGTH, 64);
-        mac.update(bytes, XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES, WireSeal.SEQUENCE_BYTES);
-        byte[] expected = Arrays.copyOf(mac.doFinal(), WireSeal.TAG_BYTES);
-        assertArrayEquals(expected, Arrays.copyOfRange(bytes, XafHeader.LENGTH + 64,
-                XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES), "PROTOCOL.md's tag definition");
+    /**
+     * PROTOCOL.md's definitions, computed here straight from javax.crypto and HKDF by hand: mac's tag is AES-256-GMAC
+     * (GCM with no plaintext) under K_mac over H || data || seq; encrypt's payload is AES-256-GCM under K_enc with H
+     * as associated data. Both nonces are src_rank || dst_rank || seq. Holds for either library.
+     */
+    @ParameterizedTest
+    @EnumSource(AeadEngine.Library.class)
+    void wireBytesAreTheSpecifiedGcm(AeadEngine.Library library) throws Exception {
+        for (WireSecurity mode : new WireSecurity[] {WireSecurity.MAC, WireSecurity.ENCRYPT}) {
+            long seq = 0x0102030405060708L;
+            byte[] plain = pattern(64, 4).toArray(ValueLayout.JAVA_BYTE);
+            MemorySegment d = Arena.ofAuto().allocate(2048);
+            try (WireSeal seal = new WireSeal(mode, SECRET, JOB, RUN, 2048, library)) {
+                MemorySegment.copy(plain, 0, d, ValueLayout.JAVA_BYTE, XafHeader.LENGTH, 64);
+                header(d, seal, 1, 77, 3, 5, 9, 64);
+                seal.seal(d, 64, seq);
+            }
+            byte[] bytes = d.toArray(ValueLayout.JAVA_BYTE);
+            // K = HKDF-SHA256(salt = run nonce, IKM = secret, info = label || job (u32 BE), 32): one block,
+            // PRK = HMAC(run nonce, secret), K = HMAC(PRK, info || 0x01).
+            String label = mode == WireSecurity.MAC ? "xaf wire v3 aes-256-gmac" : "xaf wire v2 aes-256-gcm";
+            javax.crypto.Mac kdf = javax.crypto.Mac.getInstance("HmacSHA256");
+            kdf.init(new javax.crypto.spec.SecretKeySpec(RUN.bytes(), "HmacSHA256"));
+            byte[] prk = kdf.doFinal(SECRET.bytes());
+            kdf.init(new javax.crypto.spec.SecretKeySpec(prk, "HmacSHA256"));
+            kdf.update(label.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            kdf.update(new byte[] {0, 0, 0, (byte) JOB, 1});
+            byte[] key = kdf.doFinal();
+            byte[] nonce = new byte[12];
+            System.arraycopy(bytes, XafHeader.SRC_RANK_OFFSET, nonce, 0, 4);
+            System.arraycopy(bytes, XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES, nonce, 4, 8);
+            assertEquals(seq, java.nio.ByteBuffer.wrap(nonce, 4, 8).getLong(), "seq follows the tag");
+            javax.crypto.Cipher gcm = javax.crypto.Cipher.getInstance("AES/GCM/NoPadding");
+            gcm.init(javax.crypto.Cipher.ENCRYPT_MODE, new javax.crypto.spec.SecretKeySpec(key, "AES"),
+                    new javax.crypto.spec.GCMParameterSpec(128, nonce));
+            byte[] h = Arrays.copyOf(bytes, XafHeader.CHECKED_HEADER_LENGTH);
+            h[XafHeader.HOP_LIMIT_OFFSET] = 0;
+            gcm.updateAAD(h);
+            byte[] expected;
+            if (mode == WireSecurity.MAC) {
+                gcm.updateAAD(plain);
+                gcm.updateAAD(bytes, XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES, WireSeal.SEQUENCE_BYTES);
+                byte[] tag = gcm.doFinal();
+                expected = new byte[64 + WireSeal.TAG_BYTES];
+                System.arraycopy(plain, 0, expected, 0, 64);
+                System.arraycopy(tag, 0, expected, 64, WireSeal.TAG_BYTES);
+            } else {
+                expected = gcm.doFinal(plain);
+            }
+            assertArrayEquals(expected, Arrays.copyOfRange(bytes, XafHeader.LENGTH,
+                    XafHeader.LENGTH + 64 + WireSeal.TAG_BYTES), mode + ": PROTOCOL.md's definition");
+        }
     }
 
     @Test

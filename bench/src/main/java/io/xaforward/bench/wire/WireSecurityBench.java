@@ -77,21 +77,28 @@ public final class WireSecurityBench {
             double[] nanos = sealOpenNanos(mode, secret);
             rows.add(new Row(mode, nanos[0], nanos[1], bus[mode.ordinal()]));
         }
+        out.printf(Locale.ROOT, "xaf: seal + open per library (a JVM each, %d runs) ...%n", options.runs());
+        List<SealOpenCost.Row> libraries = SealOpenCost.measure(PAYLOAD, options.sealDatagrams(), options.runs());
         List<MacCandidates.Result> candidates = new ArrayList<>();
         for (int payload : new int[] {PAYLOAD, JUMBO_PAYLOAD}) {
             out.printf(Locale.ROOT, "xaf: MAC candidates at %d bytes (a JVM each, %d runs) ...%n", payload,
                     options.runs());
             candidates.addAll(MacCandidates.measure(payload, options.sealDatagrams(), options.runs()));
         }
-        write(rows, candidates);
+        write(rows, libraries, candidates);
         return rows;
     }
 
     /** {seal, open} nanoseconds per datagram, after a warm-up of the same length. */
     double[] sealOpenNanos(WireSecurity mode, JobSecret secret) {
         RunNonce run = RunNonce.generate();
-        WireSeal sender = new WireSeal(mode, secret, 1, run, 2048);
-        WireSeal receiver = new WireSeal(mode, secret, 1, run, 2048);
+        try (WireSeal sender = new WireSeal(mode, secret, 1, run, 2048);
+             WireSeal receiver = new WireSeal(mode, secret, 1, run, 2048)) {
+            return sealOpenNanos(mode, sender, receiver);
+        }
+    }
+
+    private double[] sealOpenNanos(WireSecurity mode, WireSeal sender, WireSeal receiver) {
         MemorySegment datagram = Arena.ofAuto().allocate(2048);
         for (int i = 0; i < PAYLOAD; i++) {
             datagram.set(ValueLayout.JAVA_BYTE, XafHeader.LENGTH + i, (byte) i);
@@ -182,7 +189,8 @@ public final class WireSecurityBench {
         }
     }
 
-    private void write(List<Row> rows, List<MacCandidates.Result> candidates) throws IOException {
+    private void write(List<Row> rows, List<SealOpenCost.Row> libraries, List<MacCandidates.Result> candidates)
+            throws IOException {
         StringBuilder md = new StringBuilder();
         md.append("# Cost of wire security\n\n");
         md.append(String.format(Locale.ROOT, "Command: `%s`. Machine: %d cores, %s.%n%n",
@@ -202,6 +210,15 @@ public final class WireSecurityBench {
             md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.2f | %s |%n", r.mode().configName(),
                     r.sealNanos(), r.openNanos(), r.medianBusGbps(), runs));
         }
+        md.append(String.format(Locale.ROOT, "%n## Seal + open by library%n%nOne %d-byte payload (trailer "
+                + "included) sealed and opened again through WireSeal on one thread, in direct memory as a port holds "
+                + "it: median of %d runs, each variant in a JVM of its own (-Dxaf.wire.crypto picks the library), of "
+                + "the mean over %d datagrams after as many for warm-up, in the thread's CPU time (what a shared "
+                + "machine's other processes do not inflate) and in wall time; bytes allocated per datagram as the "
+                + "JVM counts them. \"mac before\" is the HMAC-SHA256 tag this mode carried until AES-256-GMAC replaced "
+                + "it, computed as WireSeal did (two MessageDigests, nothing allocated), plus crc32c's work.%n%n",
+                PAYLOAD, options.runs(), options.sealDatagrams()));
+        md.append(SealOpenCost.table(libraries));
         md.append(String.format(Locale.ROOT, "%n## MAC candidates%n%nThe primitives a wire-security mode can be "
                 + "built on, sealing a datagram in direct memory (as a port holds it) with a fresh nonce each, on one "
                 + "core: median of %d runs, each in a JVM of its own, of the mean over %d datagrams after as many for "
