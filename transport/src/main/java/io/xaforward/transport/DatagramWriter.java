@@ -107,18 +107,22 @@ final class DatagramWriter {
                  long[] bitmap, int words) {
         int remaining = count - cumulative;
         int sackWords = bitmap == null ? 0 : Math.min(AckPayload.MAX_SACK_WORDS, Bitmaps.wordsFor(remaining));
-        long at = XafHeader.LENGTH;
         int used = 0; // trailing empty words are left out: nothing above the highest received chunk to report
         for (int w = 0; w < sackWords; w++) {
-            long bits = Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w);
-            AckPayload.writeSackWord(txSegment, at, w, bits);
-            if (bits != 0) used = w + 1;
+            if (Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w) != 0) used = w + 1;
         }
-        sackWords = used;
-        int payloadLength = AckPayload.length(sackWords);
-        AckPayload.writeFixed(txSegment, at, cumulative, count, received, sackWords);
-        if (transmit(peer, writeHeader(txSegment, 0, peer, MessageType.ACK, 0, 0, step, bucket, cumulative, count,
-                payloadLength))) {
+        int payloadLength = AckPayload.length(used);
+        long base = claimControl(peer, payloadLength);
+        if (base < 0) {
+            return;
+        }
+        MemorySegment out = controlSegment();
+        long at = base + XafHeader.LENGTH;
+        for (int w = 0; w < used; w++) {
+            AckPayload.writeSackWord(out, at, w, Bitmaps.window64(bitmap, 0, words, cumulative + 64 * w));
+        }
+        AckPayload.writeFixed(out, at, cumulative, count, received, used);
+        if (commitControl(base, peer, MessageType.ACK, step, bucket, cumulative, count, payloadLength)) {
             stats.increment(Counter.ACKS_SENT);
         }
     }
@@ -131,15 +135,55 @@ final class DatagramWriter {
                 sackWords = w + 1;
             }
         }
-        long at = XafHeader.LENGTH;
-        AckPayload.writeFixed(txSegment, at, base, count, 0, sackWords);
-        for (int w = 0; w < sackWords; w++) {
-            AckPayload.writeSackWord(txSegment, at, w, dropped[w]);
+        int payloadLength = AckPayload.length(sackWords);
+        long datagram = claimControl(peer, payloadLength);
+        if (datagram < 0) {
+            return;
         }
-        if (transmit(peer, writeHeader(txSegment, 0, peer, MessageType.NACK, 0, 0, step, bucket, base, count,
-                AckPayload.length(sackWords)))) {
+        MemorySegment out = controlSegment();
+        long at = datagram + XafHeader.LENGTH;
+        AckPayload.writeFixed(out, at, base, count, 0, sackWords);
+        for (int w = 0; w < sackWords; w++) {
+            AckPayload.writeSackWord(out, at, w, dropped[w]);
+        }
+        if (commitControl(datagram, peer, MessageType.NACK, step, bucket, base, count, payloadLength)) {
             stats.increment(Counter.NACKS_SENT);
         }
+    }
+
+    /**
+     * Where an ACK or NACK is written: like data chunks, straight into the port's claimed memory when it offers
+     * that, so the port copies nothing and the seal sees one buffer for every datagram (switching between two
+     * costs it a new ByteBuffer view each time); else the send buffer.
+     */
+    private MemorySegment controlSegment() {
+        return claimSegment != null ? claimSegment : txSegment;
+    }
+
+    /**
+     * Room for a control datagram of {@code payloadLength} bytes (before the seal's trailer) to {@code peer}: its
+     * offset in {@link #controlSegment()}, or -1 when the port refused the claim (counted).
+     */
+    private long claimControl(PeerState peer, int payloadLength) {
+        if (claimSegment == null) {
+            return 0;
+        }
+        long at = port.claim(XafHeader.LENGTH + payloadLength + seal.trailerLength(), peer.address);
+        if (at < 0) {
+            stats.increment(Counter.PORT_SEND_FAILURES);
+        }
+        return at;
+    }
+
+    /** Writes the header of the control datagram at {@code base}, seals it and hands it to the port. */
+    private boolean commitControl(long base, PeerState peer, MessageType type, int step, int bucket, int chunkIndex,
+                                  int chunkCount, int payloadLength) {
+        int sealed = writeHeader(controlSegment(), base, peer, type, 0, 0, step, bucket, chunkIndex, chunkCount,
+                payloadLength);
+        if (claimSegment != null) {
+            return accounted(port.commitClaim(), XafHeader.LENGTH + sealed);
+        }
+        return transmit(peer, sealed);
     }
 
     /**

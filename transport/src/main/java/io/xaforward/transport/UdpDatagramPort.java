@@ -80,6 +80,8 @@ public final class UdpDatagramPort implements DatagramPort {
     private static final int SOCKADDR_IN6_LEN = 28, SOCKADDR_IN_LEN = 16;
     private static final ValueLayout.OfShort BE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    /** A constant: a layout made per call (withOrder) costs an allocation and a var-handle cache lookup each time. */
+    private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final int EAGAIN = 11, EIO = 5, EINVAL = 22;
 
     private final int fd;
@@ -570,8 +572,7 @@ public final class UdpDatagramPort implements DatagramPort {
                 low = receiveNames.get(BE_LONG, name + 16);
             } else { // an IPv4 sender: compare in the IPv4-mapped form
                 high = 0;
-                low = 0xFFFF_0000_0000L | Integer.toUnsignedLong(receiveNames.get(
-                        ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN), name + 4));
+                low = 0xFFFF_0000_0000L | Integer.toUnsignedLong(receiveNames.get(BE_INT, name + 4));
             }
             // A peer sends from its port and the flows after it (the class comment).
             match = Integer.compareUnsigned(port - slotPorts[slot], sendFds.length) < 0
