@@ -35,6 +35,7 @@ public final class Placement {
     private final boolean pinning = Runtime.getRuntime().availableProcessors() > GATEWAY_CPU;
     private final Map<String, List<Long>> napiThreadsByDevice = new LinkedHashMap<>();
     private final List<Long> gatewayKthreads = new ArrayList<>();
+    private final List<Long> fabricKthreads = new ArrayList<>();
     private final List<Long> gatewayProcesses = new ArrayList<>();
 
     /** Whether this machine has the two CPUs that placement needs. */
@@ -65,7 +66,7 @@ public final class Placement {
     private List<Long> placeDevice(String ns, String dev, boolean gateway, boolean mayLack) {
         List<Long> threads = enableThreadedNapi(ns, dev, mayLack);
         napiThreadsByDevice.put(ns + "/" + dev, threads);
-        if (gateway) gatewayKthreads.addAll(threads);
+        (gateway ? gatewayKthreads : fabricKthreads).addAll(threads);
         for (long tid : threads) pin(tid, gateway ? GATEWAY_CPU : WORKER_CPU, false);
         return threads;
     }
@@ -94,6 +95,29 @@ public final class Placement {
     }
 
     /**
+     * The kernel threads counted as the emulated network's (the fabric): the NAPI threads of every veth end that is
+     * not a gateway port (hosts' interfaces, the switches' bridge ports, the WAN segment's ports). Their work is the
+     * bridging, the WAN shaping and the delivery of frames up to the receiving sockets: on real machines it would
+     * be switches and NICs, so it is counted apart from the endpoints' process CPU.
+     */
+    public List<Long> fabricKernelThreads() {
+        return List.copyOf(fabricKthreads);
+    }
+
+    /** CPU time the emulated network (the fabric's NAPI threads) used so far, in ns. */
+    public long fabricCpuNs() {
+        return networkCpu().fabricCpuNs();
+    }
+
+    /**
+     * The threads and processes whose CPU time is the fabric's and the gateway's, as a value another process (a
+     * worker that times its own interval) can read the same counters from.
+     */
+    public NetworkCpu networkCpu() {
+        return new NetworkCpu(fabricKthreads, gatewayKthreads, gatewayProcesses);
+    }
+
+    /**
      * Pins a gateway process (all its threads, and those it starts later) to the gateway CPU; {@code forwards}: it
      * handles packets (relay, AF_XDP), so its CPU time counts as the gateway's. The XDP mode's {@code xaf gateway}
      * process only programs the kernel and serves metrics: pinned with the gateway, not counted per packet.
@@ -110,16 +134,7 @@ public final class Placement {
 
     /** CPU time the gateway's data path used so far: its ports' (and its own devices') NAPI threads and forwarding processes, in ns. */
     public long gatewayCpuNs() {
-        long ns = 0;
-        for (long tid : gatewayKthreads) ns += schedRunNs(Path.of("/proc", Long.toString(tid), "schedstat"));
-        for (long pid : gatewayProcesses) {
-            try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
-                for (Path t : tasks) ns += schedRunNs(t.resolve("schedstat"));
-            } catch (IOException e) {
-                // the process has ended: its time is gone with it
-            }
-        }
-        return ns;
+        return networkCpu().gatewayCpuNs();
     }
 
     /** One line for logs and reports. */
@@ -167,13 +182,5 @@ public final class Placement {
         List<String> cmd = new ArrayList<>(List.of("taskset", "-p", "-c", Integer.toString(cpu), Long.toString(id)));
         if (allThreads) cmd.add(1, "-a");
         Netns.tryExec(null, TIMEOUT, null, cmd); // a thread that ended meanwhile needs no CPU
-    }
-
-    private static long schedRunNs(Path schedstat) {
-        try {
-            return Long.parseLong(Files.readString(schedstat).trim().split("\\s+")[0]);
-        } catch (IOException | RuntimeException e) {
-            return 0;
-        }
     }
 }

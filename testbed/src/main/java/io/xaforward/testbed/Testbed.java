@@ -65,6 +65,7 @@ public final class Testbed {
             Netns.add(ns);
             if (idNamespaces.contains(ns) || switchNamespaces.contains(ns))
                 sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1");
+            if (switchNamespaces.contains(ns)) bridgeNetfilterOff(ns);
         }
 
         Map<String, Set<String>> existing = new HashMap<>();
@@ -84,12 +85,12 @@ public final class Testbed {
             configureEnd(batch, ethtool, v.nsB(), v.devB(), v.macB(), v.mtu());
         }
         for (Layout.Bridge b : l.bridges()) {
-            add(batch, b.namespace(), "link set dev " + b.name() + " type bridge stp_state 0 forward_delay 0");
+            add(batch, b.namespace(), "link set dev " + b.name() + " type bridge stp_state 0 forward_delay 0" + BRIDGE_NF_OFF);
             add(batch, b.namespace(), "link set dev " + b.name() + " up");
             for (String port : b.ports()) add(batch, b.namespace(), "link set dev " + port + " master " + b.name());
         }
         wan.ifPresent(w -> {
-            add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " type bridge stp_state 0 forward_delay 0");
+            add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " type bridge stp_state 0 forward_delay 0" + BRIDGE_NF_OFF);
             add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " up");
             add(batch, w.namespace(), "link set dev " + w.gatewaySide() + " master " + Layout.WAN_BRIDGE);
             add(batch, w.namespace(), "link set dev " + w.dcSide() + " master " + Layout.WAN_BRIDGE);
@@ -217,6 +218,29 @@ public final class Testbed {
     private static String rootQdisc(String ns, String dev) {
         String out = Netns.exec(null, "tc", "-n", ns, "-j", "qdisc", "show", "dev", dev, "root").stdout();
         return Json.readArray(out).stream().findFirst().map(q -> q.get("kind") + " " + q.get("handle")).orElse("none");
+    }
+
+    /**
+     * The per-bridge switches of bridge netfilter, off (as a bridge is created; said explicitly so that the intent is
+     * in the testbed, not in a kernel default).
+     */
+    private static final String BRIDGE_NF_OFF = " nf_call_iptables 0 nf_call_ip6tables 0 nf_call_arptables 0";
+
+    /**
+     * Keeps an emulated switch a switch: with br_netfilter loaded (Docker and Kubernetes load it), the kernel hands
+     * every bridged frame to iptables, ip6tables and arptables ({@code br_nf_pre_routing}, {@code br_nf_forward_ip},
+     * ...), work that no Ethernet switch does and that would be charged to the emulated network. The per-bridge
+     * {@code nf_call_*} options cannot turn it off alone: the kernel calls the hooks when either the bridge's option
+     * or its namespace's {@code net.bridge.bridge-nf-call-*} sysctl is on, and every new namespace starts with the
+     * sysctls on. So the switch namespaces (bridges and WAN segments, which run no firewall) get the sysctls off;
+     * they are per namespace, the host's own bridges are untouched. Without br_netfilter the sysctls do not exist
+     * and bridged frames never meet netfilter: nothing to do. No mode filters bridged traffic in these namespaces
+     * (docs/TOPOLOGY.md, "Bridge netfilter").
+     */
+    private static void bridgeNetfilterOff(String ns) {
+        Netns.exec(ns, TIMEOUT, null, List.of("sh", "-c", "if [ -d /proc/sys/net/bridge ]; then sysctl -q -w"
+                + " net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0"
+                + " net.bridge.bridge-nf-call-arptables=0; fi"));
     }
 
     private static void sysctl(String ns, String... settings) {

@@ -84,15 +84,32 @@ public final class AllReduceBenchmark {
 
     /** One cell of the table: times over the runs, and the bandwidths derived from them. */
     public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds,
-                       double[] cpuMicrosPerDatagram) {
+                       double[] cpuMicrosPerDatagram, double[] fabricMicrosPerDatagram, double[] gatewayMicrosPerDatagram) {
+        public Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds, double[] cpuMicrosPerDatagram) {
+            this(mode, algorithm, bytes, ranks, seconds, cpuMicrosPerDatagram, new double[0], new double[0]);
+        }
+
         public Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds) {
             this(mode, algorithm, bytes, ranks, seconds, new double[0]);
         }
 
         /** Median endpoint CPU per datagram (us, all ranks' process CPU over their datagrams); NaN if unknown. */
         public double medianCpuMicrosPerDatagram() {
-            double[] known = Arrays.stream(cpuMicrosPerDatagram).filter(v -> !Double.isNaN(v)).toArray();
-            return median(known);
+            return medianKnown(cpuMicrosPerDatagram);
+        }
+
+        /** Median CPU of the emulated fabric's NAPI threads per datagram (us, same datagram count); NaN if unknown. */
+        public double medianFabricMicrosPerDatagram() {
+            return medianKnown(fabricMicrosPerDatagram);
+        }
+
+        /** Median CPU of the gateway's data path per datagram (us, same datagram count); NaN if unknown. */
+        public double medianGatewayMicrosPerDatagram() {
+            return medianKnown(gatewayMicrosPerDatagram);
+        }
+
+        private static double medianKnown(double[] values) {
+            return median(Arrays.stream(values).filter(v -> !Double.isNaN(v)).toArray());
         }
         public double medianSeconds() { return median(seconds); }
         public double minSeconds() { return Arrays.stream(seconds).min().orElse(Double.NaN); }
@@ -125,8 +142,9 @@ public final class AllReduceBenchmark {
     private double gatewayCpuShare = 1.0;
 
     /**
-     * Runs every job placed (gateway on its own CPU) with the gateway's CPU budgeted to {@code share}, the same for
-     * every mode ({@link io.xaforward.testbed.CpuBudget}); 1 (the default) runs them unplaced, as before.
+     * Budgets the gateway's CPU to {@code share} in every job, the same for every mode
+     * ({@link io.xaforward.testbed.CpuBudget}); 1 (the default) gives it its whole CPU. Every job is placed (the
+     * gateway on its own CPU, the workers and the emulated fabric on the other) whatever the share.
      */
     public AllReduceBenchmark withGatewayCpu(double share) {
         if (!(share >= 0.05 && share <= 1)) throw new IllegalArgumentException("gateway CPU share must be 5% to 100%");
@@ -147,6 +165,8 @@ public final class AllReduceBenchmark {
         List<Long> big = options.sizesBytes().stream().filter(s -> s >= options.bigSizeBytes()).toList();
         Map<String, List<Double>> times = new LinkedHashMap<>();
         Map<String, List<Double>> cpuPerDatagram = new LinkedHashMap<>();
+        Map<String, List<Double>> fabricPerDatagram = new LinkedHashMap<>();
+        Map<String, List<Double>> gatewayPerDatagram = new LinkedHashMap<>();
         Map<String, Long> counters = new LinkedHashMap<>();
         int[] ranks = {0};
         int jobNo = 0;
@@ -186,6 +206,10 @@ public final class AllReduceBenchmark {
                         times.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>()).add(s.seconds());
                         cpuPerDatagram.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>())
                                 .add(s.cpuMicrosPerDatagram());
+                        fabricPerDatagram.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>())
+                                .add(s.fabricMicrosPerDatagram());
+                        gatewayPerDatagram.computeIfAbsent(key(label, s.algorithm(), s.bytes()), k -> new ArrayList<>())
+                                .add(s.gatewayMicrosPerDatagram());
                     }
                     o.gatewayCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
                 }
@@ -200,14 +224,18 @@ public final class AllReduceBenchmark {
                 for (String a : algorithms) {
                     List<Double> t = times.get(key(label, a, size / 4 * 4));
                     if (t == null) continue;
+                    String k = key(label, a, size / 4 * 4);
                     cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray(),
-                            cpuPerDatagram.get(key(label, a, size / 4 * 4)).stream().mapToDouble(Double::doubleValue)
-                                    .toArray()));
+                            values(cpuPerDatagram.get(k)), values(fabricPerDatagram.get(k)), values(gatewayPerDatagram.get(k))));
                 }
             }
         }
         GoodputResult goodput = options.goodputTopology() == null ? null : goodput(++jobNo);
         return new Result(options, ranks[0], cells, goodput, (System.nanoTime() - start) / 1e9, counters);
+    }
+
+    private static double[] values(List<Double> list) {
+        return list.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
     private GoodputResult goodput(int jobNo) throws Exception {

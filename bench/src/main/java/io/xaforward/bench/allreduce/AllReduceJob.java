@@ -34,18 +34,40 @@ public final class AllReduceJob {
      */
     /**
      * One timed all-reduce as all ranks saw it: the slowest rank's time; {@code cpuSeconds} and {@code datagrams}
-     * summed over the ranks (process CPU, kernel time in the processes' context included; datagrams sent plus
-     * received), NaN and 0 when the ranks do not report them (Gloo).
+     * summed over the ranks (the worker processes' CPU, user and kernel time in their own threads; datagrams sent
+     * plus received), NaN and 0 when the ranks do not report them (Gloo). {@code fabricCpuSeconds} and
+     * {@code gatewayCpuSeconds}: what the emulated network's NAPI threads (hosts', switches' and WAN veths) and the
+     * gateway's data path ran over the same interval, per all-reduce ({@link io.xaforward.cluster.NetworkCpu}), NaN
+     * when not measured.
      */
     public record Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError,
-                         double cpuSeconds, long datagrams) {
+                         double cpuSeconds, long datagrams, double fabricCpuSeconds, double gatewayCpuSeconds) {
+        public Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError,
+                      double cpuSeconds, long datagrams) {
+            this(run, bytes, algorithm, seconds, verified, maxError, cpuSeconds, datagrams, Double.NaN, Double.NaN);
+        }
+
         public Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError) {
             this(run, bytes, algorithm, seconds, verified, maxError, Double.NaN, 0);
         }
 
         /** Endpoint CPU per datagram in microseconds, NaN when not reported. */
         public double cpuMicrosPerDatagram() {
-            return datagrams > 0 ? cpuSeconds * 1e6 / datagrams : Double.NaN;
+            return perDatagram(cpuSeconds);
+        }
+
+        /** The emulated fabric's CPU per datagram (the endpoints' datagram count), in microseconds; NaN when not measured. */
+        public double fabricMicrosPerDatagram() {
+            return perDatagram(fabricCpuSeconds);
+        }
+
+        /** The gateway's CPU per datagram (the endpoints' datagram count), in microseconds; NaN when not measured. */
+        public double gatewayMicrosPerDatagram() {
+            return perDatagram(gatewayCpuSeconds);
+        }
+
+        private double perDatagram(double cpu) {
+            return datagrams > 0 ? cpu * 1e6 / datagrams : Double.NaN;
         }
     }
 
@@ -105,9 +127,8 @@ public final class AllReduceJob {
     }
 
     /**
-     * Places the job (gateway on its own CPU, workers and the emulated network on the other, as the training bench
-     * does) and budgets the gateway's CPU to {@code share} ({@link ClusterRun#placed(double)}); 1 leaves the job as
-     * it was (unplaced).
+     * Budgets the gateway's CPU to {@code share} ({@link ClusterRun#placed(double)}); 1 (the default) gives it the
+     * whole of its CPU. Every job is placed as the training bench places it, whatever the share.
      */
     public AllReduceJob gatewayCpu(double share) {
         this.gatewayCpuShare = share;
@@ -123,10 +144,15 @@ public final class AllReduceJob {
     public Outcome run() throws Exception {
         long start = System.nanoTime();
         try (ClusterRun cluster = new ClusterRun(spec.cluster(), out)) {
-            if (gatewayCpuShare < 1) cluster.placed(gatewayCpuShare);
+            // Placed as the training bench is: every veth's NAPI in a pinned kernel thread of its own, the gateway's
+            // on the gateway CPU, the rest (the emulated fabric) with the workers, so that the fabric's and the
+            // gateway's work is counted apart from the endpoints' instead of running as softirqs in the workers'
+            // threads (docs/TRANSPORT.md, "Where an endpoint's CPU goes").
+            cluster.placed(gatewayCpuShare);
             IdentifierPlan plan = cluster.up();
             Path specFile = spec.cluster().workDir().resolve("allreduce.properties");
             spec.write(specFile);
+            cluster.placement().networkCpu().write(spec.networkCpuFile());
             spec.runKeys().issue(spec.wireSecurity());
             int world = plan.worldSize();
             int started = 0;
@@ -243,7 +269,7 @@ public final class AllReduceJob {
     }
 
     private static Sample combine(Map<Integer, WorkerLine> at) {
-        double seconds = 0, maxError = 0, cpu = 0;
+        double seconds = 0, maxError = 0, cpu = 0, fabric = Double.NaN, gateway = Double.NaN;
         long datagrams = 0;
         boolean verified = true, cpuReported = true;
         WorkerLine any = null;
@@ -256,10 +282,13 @@ public final class AllReduceJob {
             } else {
                 cpuReported = false;
             }
+            // One rank (rank 0) reads the network's counters around its timed interval: they are the same for all.
+            if (l.values().containsKey("fabric_cpu_ns")) fabric = l.integer("fabric_cpu_ns") / 1e9;
+            if (l.values().containsKey("gateway_cpu_ns")) gateway = l.integer("gateway_cpu_ns") / 1e9;
             verified &= Boolean.parseBoolean(l.get("verified"));
             if (l.values().containsKey("max_error")) maxError = Math.max(maxError, l.number("max_error"));
         }
         return new Sample((int) any.integer("run"), any.integer("bytes"), any.get("algorithm"), seconds, verified, maxError,
-                cpuReported ? cpu : Double.NaN, cpuReported ? datagrams : 0);
+                cpuReported ? cpu : Double.NaN, cpuReported ? datagrams : 0, fabric, gateway);
     }
 }

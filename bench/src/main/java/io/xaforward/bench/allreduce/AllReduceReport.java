@@ -56,20 +56,27 @@ public final class AllReduceReport {
                         AllReduceBenchmark.mb(List.of(r.options().bigSizeBytes())), r.options().bigRuns()))
                 .append("The first run of every cell also checks the result against a double-precision reference ")
                 .append("(random floats, bound n·2^-23·Σ|x|) on every rank. ")
-                .append("Endpoint CPU per datagram: the worker JVMs' process CPU (user and kernel time in their ")
-                .append("context) over the timed all-reduces, summed over ranks, divided by the datagrams they sent ")
-                .append("and received (data and ACKs): each datagram counts at both ends, so sending plus receiving one ")
-                .append("costs twice the figure. Kernel work done in NAPI or softirq threads of the emulated network ")
-                .append("is not in it. Median over runs; '-' where the peer does not report it (Gloo).\n\n");
+                .append("Every job is placed as `xaf bench train` places it: every veth of the testbed runs NAPI in a ")
+                .append("kernel thread of its own; the gateway ports' threads are pinned to the gateway CPU, the workers, ")
+                .append("their transport threads and the other veths' threads (hosts', switches', WAN: the emulated ")
+                .append("fabric) to the worker CPU. ")
+                .append("CPU per datagram: CPU time over the timed all-reduces divided by the datagrams the ranks sent ")
+                .append("and received (data and ACKs, summed over ranks; each datagram counts at both ends, so sending ")
+                .append("plus receiving one costs twice the figure). Endpoint: the worker JVMs' process CPU (user and ")
+                .append("kernel time in their own threads: the system calls, the transport, the reduction). Fabric: ")
+                .append("the emulated network's NAPI threads (bridging, WAN shaping, delivery up to the receiving ")
+                .append("socket), what switches and NICs would do on real machines. Gateway: its ports' NAPI threads ")
+                .append("and forwarding processes. Median over runs; '-' where not measured (Gloo reports no ")
+                .append("datagram count).\n\n");
         b.append("| size | mode | algorithm | time median (ms) | algbw (GB/s) | busbw (GB/s) | busbw [min–max] | runs "
-                + "| endpoint CPU per datagram sent or received (us) |\n");
-        b.append("|---:|---|---|---:|---:|---:|---|---:|---:|\n");
+                + "| endpoint CPU per datagram sent or received (us) | fabric CPU per datagram (us) | gateway CPU per datagram (us) |\n");
+        b.append("|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
         for (AllReduceBenchmark.Cell c : r.cells()) {
-            double cpu = c.medianCpuMicrosPerDatagram();
-            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f | %.4f | %.4f | %.4f–%.4f | %d | %s |%n",
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f | %.4f | %.4f | %.4f–%.4f | %d | %s | %s | %s |%n",
                     AllReduceBenchmark.mb(List.of(c.bytes())), c.mode(), c.algorithm(),
                     c.medianSeconds() * 1e3, c.algbw(), c.busbw(), c.busbwMin(), c.busbwMax(), c.seconds().length,
-                    Double.isNaN(cpu) ? "-" : String.format(Locale.ROOT, "%.2f", cpu)));
+                    micros(c.medianCpuMicrosPerDatagram()), micros(c.medianFabricMicrosPerDatagram()),
+                    micros(c.medianGatewayMicrosPerDatagram())));
         }
         AllReduceBenchmark.GoodputResult g = r.goodput();
         if (g != null && !g.rateLimited()) {
@@ -120,6 +127,12 @@ public final class AllReduceReport {
             if (!Double.isNaN(c.medianCpuMicrosPerDatagram())) {
                 m.put("endpoint_cpu_us_per_datagram", c.medianCpuMicrosPerDatagram());
             }
+            if (!Double.isNaN(c.medianFabricMicrosPerDatagram())) {
+                m.put("fabric_cpu_us_per_datagram", c.medianFabricMicrosPerDatagram());
+            }
+            if (!Double.isNaN(c.medianGatewayMicrosPerDatagram())) {
+                m.put("gateway_cpu_us_per_datagram", c.medianGatewayMicrosPerDatagram());
+            }
             cells.add(m);
         }
         j.put("cells", cells);
@@ -156,6 +169,11 @@ public final class AllReduceReport {
         plot.setDomainAxis(x);
         plot.setRenderer(new XYLineAndShapeRenderer(true, true));
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 540);
+    }
+
+    /** Microseconds with two decimals, "-" when not measured. */
+    private static String micros(double us) {
+        return Double.isNaN(us) ? "-" : String.format(Locale.ROOT, "%.2f", us);
     }
 
     /** The goodput of every transfer in Mbit/s, comma separated. */

@@ -84,6 +84,14 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         return tokenOverrides.getOrDefault(rank, cluster.jobToken());
     }
 
+    /**
+     * Which threads' CPU is the emulated network's ({@link io.xaforward.cluster.NetworkCpu}), written by the launcher
+     * once the job is up and placed; rank 0 reads it around its timed all-reduces.
+     */
+    public Path networkCpuFile() {
+        return cluster.workDir().resolve("network-cpu.properties");
+    }
+
     /** A copy with another cluster (prefix, mode, ...), e.g. for the next run of a benchmark. */
     public AllReduceSpec withCluster(ClusterRun.Spec c) {
         return new AllReduceSpec(c, sizesBytes, algorithms, warmup, iterations, runs, verifyRuns, pattern, seed, bucketBytes,

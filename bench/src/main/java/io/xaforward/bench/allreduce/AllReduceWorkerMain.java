@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.cluster.NetworkCpu;
 import io.xaforward.cluster.RankNetwork;
 import io.xaforward.cluster.RankRuntime;
 import io.xaforward.cluster.WorkerLine;
@@ -69,6 +70,8 @@ public final class AllReduceWorkerMain {
         spec.runKeys().apply(spec.wireSecurity(), tc);
         long maxBytes = spec.sizesBytes().stream().mapToLong(s -> s / Float.BYTES * Float.BYTES).max().orElse(Float.BYTES);
         InputPattern pattern = new InputPattern(spec.pattern(), spec.seed());
+        // The emulated network's CPU is the same whoever reads it: rank 0 alone reports it.
+        NetworkCpu network = rank == 0 ? NetworkCpu.read(spec.networkCpuFile()) : NetworkCpu.NONE;
 
         var port = net.openPort(spec.tokenOf(rank));
         try (Arena arena = Arena.ofShared();
@@ -96,6 +99,7 @@ public final class AllReduceWorkerMain {
                             collectives.allReduce(buffer, count, op, step++, algorithm);
                         }
                         collectives.barrier(); // all ranks start the timed part together
+                        long fabricStart = network.fabricCpuNs(), gatewayStart = network.gatewayCpuNs();
                         long start = System.nanoTime();
                         long cpuStart = processCpuNanos();
                         long datagramsStart = transport.stats().packetsSent() + transport.stats().packetsReceived();
@@ -106,11 +110,16 @@ public final class AllReduceWorkerMain {
                         double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9 / spec.iterations();
                         long datagrams = (transport.stats().packetsSent() + transport.stats().packetsReceived()
                                 - datagramsStart) / spec.iterations();
+                        long fabricNs = (network.fabricCpuNs() - fabricStart) / spec.iterations();
+                        long gatewayNs = (network.gatewayCpuNs() - gatewayStart) / spec.iterations();
                         List<Object> line = new ArrayList<>(List.of("rank", rank, "run", run, "bytes", (long) count * Float.BYTES,
                                 "algorithm", algorithm.configName(),
                                 "seconds", String.format(Locale.ROOT, "%.6f", seconds),
                                 "cpu_seconds", String.format(Locale.ROOT, "%.6f", cpuSeconds),
                                 "datagrams", datagrams));
+                        if (network.placed()) {
+                            line.addAll(List.of("fabric_cpu_ns", fabricNs, "gateway_cpu_ns", gatewayNs));
+                        }
                         InputPattern.Check check = null;
                         if (run < spec.verifyRuns()) {
                             pattern.fill(buffer, rank, count);

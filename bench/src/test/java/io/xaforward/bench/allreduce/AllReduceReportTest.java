@@ -33,10 +33,21 @@ class AllReduceReportTest {
     }
 
     @Test
+    void fabricAndGatewayCpuAreCountedOverTheSameDatagramsAsTheEndpoints() {
+        AllReduceJob.Sample s = new AllReduceJob.Sample(0, 64 << 20, "hierarchical", 1.5, true, 0, 2.0, 400_000, 0.4, 0.2);
+        assertEquals(5.0, s.cpuMicrosPerDatagram(), 1e-9);
+        assertEquals(1.0, s.fabricMicrosPerDatagram(), 1e-9);
+        assertEquals(0.5, s.gatewayMicrosPerDatagram(), 1e-9);
+        AllReduceJob.Sample unplaced = new AllReduceJob.Sample(0, 64 << 20, "hierarchical", 1.5, true, 0, 2.0, 400_000);
+        assertTrue(Double.isNaN(unplaced.fabricMicrosPerDatagram()) && Double.isNaN(unplaced.gatewayMicrosPerDatagram()));
+    }
+
+    @Test
     void reportShowsTheCpuColumnAndADashWhereAPeerDoesNotReportIt(@TempDir Path dir) throws Exception {
         long bytes = 64L << 20;
         AllReduceBenchmark.Cell xaf = new AllReduceBenchmark.Cell("xdp+mac", "hierarchical", bytes, 4,
-                new double[] {1.6, 1.4, 1.5}, new double[] {3.0, 5.0, 4.0});
+                new double[] {1.6, 1.4, 1.5}, new double[] {3.0, 5.0, 4.0}, new double[] {1.0, 1.5, 2.0},
+                new double[] {0.25, 0.5, 0.75});
         AllReduceBenchmark.Cell gloo = new AllReduceBenchmark.Cell("gloo (kernel)", "gloo", bytes, 4,
                 new double[] {0.5, 0.6, 0.7}, new double[] {Double.NaN, Double.NaN, Double.NaN});
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(Path.of("topologies/two-dc.yaml"),
@@ -44,12 +55,15 @@ class AllReduceReportTest {
                 0.92, dir, null, true, List.of(WireSecurity.MAC));
         AllReduceBenchmark.Result r = new AllReduceBenchmark.Result(o, 4, List.of(xaf, gloo), null, 60, Map.of());
         String md = AllReduceReport.write(r, dir, "xaf bench allreduce", "test machine");
-        assertTrue(md.contains("| endpoint CPU per datagram sent or received (us) |"), md);
+        assertTrue(md.contains("| endpoint CPU per datagram sent or received (us) | fabric CPU per datagram (us) "
+                + "| gateway CPU per datagram (us) |"), md);
         assertTrue(md.contains("| 64 MB | xdp+mac | hierarchical | 1500.0 |"), md);
-        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | xdp+mac") && l.endsWith("| 4.00 |")), md);
-        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | gloo (kernel)") && l.endsWith("| - |")), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | xdp+mac") && l.endsWith("| 4.00 | 1.50 | 0.50 |")), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | gloo (kernel)") && l.endsWith("| - | - | - |")), md);
         String json = Files.readString(dir.resolve("allreduce.json"));
         assertTrue(json.contains("\"endpoint_cpu_us_per_datagram\": 4.0"), json);
+        assertTrue(json.contains("\"fabric_cpu_us_per_datagram\": 1.5"), json);
+        assertTrue(json.contains("\"gateway_cpu_us_per_datagram\": 0.5"), json);
         assertTrue(Files.size(dir.resolve("allreduce.png")) > 1000);
     }
 
