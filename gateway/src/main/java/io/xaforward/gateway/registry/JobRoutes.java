@@ -41,6 +41,12 @@ import java.util.regex.Pattern;
  * writes 65,536 valid registrations would make the wanted set larger than the route map, every later update would be
  * refused whole, and no other job would get a route. Registrations at or above the cap are passed over before their
  * value is even parsed, so a flood costs the gateway little more than its keys.
+ *
+ * <p><b>A full route map.</b> Quotas bound each job, not the number of jobs. When the jobs' routes together still
+ * exceed the route map, whole jobs are left out rather than the whole update refused: the jobs that had routes in
+ * the last update keep them, and the others are admitted in job order while they fit. A job left out gets no route
+ * at all (half a job's ranks are of no use to an all-reduce), is counted ({@code xaf_registry_jobs_refused}) and
+ * logged once; it is admitted as soon as room frees up.
  */
 public final class JobRoutes implements RouteRegistryWatch.Entries {
     /** Where the workers register (the rendezvous of {@code xaf worker --etcd}). */
@@ -122,7 +128,11 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
     /** The last pass's dropped registrations (key -> job), to count and log only what is new. */
     private Map<String, Integer> dropped = Map.of();
     private final AtomicLong droppedTotal = new AtomicLong();
-    private volatile int droppedNow, jobsOverQuotaNow;
+    private volatile int droppedNow, jobsOverQuotaNow, jobsRefusedNow;
+    /** How many routes the route map holds: the jobs' routes together never exceed it. */
+    private final int routeCapacity;
+    /** The jobs that had routes in the last pass (they keep them when the map is full), and those left out. */
+    private java.util.Set<Integer> admittedJobs = java.util.Set.of(), refusedJobs = java.util.Set.of();
 
     public JobRoutes(PortAddresses addresses) {
         this(addresses, DEFAULT_MAX_RANKS_PER_JOB);
@@ -130,11 +140,18 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
 
     /** Routes for at most {@code maxRanksPerJob} ranks of each job (1..65536), fewer where a job's world is smaller. */
     public JobRoutes(PortAddresses addresses, int maxRanksPerJob) {
+        this(addresses, maxRanksPerJob, io.xaforward.dataplane.SharedLayouts.MAX_ROUTES);
+    }
+
+    /** As above, for a route map of {@code routeCapacity} routes. */
+    public JobRoutes(PortAddresses addresses, int maxRanksPerJob, int routeCapacity) {
         if (maxRanksPerJob < 1 || maxRanksPerJob > 0x10000) {
             throw new IllegalArgumentException("--max-ranks-per-job must be 1..65536, was " + maxRanksPerJob);
         }
+        if (routeCapacity < 1) throw new IllegalArgumentException("route capacity must be positive, was " + routeCapacity);
         this.addresses = addresses;
         this.maxRanksPerJob = maxRanksPerJob;
+        this.routeCapacity = routeCapacity;
     }
 
     /** Checks a {@code --follow-jobs} prefix: every job ({@code /xaf/jobs/}) or one ({@code /xaf/jobs/7/}). */
@@ -254,7 +271,39 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         dropped = now;
         droppedNow = now.size();
         jobsOverQuotaNow = perJob.size();
-        return admitted;
+        return fitTheMap(admitted);
+    }
+
+    /** Whole jobs out while the routes exceed the map: the last pass's jobs first, then by job id (class comment). */
+    private Map<String, GatewayConfig.RouteConfig> fitTheMap(Map<String, GatewayConfig.RouteConfig> routes) {
+        Map<Integer, Integer> perJob = new TreeMap<>();
+        for (GatewayConfig.RouteConfig r : routes.values()) perJob.merge(r.networkId() >>> 16, 1, Integer::sum);
+        java.util.Set<Integer> refused = new java.util.TreeSet<>();
+        if (routes.size() > routeCapacity) {
+            List<Integer> order = new java.util.ArrayList<>();
+            for (int job : perJob.keySet()) if (admittedJobs.contains(job)) order.add(job);
+            for (int job : perJob.keySet()) if (!admittedJobs.contains(job)) order.add(job);
+            int room = routeCapacity;
+            for (int job : order) {
+                int n = perJob.get(job);
+                if (n <= room) room -= n; else refused.add(job);
+            }
+        }
+        for (int job : refused) {
+            if (!refusedJobs.contains(job)) {
+                LOG.warn("job {}: its {} routes do not fit the route map ({} routes, held by other jobs): none installed"
+                        + " until room frees up", job, perJob.get(job), routeCapacity);
+            }
+        }
+        for (int job : refusedJobs) if (!refused.contains(job)) LOG.info("job {}: its routes fit the route map again", job);
+        Map<String, GatewayConfig.RouteConfig> fits = new LinkedHashMap<>();
+        for (var e : routes.entrySet()) if (!refused.contains(e.getValue().networkId() >>> 16)) fits.put(e.getKey(), e.getValue());
+        java.util.Set<Integer> jobs = new java.util.HashSet<>(perJob.keySet());
+        jobs.removeAll(refused);
+        admittedJobs = jobs;
+        refusedJobs = refused;
+        jobsRefusedNow = refused.size();
+        return fits;
     }
 
     @Override
@@ -265,7 +314,9 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
                 + "# HELP xaf_registry_quota_dropped Rank registrations given no route now, over their job's quota.\n"
                 + "# TYPE xaf_registry_quota_dropped gauge\nxaf_registry_quota_dropped " + droppedNow + "\n"
                 + "# HELP xaf_registry_jobs_over_quota Jobs with registrations over their quota now.\n"
-                + "# TYPE xaf_registry_jobs_over_quota gauge\nxaf_registry_jobs_over_quota " + jobsOverQuotaNow + "\n";
+                + "# TYPE xaf_registry_jobs_over_quota gauge\nxaf_registry_jobs_over_quota " + jobsOverQuotaNow + "\n"
+                + "# HELP xaf_registry_jobs_refused Jobs given no route now because their routes do not fit the route map.\n"
+                + "# TYPE xaf_registry_jobs_refused gauge\nxaf_registry_jobs_refused " + jobsRefusedNow + "\n";
     }
 
     private static byte[] mac(String text, String where) {

@@ -65,7 +65,7 @@ class JobRouteQuotaTest {
 
     void startWatch(int maxRanksPerJob) {
         watch = new RouteRegistryWatch(gateway, new EtcdClient(etcd.url(), Duration.ofSeconds(5)), JOBS,
-                new JobRoutes(JobRoutesTest.ADDRESSES, maxRanksPerJob)).start();
+                new JobRoutes(JobRoutesTest.ADDRESSES, maxRanksPerJob, MAP_CAPACITY)).start();
     }
 
     /** Job 7, two ranks, well behaved; job 9 writes {@code flood} registrations, each claiming {@code world}. */
@@ -120,6 +120,31 @@ class JobRouteQuotaTest {
         startWatch(JobRoutes.DEFAULT_MAX_RANKS_PER_JOB);
         assertEquals(List.of(0x00090000, 0x00090001, 0x00090002), routesOfJob(9));
         assertEquals(3, gateway.metric("xaf_registry_quota_dropped"));
+    }
+
+    @Test
+    void manyJobsWithinTheirQuotasFillTheMapWithoutTakingItFromTheJobsThatHadRoutes() {
+        // job 20 (the last by id) runs first; then jobs 10..14 each register 1024 ranks: 2 + 5 x 1024 > 4096
+        etcd.put(JOBS + "20/ranks/0", registration(0, 2));
+        etcd.put(JOBS + "20/ranks/1", registration(1, 2));
+        startWatch(1024);
+        assertEquals(List.of(0x00140000, 0x00140001), routesOfJob(20));
+        for (int job = 10; job < 15; job++) {
+            for (int r = 0; r < 1024; r++) etcd.put(JOBS + job + "/ranks/" + r, registration(r, 1024));
+        }
+        watch.resyncNow();
+        assertEquals(0, gateway.refused, "no update refused whole");
+        assertEquals(List.of(0x00140000, 0x00140001), routesOfJob(20), "the job that had routes keeps them");
+        for (int job = 10; job < 13; job++) assertEquals(1024, routesOfJob(job).size(), "job " + job + " fits");
+        for (int job = 13; job < 15; job++) assertEquals(List.of(), routesOfJob(job), "job " + job + " does not fit: no route at all");
+        assertEquals(2, gateway.metric("xaf_registry_jobs_refused"));
+        assertEquals(2 + 3 * 1024, gateway.ids().size());
+
+        for (int r = 0; r < 1024; r++) etcd.delete(JOBS + "10/ranks/" + r); // job 10 ends: room for job 13
+        watch.resyncNow();
+        assertEquals(1024, routesOfJob(13).size());
+        assertEquals(List.of(), routesOfJob(14));
+        assertEquals(1, gateway.metric("xaf_registry_jobs_refused"));
     }
 
     @Test
