@@ -192,7 +192,7 @@ public final class EtcdRendezvous implements WorldSource {
      * every one of them, it is no secret. The job secret is never written to etcd. The world size bounds the ranks
      * such a gateway installs routes for (a job's ranks beyond it get none).
      */
-    private String registration(NetworkForm form, String iface, int token, int world, LocalAddress self) {
+    String registration(NetworkForm form, String iface, int token, int world, LocalAddress self) {
         StringBuilder y = new StringBuilder("{datacenter: \"").append(site.datacenter()).append("\", form: ")
                 .append(form.configName()).append(", mtu: ").append(self.mtu()).append(", interface: \"")
                 .append(iface).append("\", token: ").append(String.format("0x%08x", token))
