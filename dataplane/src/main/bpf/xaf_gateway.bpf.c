@@ -126,6 +126,10 @@ static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_le
 		return drop(XAF_C_DROP_NO_ROUTE);
 	if (r->ingress_mask && (port->slot >= 64 || !(r->ingress_mask & (1ULL << port->slot))))
 		return drop(XAF_C_DROP_INGRESS);
+	/* Hairpin (PROTOCOL.md §7): a frame never leaves by the port it arrived on unless the route lists that port in
+	 * its ingress list. It would leave with the gateway's source address, past the receiver's source check. */
+	if (r->action == XAF_ACT_FORWARD && !r->ingress_mask && r->tx_slot == port->slot)
+		return drop(XAF_C_DROP_HAIRPIN);
 	if (word32((void *)xaf + 12) != bpf_htonl(r->job_id) || word32((void *)xaf + 16) != bpf_htonl(r->job_token))
 		return drop(XAF_C_DROP_BAD_TOKEN);
 	if (r->action == XAF_ACT_LOCAL)
@@ -191,12 +195,13 @@ static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_le
 
 	/* PROTOCOL.md §7: the rebuilt frame must fit the egress port. What follows its Ethernet header (the IP packet,
 	 * or ID header + XAF header + payload) is compared with the port's MTU; the kernel would drop a larger frame
-	 * after the redirect, where this program could no longer count it. */
+	 * after the redirect, where this program could no longer count it. It must also fit the egress form's 16-bit
+	 * length fields, which a port MTU above 64 kB does not guarantee. */
 	tx_slot = r->tx_slot;
 	mtu = bpf_map_lookup_elem(&port_mtus, &tx_slot);
 	if (!mtu || !*mtu)
 		return drop(XAF_C_DROP_REDIRECT); /* no port at that slot */
-	if (out_len - ETH_HLEN + f->xaf_len > *mtu) {
+	if (out_len - ETH_HLEN + f->xaf_len > *mtu || !fits_form_length(r->egress_form, f->xaf_len)) {
 		use->tx_slot = tx_slot;
 		return drop(XAF_C_DROP_TOO_BIG);
 	}

@@ -34,6 +34,21 @@ static __always_inline __u32 outer_len_of(__u8 form)
 	}
 }
 
+/*
+ * Whether a frame of xaf_len bytes (XAF header + payload) fits the length fields of the egress form (PROTOCOL.md §7,
+ * "Egress MTU"): the IPv4 total length (20 + 8 + xaf_len), the IPv6 payload length (8 + xaf_len) and the ID length
+ * (xaf_len) are 16 bits. An ID frame of the largest payload fits neither IP form; a port MTU above 64 kB (lo, or a
+ * value written into port_mtus) would not stop it.
+ */
+static __always_inline int fits_form_length(__u8 form, __u32 xaf_len)
+{
+	switch (form) {
+	case XAF_FORM_IPV4: return IPV4_HDR_LEN + UDP_HDR_LEN + xaf_len <= 0xffff;
+	case XAF_FORM_IPV6: return UDP_HDR_LEN + xaf_len <= 0xffff;
+	default:            return xaf_len <= 0xffff;
+	}
+}
+
 static __always_inline void write_eth(struct ethhdr *eth, const struct xaf_route *r, __u16 proto)
 {
 	__builtin_memcpy(eth->h_dest, r->dst_mac, ETH_ALEN);
@@ -93,6 +108,10 @@ static __always_inline int write_ipv6(struct xdp_md *ctx, const struct xaf_route
 
 	/* bounds: Ethernet + IPv6 + UDP + the whole XAF header (read for the checksum) */
 	if ((void *)(xaf + 1) > data_end)
+		return -1;
+	/* the IPv6 payload length and the UDP length are 16 bits: a longer datagram would leave with both truncated
+	 * (forward() already drops it as too big; this keeps the writer safe on its own, as write_ipv4 is) */
+	if (udp_len > 0xffff)
 		return -1;
 	write_eth(eth, r, ETH_P_IPV6);
 	*(__be32 *)ip6 = bpf_htonl(0x60000000); /* version 6, traffic class 0, flow label 0 */

@@ -95,7 +95,8 @@ struct xaf_route {
 	__u8  action;          /* enum xaf_route_action */
 	__u8  egress_form;     /* enum xaf_form */
 	__u16 src_port_span;   /* UDP source ports the route spreads flows over; 0 or 1: always src_port (PROTOCOL.md §7) */
-	__u64 ingress_mask;    /* bit i set: frames may arrive on the port with slot i; 0 = any port */
+	__u64 ingress_mask;    /* bit i set: frames may arrive on the port with slot i; 0 = any port but tx_slot's
+	                        * (a frame never leaves by the port it arrived on unless that port's bit is set) */
 	__u32 job_id;          /* the route serves exactly this job ... */
 	__u32 job_token;       /* ... and frames must carry this token */
 	__u32 drop_one_in;     /* fault injection for tests: drop 1 in N forwarded frames; 0 = never */
@@ -131,7 +132,9 @@ enum xaf_counter {
 	XAF_C_DROP_INJECTED,      /* drop_one_in fault injection */
 	XAF_C_DROP_REDIRECT,      /* devmap/xskmap redirect failed */
 	XAF_C_DROP_BAD_FORM,      /* route egress form unknown */
-	XAF_C_DROP_TOO_BIG,       /* the rebuilt frame does not fit the egress port's MTU (or a local socket's buffer) */
+	XAF_C_DROP_TOO_BIG,       /* the rebuilt frame does not fit the egress port's MTU, the egress form's length
+	                           * fields, or a local socket's buffer */
+	XAF_C_DROP_HAIRPIN,       /* the route leaves by the port the frame arrived on and does not list it as ingress */
 	XAF_C__MAX,
 };
 #define XAF_COUNTERS 16       /* slots per array in struct xaf_counters; >= XAF_C__MAX */

@@ -45,6 +45,11 @@ final class GatewayCommand implements Callable<Integer> {
             + " (one job); each port of the config names the data center it faces (datacenter: NAME). See docs/DEPLOY.md")
     String followJobs;
 
+    @Option(names = "--max-ranks-per-job", paramLabel = "N", description = "with --follow-jobs: route at most N ranks of each job"
+            + " (ranks 0..N-1; a job's registered world size bounds it further), so one job cannot fill the route map;"
+            + " default ${DEFAULT-VALUE}, 1..65536")
+    int maxRanksPerJob = JobRoutes.DEFAULT_MAX_RANKS_PER_JOB;
+
     @Option(names = "--pin", description = "pin the XDP links and maps under /sys/fs/bpf/xaforward/NAME/: the program keeps forwarding after the process ends,"
             + " and the next 'xaf gateway --pin' with the same name adopts it without dropping frames ('xaf gateway unpin' removes it)")
     boolean pin;
@@ -58,6 +63,7 @@ final class GatewayCommand implements Callable<Integer> {
         String pinName = pin ? nameOf(config, name) : null;
         if (registry == null) {
             if (followJobs != null) throw new IllegalArgumentException("--follow-jobs needs --registry URL");
+            if (maxRanksPerJob != JobRoutes.DEFAULT_MAX_RANKS_PER_JOB) throw new IllegalArgumentException("--max-ranks-per-job needs --follow-jobs");
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --registry URL");
             return GatewayMain.run(config, null, null, pinName);
         }
@@ -66,8 +72,9 @@ final class GatewayCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("give --registry-prefix (routes written by the operator) or --follow-jobs"
                         + " (routes derived from the rank registrations), not both");
             }
-            return GatewayMain.run(config, registry, etcd.security(), JobRoutes.checkPrefix(followJobs), true, pinName);
+            return GatewayMain.run(config, registry, etcd.security(), JobRoutes.checkPrefix(followJobs), true, maxRanksPerJob, pinName);
         }
+        if (maxRanksPerJob != JobRoutes.DEFAULT_MAX_RANKS_PER_JOB) throw new IllegalArgumentException("--max-ranks-per-job needs --follow-jobs");
         if (registryPrefix == null) {
             throw new IllegalArgumentException("--registry needs --registry-prefix (where this gateway's routes are) or"
                     + " --follow-jobs /xaf/jobs/ (routes derived from the workers' registrations)");

@@ -8,8 +8,13 @@ package io.xaforward.dataplane;
 public enum Counter {
     RX_XAF, PASS_NON_XAF, FORWARDED, TO_LOCAL, DROP_MALFORMED, DROP_NO_ROUTE, DROP_HOP_LIMIT, DROP_BAD_TOKEN,
     DROP_INGRESS, DROP_INJECTED, DROP_REDIRECT, DROP_BAD_FORM,
-    /** The rebuilt frame does not fit the egress port's MTU (PROTOCOL.md §7), or a local socket takes no fragments. */
-    DROP_TOO_BIG;
+    /**
+     * The rebuilt frame does not fit the egress port's MTU or the egress form's 16-bit length fields (PROTOCOL.md §7),
+     * or a local socket takes no fragments.
+     */
+    DROP_TOO_BIG,
+    /** The route would send the frame back out of the port it arrived on, which its ingress list does not name. */
+    DROP_HAIRPIN;
 
     /** The map key (C enum value). */
     public int code() { return ordinal(); }

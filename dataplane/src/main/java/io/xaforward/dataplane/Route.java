@@ -11,7 +11,7 @@ import java.util.HexFormat;
  * @param txSlot     key into the tx_ports devmap (0..63)
  * @param action     {@link SharedLayouts#ACTION_FORWARD} or {@link SharedLayouts#ACTION_LOCAL}
  * @param egressForm {@link SharedLayouts#FORM_IPV4}, {@code FORM_IPV6} or {@code FORM_ID}
- * @param ingressMask bit i: frames may arrive on the port with slot i; 0 = any port
+ * @param ingressMask bit i: frames may arrive on the port with slot i; 0 = any port but the one at txSlot (hairpin)
  * @param dropOneIn  fault injection: drop 1 in N frames; 0 = never
  * @param srcId      ID form: src_id written into the ID header
  * @param srcPort    IP forms: the UDP source port written on egress, the first of {@code srcPortSpan}

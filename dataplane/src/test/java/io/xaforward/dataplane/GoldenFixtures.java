@@ -44,7 +44,8 @@ public final class GoldenFixtures {
     /** The same files on the test classpath (and in the dataplane test-jar). */
     static final String RESOURCE_DIR = "/golden/";
     /** The files, one per theme, in the order {@link #groups} makes them. */
-    static final List<String> FILES = List.of("forward.txt", "span.txt", "mtu.txt", "hop-limit.txt", "local.txt", "drop.txt", "pass.txt");
+    static final List<String> FILES = List.of("forward.txt", "span.txt", "mtu.txt", "hop-limit.txt", "local.txt", "drop.txt", "pass.txt",
+            "hairpin.txt", "form-length.txt");
 
     static final int LO = GoldenFixture.IFINDEX; // exists in every namespace; lo has one rx queue
     static final int NET = 0x0A0B0C0D;           // network index identifier under test
@@ -62,6 +63,18 @@ public final class GoldenFixtures {
         boolean v6 = egressForm == FORM_IPV6;
         return Route.forward(TX_SLOT, egressForm, (1L << IN_SLOT) | (1L << 9), JOB, TOKEN, SRC_ID, R_SMAC, R_DMAC,
                 v6 ? R_SIP6 : R_SIP4, v6 ? R_DIP6 : R_DIP4, R_SPORT, XAF_PORT);
+    }
+
+    /** As {@link #route(int)}, leaving by {@code txSlot} and admitted from the ports of {@code ingressMask} (0: any). */
+    static Route route(int egressForm, int txSlot, long ingressMask) {
+        boolean v6 = egressForm == FORM_IPV6;
+        return Route.forward(txSlot, egressForm, ingressMask, JOB, TOKEN, SRC_ID, R_SMAC, R_DMAC,
+                v6 ? R_SIP6 : R_SIP4, v6 ? R_DIP6 : R_DIP4, R_SPORT, XAF_PORT);
+    }
+
+    /** lo is port IN_SLOT speaking {@code ingressForm} and also the egress port of that same slot; route NET. */
+    static List<Setup> hairpin(int ingressForm, Route r) {
+        return List.of(new Port(LO, IN_SLOT, ingressForm, 0), new TxPort(IN_SLOT, LO, 0), new RouteEntry(NET, r));
     }
 
     /** Standard setup: lo is port IN_SLOT speaking {@code ingressForm}, tx slot TX_SLOT -> lo, route NET. */
@@ -331,6 +344,52 @@ public final class GoldenFixtures {
         passes.add(pass("XAF frame on an ifindex that is not a port", ingress(FORM_IPV4, ok.bytes()),
                 List.of(new TxPort(TX_SLOT, LO, 0), new RouteEntry(NET, route(FORM_IPV6)))));
 
+        // ---- hairpin (PROTOCOL.md §7): a frame never leaves by the port it arrived on unless the route lists that
+        //      port in its ingress list; without an ingress list such a frame is dropped as drop_hairpin, before the
+        //      token is looked at. A LOCAL route has no egress port: the rule does not apply to it ----
+        List<GoldenFixture> hairpins = new ArrayList<>();
+        int[] hairpinSeed = {3000}; // payloads of their own, so the other files' payloads stay as they were
+        for (int in : forms) {
+            for (int out : forms) {
+                Xaf x = Xaf.of(9, NET, JOB, TOKEN, payload(60 + in * 3 + out, ++hairpinSeed[0]));
+                hairpins.add(new GoldenFixture("hairpin: " + formName(in) + " -> " + formName(out) + ", no ingress list, leaves by the arrival port: dropped",
+                        in, hairpin(in, route(out, IN_SLOT, 0)), ingress(in, x.bytes()), XDP_DROP, null, Counter.DROP_HAIRPIN, true, -1, out));
+            }
+        }
+        for (int in : forms) {
+            int out = in == FORM_ID ? FORM_IPV4 : FORM_ID;
+            hairpins.add(forwarded("hairpin: " + formName(in) + " -> " + formName(out) + ", the route lists the arrival port: forwarded back out of it",
+                    in, out, hairpin(in, route(out, IN_SLOT, 1L << IN_SLOT)), 0, payload(90 + in, ++hairpinSeed[0])));
+            hairpins.add(forwarded("hairpin: " + formName(in) + " -> " + formName(out) + ", no ingress list, another egress port: forwarded",
+                    in, out, standard(in, route(out, TX_SLOT, 0)), 0, payload(95 + in, ++hairpinSeed[0])));
+        }
+        Xaf badToken = Xaf.of(9, NET, JOB, TOKEN ^ 1, payload(70, ++hairpinSeed[0]));
+        hairpins.add(new GoldenFixture("hairpin: checked before the token (wrong token, leaves by the arrival port)", FORM_IPV4,
+                hairpin(FORM_IPV4, route(FORM_IPV6, IN_SLOT, 0)), ingress(FORM_IPV4, badToken.bytes()), XDP_DROP, null,
+                Counter.DROP_HAIRPIN, true, -1, FORM_IPV6));
+        Xaf lastHop = Xaf.of(1, NET, JOB, TOKEN, payload(71, ++hairpinSeed[0]));
+        hairpins.add(new GoldenFixture("hairpin: checked before the hop limit (hop limit 1, leaves by the arrival port)", FORM_IPV6,
+                hairpin(FORM_IPV6, route(FORM_IPV4, IN_SLOT, 0)), ingress(FORM_IPV6, lastHop.bytes()), XDP_DROP, null,
+                Counter.DROP_HAIRPIN, true, -1, FORM_IPV4));
+        Xaf local0 = Xaf.of(9, NET, JOB, TOKEN, payload(72, ++hairpinSeed[0]));
+        hairpins.add(new GoldenFixture("hairpin: a LOCAL route on the port of slot 0 has no egress port and is not a hairpin", FORM_IPV4,
+                List.of(new Port(LO, 0, FORM_IPV4, 0), new TxPort(0, LO, 0), new RouteEntry(NET, Route.local(0, JOB, TOKEN))),
+                ingress(FORM_IPV4, local0.bytes()), XDP_DROP, ingress(FORM_IPV4, local0.bytes()), Counter.DROP_REDIRECT, true, -1, FORM_NONE));
+
+        // ---- the egress form's own length fields (PROTOCOL.md §7, "Egress MTU"): an ID frame of nearly 64 kB fits
+        //      the ID length but not the IPv6 payload length (8 + 48 + payload <= 65535) nor the IPv4 total length
+        //      (20 + 8 + 48 + payload <= 65535). A port MTU above 64 kB does not stop it; the program must, or the
+        //      frame would leave with truncated length fields. One byte over each form's limit ----
+        List<GoldenFixture> formLengths = new ArrayList<>();
+        int bigMtu = 1 << 17;
+        for (int out : new int[] {FORM_IPV6, FORM_IPV4}) {
+            int over = (out == FORM_IPV6 ? 0xFFFF - 8 - 48 : 0xFFFF - 20 - 8 - 48) + 1;
+            formLengths.add(new GoldenFixture("form length: ID -> " + formName(out) + ", egress MTU " + bigMtu + ", payload " + over
+                    + " is one byte more than the " + formName(out) + " length fields hold", FORM_ID, withMtu(FORM_ID, route(out), bigMtu),
+                    ingress(FORM_ID, Xaf.of(9, NET, JOB, TOKEN, payload(over, 4000 + out)).bytes()), XDP_DROP, null,
+                    Counter.DROP_TOO_BIG, true, -1, out));
+        }
+
         return List.of(
                 new Group(FILES.get(0), "forwarding between all nine ingress x egress form pairs, odd and even payloads, padded frames", forward),
                 new Group(FILES.get(1), "a route's UDP source-port span: the flows of one sender leave from distinct source ports (PROTOCOL.md §7)", spans),
@@ -338,7 +397,9 @@ public final class GoldenFixtures {
                 new Group(FILES.get(3), "the hop limit cap at ingress (PROTOCOL.md §6)", hopLimits),
                 new Group(FILES.get(4), "LOCAL routes: the frame handed on as it arrived (no AF_XDP socket here: the redirect falls back to DROP)", local),
                 new Group(FILES.get(5), "malformed, truncated and refused frames, each with its own counter", drops),
-                new Group(FILES.get(6), "frames that are not XAF, or not on a port: passed untouched", passes));
+                new Group(FILES.get(6), "frames that are not XAF, or not on a port: passed untouched", passes),
+                new Group(FILES.get(7), "hairpin: a frame never leaves by the port it arrived on unless its route lists that port as ingress (PROTOCOL.md §7)", hairpins),
+                new Group(FILES.get(8), "the egress form's 16-bit length fields, with a port MTU above 64 kB (PROTOCOL.md §7, \"Egress MTU\")", formLengths));
     }
 
     /** The files' contents by file name, as {@link #main} writes them. */

@@ -74,7 +74,7 @@ class GoldenFixturesTest {
                 count++;
             }
         }
-        assertEquals(167, count, "golden packets in all files");
+        assertEquals(187, count, "golden packets in all files");
     }
 
     @Test

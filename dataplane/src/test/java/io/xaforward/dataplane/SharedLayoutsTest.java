@@ -29,7 +29,7 @@ class SharedLayoutsTest {
     static final List<String> C_COUNTERS = List.of("XAF_C_RX_XAF", "XAF_C_PASS_NON_XAF", "XAF_C_FORWARDED",
             "XAF_C_TO_LOCAL", "XAF_C_DROP_MALFORMED", "XAF_C_DROP_NO_ROUTE", "XAF_C_DROP_HOP_LIMIT",
             "XAF_C_DROP_BAD_TOKEN", "XAF_C_DROP_INGRESS", "XAF_C_DROP_INJECTED", "XAF_C_DROP_REDIRECT",
-            "XAF_C_DROP_BAD_FORM", "XAF_C_DROP_TOO_BIG");
+            "XAF_C_DROP_BAD_FORM", "XAF_C_DROP_TOO_BIG", "XAF_C_DROP_HAIRPIN");
 
     static Map<String, Long> probe = new HashMap<>();
 

@@ -14,7 +14,8 @@ import java.nio.ByteOrder;
 
 /**
  * The route checks of PROTOCOL.md §7 for a valid XAF frame, in the spec's order (the order the XDP program uses):
- * route lookup, ingress port, job id and token, hop limit, and whether the rebuilt frame fits the egress port's MTU;
+ * route lookup, ingress port (hairpin included), job id and token, hop limit, and whether the rebuilt frame fits the
+ * egress port's MTU and the egress form's length fields;
  * and the hop limit a forwarded frame leaves with ({@link #forwardedHopLimit}: clamped to the gateway's cap) and
  * the UDP source port it leaves from, picked from the route's span ({@link #egressSourcePort}).
  * Both Java engines (the UDP/AF_PACKET relay and the AF_XDP gateway) call this, so the same bad frame is counted under
@@ -24,7 +25,8 @@ public final class ForwardingDecision {
     /** Why a frame is dropped, or FORWARD. Each maps to the XDP program's counter of the same name. */
     public enum Verdict {
         FORWARD(Counter.FORWARDED), DROP_NO_ROUTE(Counter.DROP_NO_ROUTE), DROP_INGRESS(Counter.DROP_INGRESS),
-        DROP_BAD_TOKEN(Counter.DROP_BAD_TOKEN), DROP_HOP_LIMIT(Counter.DROP_HOP_LIMIT), DROP_TOO_BIG(Counter.DROP_TOO_BIG);
+        DROP_BAD_TOKEN(Counter.DROP_BAD_TOKEN), DROP_HOP_LIMIT(Counter.DROP_HOP_LIMIT), DROP_TOO_BIG(Counter.DROP_TOO_BIG),
+        DROP_HAIRPIN(Counter.DROP_HAIRPIN);
 
         private final Counter counter;
 
@@ -36,8 +38,11 @@ public final class ForwardingDecision {
 
     /** What the decision needs of a route; the engines' own route records implement it. */
     public interface RouteChecks {
-        /** Ports (bit = slot) the frame may arrive on; 0 means any. */
+        /** Ports (bit = slot) the frame may arrive on; 0 means any but the egress port ({@link #decide}: hairpin). */
         long ingressMask();
+
+        /** The slot of the port the route forwards out of. */
+        int egressSlot();
 
         int jobId();
 
@@ -74,9 +79,15 @@ public final class ForwardingDecision {
         if (route == null) return Verdict.DROP_NO_ROUTE;
         long mask = route.ingressMask();
         if (mask != 0 && (ingressSlot >= 64 || (mask & (1L << ingressSlot)) == 0)) return Verdict.DROP_INGRESS;
+        // Hairpin: never back out of the arrival port unless the route names it as ingress; it would leave with the
+        // gateway's source address, past the receiver's source check (PROTOCOL.md §7).
+        if (mask == 0 && route.egressSlot() == ingressSlot) return Verdict.DROP_HAIRPIN;
         if (xaf.jobId() != route.jobId() || xaf.jobToken() != route.jobToken()) return Verdict.DROP_BAD_TOKEN;
         if (xaf.hopLimit() <= 1) return Verdict.DROP_HOP_LIMIT;
-        if (egressLength(route.egressForm(), xaf.payloadLength()) > route.egressMtu()) return Verdict.DROP_TOO_BIG;
+        NetworkForm egress = route.egressForm();
+        if (egressLength(egress, xaf.payloadLength()) > route.egressMtu() || xaf.payloadLength() > egress.maxPayload()) {
+            return Verdict.DROP_TOO_BIG;
+        }
         return Verdict.FORWARD;
     }
 

@@ -65,7 +65,8 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
 
     /**
      * One route. For {@code FORWARD}, {@code egress} names a port; MACs and addresses describe the next hop on the
-     * egress network. {@code srcMac} empty means the egress interface's own MAC. {@code ingress} empty means any port.
+     * egress network. {@code srcMac} empty means the egress interface's own MAC. {@code ingress} empty means any port
+     * but the egress port (no hairpin, PROTOCOL.md §7).
      * {@code srcPortSpan} (1..{@value #MAX_SRC_PORT_SPAN}, {@code src-port-span}): the IP forms' frames leave from one of
      * that many consecutive UDP source ports from {@code srcPort}, one per flow (docs/PROTOCOL.md §7, "The egress flow").
      */

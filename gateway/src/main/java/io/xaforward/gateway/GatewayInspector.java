@@ -186,7 +186,7 @@ public final class GatewayInspector implements AutoCloseable {
             }
             t.row(String.format("0x%08x", e.getKey()), Integer.toUnsignedString(r.jobId()), local ? "local" : "forward", egress, form,
                     local ? "-" : mac.formatHex(r.dstMac()), local ? "-" : ip(r), noPorts ? "-" : srcPorts(r), noPorts ? "-" : Integer.toString(r.dstPort()),
-                    r.ingressMask() == 0 ? "any" : ingress.toString());
+                    r.ingressMask() != 0 ? ingress.toString() : local ? "any" : "any but " + egress); // no hairpin (PROTOCOL.md §7)
         }
         return t.toString();
     }

@@ -99,6 +99,12 @@ public final class GatewayMain {
      * the data centers they face.
      */
     public static int run(Path config, URI registry, EtcdSecurity security, String prefix, boolean followJobs, String pinName) {
+        return run(config, registry, security, prefix, followJobs, JobRoutes.DEFAULT_MAX_RANKS_PER_JOB, pinName);
+    }
+
+    /** As above, each job getting routes for at most {@code maxRanksPerJob} ranks ({@link JobRoutes}, quotas). */
+    public static int run(Path config, URI registry, EtcdSecurity security, String prefix, boolean followJobs,
+                          int maxRanksPerJob, String pinName) {
         GatewayService service;
         try {
             service = GatewayService.start(config, pinName, registry != null);
@@ -116,7 +122,7 @@ public final class GatewayMain {
                         throw new IllegalArgumentException(config + ": --follow-jobs needs ports that name the data center"
                                 + " they face (datacenter: NAME)");
                     }
-                    reader = new JobRoutes(JobRoutes.SYSTEM);
+                    reader = new JobRoutes(JobRoutes.SYSTEM, maxRanksPerJob);
                 }
                 watch = new RouteRegistryWatch(service, new EtcdClient(registry, Duration.ofSeconds(5), security), prefix,
                         reader).start();

@@ -59,7 +59,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     private int reloadFailures;
     private boolean lastReloadSuccess = true;
     private double lastReloadEpochSeconds, lastGoodReloadEpochSeconds;
-    private final RouteTable routeTable;
+    /** The route map's writer, which keeps the gateway's view of the routes it installed (read once at start). */
+    private final RouteReconciler reconciler;
     private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
 
     private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
@@ -80,8 +81,9 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
             Map<Integer, Route> wanted = new LinkedHashMap<>();
             for (GatewayConfig.RouteConfig r : config.routes()) wanted.put(r.networkId(), toRoute(config, r, macs));
+            reconciler = RouteReconciler.readFrom(RouteTable.of(dp));
             RouteReconciler.Result routes = adopting && routesFromRegistry ? new RouteReconciler.Result(0, 0, 0)
-                    : RouteReconciler.apply(RouteTable.of(dp), wanted);
+                    : reconciler.apply(wanted);
             if (adopting) {
                 LOG.info("adopted the pinned maps in {}: {} routes added, {} changed, {} removed", pins.dir(),
                         routes.added(), routes.changed(), routes.removed());
@@ -121,7 +123,6 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             throw e;
         }
         this.dataplane = dp;
-        this.routeTable = RouteTable.of(dp);
         this.lastGoodReloadEpochSeconds = System.currentTimeMillis() / 1000.0;
         MetricsServer m = null;
         if (config.metrics().isPresent()) {
@@ -347,7 +348,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
 
     /**
      * Makes the gateway run {@code next}: all or nothing. Ports cannot change without a restart. Routes are
-     * reconciled against the route map's real contents (added and changed first, removed last); if any map write
+     * reconciled against the routes the gateway installed ({@link RouteReconciler}: one map write per added, changed
+     * or removed route, the map is not read back; added and changed first, removed last); if any map write
      * fails, the map is restored to what it held and the running config stays. The entry point for every source
      * of configs (the file, SIGHUP, a registry).
      */
@@ -360,7 +362,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             Map<Integer, Route> wanted = new LinkedHashMap<>();
             for (GatewayConfig.RouteConfig r : next.routes()) wanted.put(r.networkId(), toRoute(next, r, macs));
             refreshMtus(next);
-            result = RouteReconciler.apply(routeTable, wanted);
+            result = reconciler.apply(wanted);
             refreshHopLimitCap(next);
         } catch (RuntimeException e) {
             recordReload(false);

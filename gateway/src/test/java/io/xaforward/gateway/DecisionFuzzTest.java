@@ -33,7 +33,7 @@ class DecisionFuzzTest {
         assertEquals(r.referenceOutcomes()[Counter.DROP_TOO_BIG.ordinal()], r.portTxTooBig(), "every too-big frame counted on its egress port");
         assertTrue(r.clean());
         for (Counter c : new Counter[] {Counter.PASS_NON_XAF, Counter.FORWARDED, Counter.DROP_MALFORMED, Counter.DROP_NO_ROUTE,
-                Counter.DROP_BAD_TOKEN, Counter.DROP_HOP_LIMIT, Counter.DROP_INGRESS, Counter.DROP_TOO_BIG}) {
+                Counter.DROP_BAD_TOKEN, Counter.DROP_HOP_LIMIT, Counter.DROP_INGRESS, Counter.DROP_HAIRPIN, Counter.DROP_TOO_BIG}) {
             assertTrue(r.referenceOutcomes()[c.ordinal()] > 100, () -> "outcome " + c + " exercised: " + Arrays.toString(r.referenceOutcomes()));
         }
         assertTrue(r.forwardedBytesCompared() > 0, "forwarded frames compared byte for byte");

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * The Java engines' route checks against the XDP program (BPF_PROG_TEST_RUN, needs root as CI runs): for frames
  * that fail several checks at once, both must name the same first failure, in PROTOCOL.md §7's order (ingress port
- * before job token before hop limit before the egress MTU). The relay and the AF_XDP gateway both call
+ * before hairpin before job token before hop limit before the egress MTU). The relay and the AF_XDP gateway both call
  * {@link ForwardingDecision}.
  */
 class ForwardingDecisionTest {
@@ -30,7 +30,12 @@ class ForwardingDecisionTest {
     /** The test frames carry 8 payload bytes in the ID form: 12 + 48 + 8 bytes after Ethernet. */
     static final int FITS_EXACTLY = 68;
 
-    record JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu, NetworkForm egressForm) implements ForwardingDecision.RouteChecks {
+    record JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu, NetworkForm egressForm, int egressSlot)
+            implements ForwardingDecision.RouteChecks {
+        JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu, NetworkForm egressForm) {
+            this(ingressMask, jobId, jobToken, egressMtu, egressForm, TX_SLOT);
+        }
+
         JavaRoute(long ingressMask, int jobId, int jobToken, int egressMtu) { this(ingressMask, jobId, jobToken, egressMtu, NetworkForm.ID); }
 
         JavaRoute(long ingressMask, int jobId, int jobToken) { this(ingressMask, jobId, jobToken, 1500); }
@@ -82,22 +87,23 @@ class ForwardingDecisionTest {
                     default -> 1L << OTHER_SLOT;
                 };
                 boolean routed = random.nextInt(6) != 0;
+                int txSlot = random.nextInt(4) == 0 ? PORT_SLOT : TX_SLOT; // back out of the arrival port: a hairpin
                 int job = random.nextInt(4) == 0 ? JOB + 1 : JOB;
                 int token = random.nextInt(4) == 0 ? TOKEN ^ 1 : TOKEN;
                 int hop = random.nextInt(4) == 0 ? random.nextInt(2) : 2 + random.nextInt(60);
                 int mtu = random.nextInt(4) == 0 ? FITS_EXACTLY - 1 : random.nextBoolean() ? FITS_EXACTLY : 9000;
-                dp.setPortMtu(TX_SLOT, mtu); // no devmap entry: a frame that passes every check fails at the redirect
+                dp.setPortMtu(txSlot, mtu); // no devmap entry: a frame that passes every check fails at the redirect
                 if (routed) {
-                    dp.putRoute(NET, Route.forward(TX_SLOT, SharedLayouts.FORM_ID, mask, JOB, TOKEN, 0x22, MAC_A, MAC_B,
+                    dp.putRoute(NET, Route.forward(txSlot, SharedLayouts.FORM_ID, mask, JOB, TOKEN, 0x22, MAC_A, MAC_B,
                             null, null, 9450, 9450));
                 } else {
                     dp.deleteRoute(NET);
                 }
                 byte[] f = frame(NET, job, token, hop);
                 ForwardingDecision.Verdict java = ForwardingDecision.decide(xaf.wrap(MemorySegment.ofArray(f),
-                        NetworkForm.ID.outerHeaderLength()), routed ? new JavaRoute(mask, JOB, TOKEN, mtu) : null, PORT_SLOT);
+                        NetworkForm.ID.outerHeaderLength()), routed ? new JavaRoute(mask, JOB, TOKEN, mtu, NetworkForm.ID, txSlot) : null, PORT_SLOT);
                 seen[java.ordinal()]++;
-                String what = "mask " + mask + " routed " + routed + " job " + job + " token " + Integer.toHexString(token) + " hop " + hop + " mtu " + mtu;
+                String what = "mask " + mask + " tx slot " + txSlot + " routed " + routed + " job " + job + " token " + Integer.toHexString(token) + " hop " + hop + " mtu " + mtu;
                 assertEquals(xdpCounter(java), xdp(dp, f), what + ": Java said " + java);
             }
             for (ForwardingDecision.Verdict v : ForwardingDecision.Verdict.values()) {
@@ -166,6 +172,22 @@ class ForwardingDecisionTest {
             }
             assertEquals(2 * 9 * 2, checked);
         }
+    }
+
+    @Test
+    void hairpinIsRefusedUnlessTheRouteListsTheArrivalPort() {
+        XafHeader xaf = new XafHeader().wrap(MemorySegment.ofArray(frame(NET, JOB + 1, TOKEN ^ 1, 0)), NetworkForm.ID.outerHeaderLength());
+        // no ingress list, leaving by the arrival port: refused before the token and the hop limit are looked at
+        assertEquals(ForwardingDecision.Verdict.DROP_HAIRPIN,
+                ForwardingDecision.decide(xaf, new JavaRoute(0, JOB, TOKEN, 1500, NetworkForm.ID, PORT_SLOT), PORT_SLOT));
+        // the route names the arrival port as ingress: an explicit hairpin, decided on as any other frame
+        assertEquals(ForwardingDecision.Verdict.DROP_BAD_TOKEN,
+                ForwardingDecision.decide(xaf, new JavaRoute(1L << PORT_SLOT, JOB, TOKEN, 1500, NetworkForm.ID, PORT_SLOT), PORT_SLOT));
+        XafHeader good = new XafHeader().wrap(MemorySegment.ofArray(frame(NET, JOB, TOKEN, 9)), NetworkForm.ID.outerHeaderLength());
+        assertEquals(ForwardingDecision.Verdict.FORWARD,
+                ForwardingDecision.decide(good, new JavaRoute(1L << PORT_SLOT, JOB, TOKEN, 1500, NetworkForm.ID, PORT_SLOT), PORT_SLOT));
+        assertEquals(ForwardingDecision.Verdict.FORWARD,
+                ForwardingDecision.decide(good, new JavaRoute(0, JOB, TOKEN, 1500, NetworkForm.ID, TX_SLOT), PORT_SLOT));
     }
 
     @Test

@@ -90,4 +90,79 @@ class RouteReconcilerTest {
             assertEquals(Map.of(1, route(0, MAC_A)), contents(dp));
         }
     }
+    /** A route map in memory that counts the calls the reconciler makes (each would be one bpf syscall). */
+    static final class CountingTable implements RouteTable {
+        final Map<Integer, Route> map = new HashMap<>();
+        int idsCalls, gets, puts, deletes;
+
+        @Override public List<Integer> ids() { idsCalls++; return List.copyOf(map.keySet()); }
+        @Override public Route get(int id) { gets++; return map.get(id); }
+        @Override public void put(int id, Route route) { puts++; map.put(id, route); }
+        @Override public boolean delete(int id) { deletes++; return map.remove(id) != null; }
+        @Override public int capacity() { return 65536; }
+
+        void resetCounts() { idsCalls = gets = puts = deletes = 0; }
+    }
+
+    @Test
+    void anUpdateWritesOnlyTheDifferenceAndNeverReadsTheMapBack() {
+        CountingTable table = new CountingTable();
+        for (int id = 0; id < 60_000; id++) table.map.put(id, route(id % 4, MAC_A)); // an adopted map, full of routes
+        RouteReconciler reconciler = RouteReconciler.readFrom(table);
+        assertEquals(1, table.idsCalls, "the map is read once, when the reconciler is made");
+        assertEquals(60_000, table.gets);
+
+        Map<Integer, Route> wanted = new HashMap<>(table.map);
+        wanted.put(7, route(1, MAC_B));          // changed
+        wanted.put(70_000, route(2, MAC_B));     // added
+        wanted.remove(9);                        // removed
+        wanted.remove(10);                       // removed
+        table.resetCounts();
+        assertEquals(new RouteReconciler.Result(1, 1, 2), reconciler.apply(wanted));
+        assertEquals(0, table.idsCalls + table.gets, "nothing read back from the map");
+        assertEquals(2, table.puts, "one write per added or changed route");
+        assertEquals(2, table.deletes, "one delete per removed route");
+        assertEquals(wanted, table.map);
+
+        table.resetCounts();
+        assertEquals(new RouteReconciler.Result(0, 0, 0), reconciler.apply(wanted), "the same set again changes nothing");
+        assertEquals(0, table.idsCalls + table.gets + table.puts + table.deletes);
+    }
+
+    @Test
+    void aFailedIncrementalUpdateLeavesTheMapAndTheViewAsBefore() {
+        try (XafDataplane dp = XafDataplane.load()) {
+            RouteTable real = RouteTable.of(dp);
+            int[] writes = {0};
+            int[] failAt = {-1};
+            RouteTable failing = new RouteTable() {
+                @Override public List<Integer> ids() { return real.ids(); }
+                @Override public Route get(int id) { return real.get(id); }
+                @Override public void put(int id, Route route) {
+                    if (++writes[0] == failAt[0]) throw new IllegalStateException("bpf_map_update_elem: -ENOMEM");
+                    real.put(id, route);
+                }
+                @Override public boolean delete(int id) { return real.delete(id); }
+                @Override public int capacity() { return real.capacity(); }
+            };
+            RouteReconciler reconciler = RouteReconciler.readFrom(failing);
+            Map<Integer, Route> first = Map.of(1, route(0, MAC_A), 2, route(0, MAC_A), 3, route(0, MAC_A));
+            assertEquals(new RouteReconciler.Result(3, 0, 0), reconciler.apply(first));
+            assertEquals(first, contents(dp));
+
+            Map<Integer, Route> second = new LinkedHashMap<>();
+            second.put(1, route(1, MAC_B)); // changed
+            second.put(4, route(1, MAC_B)); // added, then the next write fails
+            second.put(5, route(1, MAC_B));
+            writes[0] = 0;
+            failAt[0] = 3;
+            assertThrows(IllegalStateException.class, () -> reconciler.apply(second));
+            assertEquals(first, contents(dp), "the map holds exactly what it held before");
+            assertEquals(first, reconciler.installed(), "and the view agrees with it");
+
+            failAt[0] = -1;
+            assertEquals(new RouteReconciler.Result(2, 1, 2), reconciler.apply(second));
+            assertEquals(second, contents(dp));
+        }
+    }
 }

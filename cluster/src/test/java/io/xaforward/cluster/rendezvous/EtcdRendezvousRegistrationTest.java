@@ -52,6 +52,30 @@ class EtcdRendezvousRegistrationTest {
     }
 
     @Test
+    void aRankRegistersTheWorldSizeThatBoundsAFollowingGatewaysRoutes() {
+        EtcdRendezvous r = new EtcdRendezvous(java.net.URI.create("http://127.0.0.1:1"), new EtcdRendezvous.Site("a", "10.0.1.254", 0),
+                java.time.Duration.ofSeconds(1), System.out);
+        String written = r.registration(io.xaforward.protocol.NetworkForm.IPV4, "eth1", 0x5eed0007, 3,
+                new LocalAddress(java.util.Optional.of(java.net.InetAddress.ofLiteral("10.0.1.1")), "02:00:00:00:01:01", 1500));
+        assertEquals(3, EtcdRendezvous.registration(written, "k").get("world"), written);
+        // a gateway following the jobs reads it as the job's quota: rank 2 gets a route, rank 3 none
+        var ports = io.xaforward.gateway.GatewayConfigParser.parse("ports:\n  - {interface: gw-a, form: ipv4, datacenter: a}\nroutes: []\n",
+                "ports.yaml").ports();
+        io.xaforward.gateway.registry.JobRoutes routes = new io.xaforward.gateway.registry.JobRoutes(
+                new io.xaforward.gateway.registry.JobRoutes.PortAddresses() {
+                    @Override public List<java.net.InetAddress> ips(String iface) { return List.of(java.net.InetAddress.ofLiteral("10.0.1.254")); }
+                    @Override public byte[] mac(String iface) { return null; }
+                });
+        Map<String, io.xaforward.gateway.GatewayConfig.RouteConfig> derived = new java.util.LinkedHashMap<>();
+        for (int rank : new int[] {2, 3}) {
+            String key = EtcdRendezvous.jobPrefix(7) + rank;
+            derived.put(key, routes.route(key, written, "etcd " + key, ports).orElseThrow());
+        }
+        assertEquals(List.of(EtcdRendezvous.jobPrefix(7) + 2), List.copyOf(routes.admit(derived).keySet()));
+        r.close();
+    }
+
+    @Test
     void valuesAreNotCoercedAndDuplicateKeysAreRefused() {
         assertEquals(1500, EtcdRendezvous.registration(ipv4("10.0.1.1", "1500"), "k").get("mtu"));
         for (var bad : Map.of(

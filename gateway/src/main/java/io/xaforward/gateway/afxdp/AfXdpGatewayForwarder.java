@@ -40,9 +40,9 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AfXdpGatewayForwarder.class);
     /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
-            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8, ERRORS = 9;
+            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8, ERRORS = 9, DROP_HAIRPIN = 10;
     static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
-            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_tx_full", "non_xaf", "errors"};
+            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_tx_full", "non_xaf", "errors", "drop_hairpin"};
     private static final int MAX_ERROR_REPORTS = 5;
 
     /** Frames taken from one RX ring per round. */
@@ -65,6 +65,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
                  OuterAddressing addressing, int srcPort, int srcPortSpan) implements ForwardingDecision.RouteChecks {
         @Override public NetworkForm egressForm() { return form; }
         @Override public int egressMtu() { return egress.mtu; }
+        @Override public int egressSlot() { return egress.config.slot(); }
     }
 
     private final List<AfXdpGatewayPort> ports = new ArrayList<>();
@@ -194,6 +195,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
             case FORWARD -> { }
             case DROP_NO_ROUTE -> { counters[DROP_NO_ROUTE]++; return; }
             case DROP_INGRESS -> { counters[DROP_INGRESS]++; return; }
+            case DROP_HAIRPIN -> { counters[DROP_HAIRPIN]++; return; }
             case DROP_BAD_TOKEN -> { counters[DROP_BAD_TOKEN]++; return; }
             case DROP_HOP_LIMIT -> { counters[DROP_HOP_LIMIT]++; return; }
             case DROP_TOO_BIG -> { counters[DROP_TOO_BIG]++; r.egress().traffic.tooBig(); return; }

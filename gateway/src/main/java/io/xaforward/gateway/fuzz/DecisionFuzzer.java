@@ -72,7 +72,7 @@ public final class DecisionFuzzer {
      * The reference routes: what the fuzz setup installs in the XDP program, as the Java engines see them; frames leave
      * the IP forms from one of {@code srcPortSpan} UDP source ports from {@link #ROUTE_SRC_PORT}.
      */
-    record FuzzRoute(NetworkForm egress, long ingressMask, byte[] srcIp, byte[] dstIp, OuterAddressing addressing,
+    record FuzzRoute(NetworkForm egress, int egressSlot, long ingressMask, byte[] srcIp, byte[] dstIp, OuterAddressing addressing,
                      int srcPortSpan) implements ForwardingDecision.RouteChecks {
         @Override public int jobId() { return FuzzFrames.JOB; }
         @Override public int jobToken() { return FuzzFrames.TOKEN; }
@@ -86,7 +86,7 @@ public final class DecisionFuzzer {
         }
     }
 
-    private final FuzzRoute toIpv4, toIpv6, toId, fenced;
+    private final FuzzRoute toIpv4, toIpv6, toId, fenced, hairpin;
     private final FrameParser parser = new FrameParser();
     private final FrameWriter writer = new FrameWriter();
     private final XafHeader xaf = new XafHeader();
@@ -99,13 +99,14 @@ public final class DecisionFuzzer {
     /** The routes, their source-port spans drawn from {@code seed}: 2..8 and 2..64 for the IP forms. */
     DecisionFuzzer(long seed) {
         java.util.SplittableRandom spans = new java.util.SplittableRandom(seed ^ 0x5A5A_0001L);
-        toIpv4 = route(NetworkForm.IPV4, 0, 2 + spans.nextInt(7));
-        toIpv6 = route(NetworkForm.IPV6, 0, 2 + spans.nextInt(63));
-        toId = route(NetworkForm.ID, 0, 1 + spans.nextInt(8)).withDstId(FuzzFrames.NET_TO_ID); // the ID form has no port
-        fenced = route(NetworkForm.IPV4, 1L << FENCED_SLOT, 1 + spans.nextInt(8));
+        toIpv4 = route(NetworkForm.IPV4, TX_SLOT, 0, 2 + spans.nextInt(7));
+        toIpv6 = route(NetworkForm.IPV6, TX_SLOT, 0, 2 + spans.nextInt(63));
+        toId = route(NetworkForm.ID, TX_SLOT, 0, 1 + spans.nextInt(8)).withDstId(FuzzFrames.NET_TO_ID); // the ID form has no port
+        fenced = route(NetworkForm.IPV4, TX_SLOT, 1L << FENCED_SLOT, 1 + spans.nextInt(8));
+        hairpin = route(NetworkForm.IPV6, PORT_SLOT, 0, 1); // back out of the fuzz port, which it does not list: dropped
     }
 
-    private static FuzzRoute route(NetworkForm egress, long mask, int span) {
+    private static FuzzRoute route(NetworkForm egress, int slot, long mask, int span) {
         OuterAddressing a = new OuterAddressing().srcMac(ROUTE_SRC_MAC).dstMac(ROUTE_DST_MAC);
         byte[] src = null, dst = null;
         switch (egress) {
@@ -114,7 +115,7 @@ public final class DecisionFuzzer {
             case ID -> a.srcId(ROUTE_SRC_ID);
         }
         if (src != null) a.srcIp(src).dstIp(dst).srcPort(ROUTE_SRC_PORT).dstPort(XafHeader.UDP_PORT);
-        return new FuzzRoute(egress, mask, src, dst, a, span);
+        return new FuzzRoute(egress, slot, mask, src, dst, a, span);
     }
 
     private FuzzRoute lookup(int networkId) {
@@ -123,6 +124,7 @@ public final class DecisionFuzzer {
             case FuzzFrames.NET_TO_IPV6 -> toIpv6;
             case FuzzFrames.NET_TO_ID -> toId;
             case FuzzFrames.NET_FENCED -> fenced;
+            case FuzzFrames.NET_HAIRPIN -> hairpin;
             default -> null;
         };
     }
@@ -131,10 +133,12 @@ public final class DecisionFuzzer {
     static void install(XafDataplane dp, DecisionFuzzer f) {
         dp.setPort(LO, PORT_SLOT, NetworkForm.IPV4.code(), ForwardingDecision.DEFAULT_MAX_HOP_LIMIT);
         dp.setTxPort(TX_SLOT, LO, EGRESS_MTU);
-        for (int net : new int[] {FuzzFrames.NET_TO_IPV4, FuzzFrames.NET_TO_IPV6, FuzzFrames.NET_TO_ID, FuzzFrames.NET_FENCED}) {
+        dp.setTxPort(PORT_SLOT, LO, EGRESS_MTU); // the fuzz port's own slot, where the hairpin route leaves
+        for (int net : new int[] {FuzzFrames.NET_TO_IPV4, FuzzFrames.NET_TO_IPV6, FuzzFrames.NET_TO_ID, FuzzFrames.NET_FENCED,
+                FuzzFrames.NET_HAIRPIN}) {
             FuzzRoute r = f.lookup(net);
             boolean ip = r.egress() != NetworkForm.ID;
-            dp.putRoute(net, Route.forward(TX_SLOT, r.egress().code(), r.ingressMask(), FuzzFrames.JOB, FuzzFrames.TOKEN,
+            dp.putRoute(net, Route.forward(r.egressSlot(), r.egress().code(), r.ingressMask(), FuzzFrames.JOB, FuzzFrames.TOKEN,
                     ROUTE_SRC_ID, ROUTE_SRC_MAC, ROUTE_DST_MAC, r.srcIp(), r.dstIp(),
                     ip ? ROUTE_SRC_PORT : 0, ip ? XafHeader.UDP_PORT : 0).withSrcPortSpan(r.srcPortSpan()));
         }
@@ -152,7 +156,7 @@ public final class DecisionFuzzer {
         FuzzRoute r = lookup(xaf.networkId());
         ForwardingDecision.Verdict v = ForwardingDecision.decide(xaf, r, PORT_SLOT);
         return switch (v) {
-            case DROP_NO_ROUTE, DROP_INGRESS, DROP_BAD_TOKEN, DROP_HOP_LIMIT, DROP_TOO_BIG -> v.counter();
+            case DROP_NO_ROUTE, DROP_INGRESS, DROP_HAIRPIN, DROP_BAD_TOKEN, DROP_HOP_LIMIT, DROP_TOO_BIG -> v.counter();
             case FORWARD -> {
                 // the AF_XDP gateway's rewrite: XAF header and payload behind fresh outer headers, hop limit clamped
                 // to the port's cap (install() gives the XDP port the default) and decremented, the UDP source port

@@ -22,9 +22,12 @@ import java.util.SplittableRandom;
  * to XDP (a NIC never delivers them).
  */
 public final class FuzzFrames {
-    /** Routes of the fuzz setup: one per egress form (index = form code), one fenced off from the fuzz port. */
+    /**
+     * Routes of the fuzz setup: one per egress form (index = form code), one fenced off from the fuzz port, and one that
+     * leaves by the fuzz port itself without naming it as ingress (a hairpin, dropped).
+     */
     public static final int NET_TO_IPV4 = 0x0A000001, NET_TO_IPV6 = 0x0A000002, NET_TO_ID = 0x0A000003, NET_FENCED = 0x0A0000F0,
-            NET_UNKNOWN = 0x0A0000FF;
+            NET_HAIRPIN = 0x0A0000F1, NET_UNKNOWN = 0x0A0000FF;
     public static final int JOB = 77, TOKEN = 0xC0FFEE11;
     /** Room for the largest golden frame (IPv6, 8941 payload bytes: 9051) plus padding. */
     public static final int MAX_FRAME = 9200;
@@ -130,7 +133,7 @@ public final class FuzzFrames {
                 case 0 -> NET_TO_IPV4;
                 case 1 -> NET_TO_IPV6;
                 case 2 -> NET_TO_ID;
-                case 3 -> NET_FENCED;
+                case 3 -> random.nextBoolean() ? NET_FENCED : NET_HAIRPIN;
                 default -> random.nextBoolean() ? NET_UNKNOWN : random.nextInt();
             });
             case 2 -> putInt(frame, xaf + XafHeader.JOB_ID_OFFSET, JOB + 1 + random.nextInt(3));
@@ -193,6 +196,7 @@ public final class FuzzFrames {
         List<Integer> nets = new ArrayList<>();
         for (NetworkForm out : NetworkForm.values()) nets.add(networkIdFor(out));
         nets.add(NET_FENCED);
+        nets.add(NET_HAIRPIN);
         for (NetworkForm in : NetworkForm.values()) {
             for (int net : nets) {
                 for (int payload : PAYLOAD_LENGTHS) {

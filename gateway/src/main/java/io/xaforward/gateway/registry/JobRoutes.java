@@ -11,10 +11,14 @@ import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,6 +32,21 @@ import java.util.regex.Pattern;
  * of data centers no port faces are passed over; a registration that contradicts its port is an error, named and
  * counted by {@link RouteRegistryWatch}. A route leaves when its registration does (the worker ends or its lease
  * expires), so an empty route set is nothing to refuse here.
+ *
+ * <p><b>Quotas.</b> One job cannot take the route map from the others: a job gets routes only for ranks below its
+ * quota, the smaller of its world size (the smallest {@code world} its registrations carry) and the gateway's
+ * {@code --max-ranks-per-job} cap ({@link #DEFAULT_MAX_RANKS_PER_JOB} unless given). Registrations at or above the
+ * quota get no route; they are dropped for that job only, counted ({@code xaf_registry_quota_dropped_total}, and the
+ * gauges of what is dropped now) and logged once per job when the job goes over its quota. Without this, one job that
+ * writes 65,536 valid registrations would make the wanted set larger than the route map, every later update would be
+ * refused whole, and no other job would get a route. Registrations at or above the cap are passed over before their
+ * value is even parsed, so a flood costs the gateway little more than its keys.
+ *
+ * <p><b>A full route map.</b> Quotas bound each job, not the number of jobs. When the jobs' routes together still
+ * exceed the route map, whole jobs are left out rather than the whole update refused: the jobs that had routes in
+ * the last update keep them, and the others are admitted in job order while they fit. A job left out gets no route
+ * at all (half a job's ranks are of no use to an all-reduce), is counted ({@code xaf_registry_jobs_refused}) and
+ * logged once; it is admitted as soon as room frees up.
  */
 public final class JobRoutes implements RouteRegistryWatch.Entries {
     /** Where the workers register (the rendezvous of {@code xaf worker --etcd}). */
@@ -92,10 +111,47 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         };
     }
 
+    /**
+     * The most ranks a job gets routes for unless the gateway is told otherwise: 64 jobs of this size fill the route
+     * map (65,536 routes), and data-parallel jobs with more than 1024 workers behind one gateway are beyond this
+     * project's reach. A job's own world size, when registered, bounds it further.
+     */
+    public static final int DEFAULT_MAX_RANKS_PER_JOB = 1024;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobRoutes.class);
+
     private final PortAddresses addresses;
+    private final int maxRanksPerJob;
+    /** This pass (one {@link #route} per entry, then {@link #admit}): each job's smallest registered world size. */
+    private Map<Integer, Integer> passWorlds = new HashMap<>();
+    /** This pass: registrations passed over at the cap, by key, with their job. */
+    private Map<String, Integer> passOverCap = new HashMap<>();
+    /** The last pass's dropped registrations (key -> job), to count and log only what is new. */
+    private Map<String, Integer> dropped = Map.of();
+    private final AtomicLong droppedTotal = new AtomicLong();
+    private volatile int droppedNow, jobsOverQuotaNow, jobsRefusedNow;
+    /** How many routes the route map holds: the jobs' routes together never exceed it. */
+    private final int routeCapacity;
+    /** The jobs that had routes in the last pass (they keep them when the map is full), and those left out. */
+    private java.util.Set<Integer> admittedJobs = java.util.Set.of(), refusedJobs = java.util.Set.of();
 
     public JobRoutes(PortAddresses addresses) {
+        this(addresses, DEFAULT_MAX_RANKS_PER_JOB);
+    }
+
+    /** Routes for at most {@code maxRanksPerJob} ranks of each job (1..65536), fewer where a job's world is smaller. */
+    public JobRoutes(PortAddresses addresses, int maxRanksPerJob) {
+        this(addresses, maxRanksPerJob, io.xaforward.dataplane.SharedLayouts.MAX_ROUTES);
+    }
+
+    /** As above, for a route map of {@code routeCapacity} routes. */
+    public JobRoutes(PortAddresses addresses, int maxRanksPerJob, int routeCapacity) {
+        if (maxRanksPerJob < 1 || maxRanksPerJob > 0x10000) {
+            throw new IllegalArgumentException("--max-ranks-per-job must be 1..65536, was " + maxRanksPerJob);
+        }
+        if (routeCapacity < 1) throw new IllegalArgumentException("route capacity must be positive, was " + routeCapacity);
         this.addresses = addresses;
+        this.maxRanksPerJob = maxRanksPerJob;
+        this.routeCapacity = routeCapacity;
     }
 
     /** Checks a {@code --follow-jobs} prefix: every job ({@code /xaf/jobs/}) or one ({@code /xaf/jobs/7/}). */
@@ -122,12 +178,17 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         long job = Long.parseLong(m.group(1)), rank = Long.parseLong(m.group(2));
         if (job < 1 || job > 0xFFFF) throw new ConfigException(source + ": job " + job + " is outside 1..65535");
         if (rank > 0xFFFF) throw new ConfigException(source + ": rank " + rank + " is outside 0..65535");
+        if (rank >= maxRanksPerJob) { // over any quota this job can have: not worth parsing
+            passOverCap.put(key, (int) job);
+            return Optional.empty();
+        }
         Map<String, Object> reg;
         try {
             reg = RankRegistration.read(value, source);
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
+        if (reg.get("world") instanceof Integer world) passWorlds.merge((int) job, world, Math::min);
         String dc = (String) reg.get("datacenter");
         GatewayConfig.PortConfig port = ports.stream().filter(p -> p.datacenter().equals(Optional.of(dc))).findFirst().orElse(null);
         if (port == null) return Optional.empty(); // a data center this gateway does not face
@@ -166,6 +227,96 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         return Optional.of(new GatewayConfig.RouteConfig((int) (job << 16 | rank), (int) job, (int) (long) token,
                 GatewayConfig.Action.FORWARD, Optional.of(port.iface()), Optional.of(form), ingress, Optional.empty(),
                 Optional.of(dstMac), srcIp, dstIp, XafHeader.UDP_PORT, 1, XafHeader.UDP_PORT, 0, 0));
+    }
+
+    /** A job's quota this pass: its smallest registered world size, never more than the cap. */
+    private int quota(int job, Map<Integer, Integer> worlds) {
+        return Math.min(maxRanksPerJob, worlds.getOrDefault(job, maxRanksPerJob));
+    }
+
+    /**
+     * Each job's routes below its quota (see the class comment); the rest are dropped, counted, and logged once per job
+     * when it goes over its quota. Ends the pass that {@link #route} began.
+     */
+    @Override
+    public Map<String, GatewayConfig.RouteConfig> admit(Map<String, GatewayConfig.RouteConfig> routes) {
+        Map<Integer, Integer> worlds = passWorlds;
+        Map<String, Integer> now = passOverCap;
+        passWorlds = new HashMap<>();
+        passOverCap = new HashMap<>();
+        Map<String, GatewayConfig.RouteConfig> admitted = new LinkedHashMap<>();
+        for (var e : routes.entrySet()) {
+            GatewayConfig.RouteConfig r = e.getValue();
+            int job = r.networkId() >>> 16, rank = r.networkId() & 0xFFFF;
+            if (rank >= quota(job, worlds)) now.put(e.getKey(), job);
+            else admitted.put(e.getKey(), r);
+        }
+        Map<Integer, Integer> perJob = new TreeMap<>();
+        for (var e : now.entrySet()) {
+            perJob.merge(e.getValue(), 1, Integer::sum);
+            if (!dropped.containsKey(e.getKey())) droppedTotal.incrementAndGet();
+        }
+        java.util.Set<Integer> before = new java.util.HashSet<>(dropped.values());
+        for (var e : perJob.entrySet()) {
+            int job = e.getKey(), q = quota(job, worlds);
+            if (before.contains(job)) continue;
+            LOG.warn("job {}: registrations of ranks {} and above get no route ({} dropped now): the job's quota is {}"
+                    + " ranks ({}); other jobs' routes are not affected", job, q, e.getValue(), q,
+                    worlds.containsKey(job) && worlds.get(job) <= maxRanksPerJob ? "its registered world size"
+                            : "the gateway's --max-ranks-per-job");
+        }
+        for (int job : before) {
+            if (!perJob.containsKey(job)) LOG.info("job {}: back within its route quota", job);
+        }
+        dropped = now;
+        droppedNow = now.size();
+        jobsOverQuotaNow = perJob.size();
+        return fitTheMap(admitted);
+    }
+
+    /** Whole jobs out while the routes exceed the map: the last pass's jobs first, then by job id (class comment). */
+    private Map<String, GatewayConfig.RouteConfig> fitTheMap(Map<String, GatewayConfig.RouteConfig> routes) {
+        Map<Integer, Integer> perJob = new TreeMap<>();
+        for (GatewayConfig.RouteConfig r : routes.values()) perJob.merge(r.networkId() >>> 16, 1, Integer::sum);
+        java.util.Set<Integer> refused = new java.util.TreeSet<>();
+        if (routes.size() > routeCapacity) {
+            List<Integer> order = new java.util.ArrayList<>();
+            for (int job : perJob.keySet()) if (admittedJobs.contains(job)) order.add(job);
+            for (int job : perJob.keySet()) if (!admittedJobs.contains(job)) order.add(job);
+            int room = routeCapacity;
+            for (int job : order) {
+                int n = perJob.get(job);
+                if (n <= room) room -= n; else refused.add(job);
+            }
+        }
+        for (int job : refused) {
+            if (!refusedJobs.contains(job)) {
+                LOG.warn("job {}: its {} routes do not fit the route map ({} routes, held by other jobs): none installed"
+                        + " until room frees up", job, perJob.get(job), routeCapacity);
+            }
+        }
+        for (int job : refusedJobs) if (!refused.contains(job)) LOG.info("job {}: its routes fit the route map again", job);
+        Map<String, GatewayConfig.RouteConfig> fits = new LinkedHashMap<>();
+        for (var e : routes.entrySet()) if (!refused.contains(e.getValue().networkId() >>> 16)) fits.put(e.getKey(), e.getValue());
+        java.util.Set<Integer> jobs = new java.util.HashSet<>(perJob.keySet());
+        jobs.removeAll(refused);
+        admittedJobs = jobs;
+        refusedJobs = refused;
+        jobsRefusedNow = refused.size();
+        return fits;
+    }
+
+    @Override
+    public String metrics() {
+        return "# HELP xaf_registry_quota_dropped_total Rank registrations given no route because their rank is at or above"
+                + " the job's quota (world size or --max-ranks-per-job); each counted once while it stays dropped.\n"
+                + "# TYPE xaf_registry_quota_dropped_total counter\nxaf_registry_quota_dropped_total " + droppedTotal.get() + "\n"
+                + "# HELP xaf_registry_quota_dropped Rank registrations given no route now, over their job's quota.\n"
+                + "# TYPE xaf_registry_quota_dropped gauge\nxaf_registry_quota_dropped " + droppedNow + "\n"
+                + "# HELP xaf_registry_jobs_over_quota Jobs with registrations over their quota now.\n"
+                + "# TYPE xaf_registry_jobs_over_quota gauge\nxaf_registry_jobs_over_quota " + jobsOverQuotaNow + "\n"
+                + "# HELP xaf_registry_jobs_refused Jobs given no route now because their routes do not fit the route map.\n"
+                + "# TYPE xaf_registry_jobs_refused gauge\nxaf_registry_jobs_refused " + jobsRefusedNow + "\n";
     }
 
     private static byte[] mac(String text, String where) {

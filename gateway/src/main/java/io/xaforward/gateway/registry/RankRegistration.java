@@ -10,8 +10,8 @@ import java.util.function.Function;
 
 /**
  * What a worker registers at the etcd rendezvous under {@code /xaf/jobs/JOB/ranks/RANK}: one YAML flow mapping with
- * its data center, network form, MTU, interface, MAC, IP (IP forms) or identity (id form), the job token, and the
- * data center's gateway next hop. The workers build their world from it; a gateway that follows the jobs
+ * its data center, network form, MTU, interface, MAC, IP (IP forms) or identity (id form), the job token, the job's
+ * world size (optional: workers before it did not write one), and the data center's gateway next hop. The workers build their world from it; a gateway that follows the jobs
  * ({@link JobRoutes}) derives its routes from it.
  */
 public final class RankRegistration {
@@ -20,7 +20,7 @@ public final class RankRegistration {
     /**
      * One registration, read with no YAML 1.1 coercions and duplicate keys refused ({@link YamlTree}), every key
      * known and every value checked, typed: {@code mtu} an Integer, {@code identity} and {@code token} Longs, the
-     * gateway a map with {@code ip} or {@code mac}, the rest Strings.
+     * gateway a map with {@code ip} or {@code mac}, {@code world} (1..65536) an Integer, the rest Strings.
      */
     public static Map<String, Object> read(String text, String source) {
         Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
@@ -47,6 +47,7 @@ public final class RankRegistration {
                     }
                 }
                 case "mtu" -> out.put(key, (int) number(s, 68, 65535, key, fail));
+                case "world" -> out.put(key, (int) number(s, 1, 65536, key, fail));
                 case "identity", "token" -> out.put(key, number(s, 0, 0xFFFF_FFFFL, key, fail));
                 default -> throw fail.apply("unknown key '" + key + "'");
             }

@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,6 +51,19 @@ public final class RouteRegistryWatch implements AutoCloseable {
 
         /** Whether an empty route set is refused unless the prefix holds the {@link #EMPTY_MARKER}. */
         boolean emptyNeedsMarker();
+
+        /**
+         * Of the routes one pass gave (by key, after {@link #route} saw every entry), those to apply: the whole pass is
+         * visible here, so a reader can bound what one group of keys takes ({@link JobRoutes}: each job's quota).
+         */
+        default Map<String, GatewayConfig.RouteConfig> admit(Map<String, GatewayConfig.RouteConfig> routes) {
+            return routes;
+        }
+
+        /** Prometheus text of the reader's own counters, appended to the registry's. */
+        default String metrics() {
+            return "";
+        }
     }
 
     /** Route entries written by the operator, one per key, in the config file's route syntax. */
@@ -199,7 +213,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
     /** Parses every entry (skipping bad ones, see the class comment) and applies the set. */
     private void applyEntries() {
         GatewayConfig current = target.config();
-        List<GatewayConfig.RouteConfig> routes = new ArrayList<>();
+        Map<String, GatewayConfig.RouteConfig> byKey = new LinkedHashMap<>();
         Map<Integer, String> owner = new HashMap<>();
         good.keySet().retainAll(entries.keySet());
         reported.keySet().retainAll(entries.keySet());
@@ -226,8 +240,9 @@ public final class RouteRegistryWatch implements AutoCloseable {
                 if (route == null || owner.containsKey(route.networkId())) continue;
             }
             owner.put(route.networkId(), key);
-            routes.add(route);
+            byKey.put(key, route);
         }
+        List<GatewayConfig.RouteConfig> routes = new ArrayList<>(reader.admit(byKey).values());
         if (routes.isEmpty() && !current.routes().isEmpty() && reader.emptyNeedsMarker()
                 && !"true".equals(entries.get(prefix + EMPTY_MARKER))) {
             emptyRefused.incrementAndGet();
@@ -262,7 +277,8 @@ public final class RouteRegistryWatch implements AutoCloseable {
                 + "# HELP xaf_registry_rejected_total Registry entries skipped or updates rejected as invalid.\n"
                 + "# TYPE xaf_registry_rejected_total counter\nxaf_registry_rejected_total " + rejected.get() + "\n"
                 + "# HELP xaf_registry_empty_refused_total Empty route sets refused (no " + EMPTY_MARKER + " marker).\n"
-                + "# TYPE xaf_registry_empty_refused_total counter\nxaf_registry_empty_refused_total " + emptyRefused.get() + "\n";
+                + "# TYPE xaf_registry_empty_refused_total counter\nxaf_registry_empty_refused_total " + emptyRefused.get() + "\n"
+                + reader.metrics();
     }
 
     @Override

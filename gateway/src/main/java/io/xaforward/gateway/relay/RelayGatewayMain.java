@@ -59,9 +59,9 @@ public final class RelayGatewayMain implements EngineProcess.Engine {
 
     /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
-            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_SEND = 7, NON_XAF = 8;
+            DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_SEND = 7, NON_XAF = 8, DROP_HAIRPIN = 9;
     static final String[] COUNTER_NAMES = {"forwarded", "drop_malformed", "drop_no_route", "drop_hop_limit",
-            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_send", "non_xaf"};
+            "drop_bad_token", "drop_ingress", "drop_too_big", "drop_send", "non_xaf", "drop_hairpin"};
 
     /** Receive and send buffers: a whole UDP datagram or Ethernet frame of any MTU up to 64 kB, jumbo frames included. */
     private static final int BUFFER = 65536;
@@ -125,6 +125,7 @@ public final class RelayGatewayMain implements EngineProcess.Engine {
         /** The relay sends in the egress port's own form (a UDP socket or an AF_PACKET socket of that port). */
         @Override public NetworkForm egressForm() { return egress.config.form(); }
         @Override public int egressMtu() { return egress.mtu; }
+        @Override public int egressSlot() { return egress.config.slot(); }
     }
 
     private final List<Port> ports = new ArrayList<>();
@@ -260,6 +261,7 @@ public final class RelayGatewayMain implements EngineProcess.Engine {
             case FORWARD -> { }
             case DROP_NO_ROUTE -> { counters.incrementAndGet(DROP_NO_ROUTE); return; }
             case DROP_INGRESS -> { counters.incrementAndGet(DROP_INGRESS); return; }
+            case DROP_HAIRPIN -> { counters.incrementAndGet(DROP_HAIRPIN); return; }
             case DROP_BAD_TOKEN -> { counters.incrementAndGet(DROP_BAD_TOKEN); return; }
             case DROP_HOP_LIMIT -> { counters.incrementAndGet(DROP_HOP_LIMIT); return; }
             case DROP_TOO_BIG -> { counters.incrementAndGet(DROP_TOO_BIG); r.egress().traffic.tooBig(); return; }

@@ -72,7 +72,9 @@ class JobRoutesTest {
         assertArrayEquals(new byte[] {10, 0, 1, (byte) 254}, r.srcIp().orElseThrow(), "the port's own address");
         assertTrue(r.srcMac().isEmpty(), "the egress interface's own MAC");
 
-        GatewayConfig.RouteConfig b = route("/xaf/jobs/7/ranks/65535", id("02:00:00:00:0B:FE")).orElseThrow();
+        // the largest rank, through a gateway that allows every rank of a job (--max-ranks-per-job 65536)
+        GatewayConfig.RouteConfig b = new JobRoutes(ADDRESSES, 0x10000).route("/xaf/jobs/7/ranks/65535", id("02:00:00:00:0B:FE"),
+                "registry /xaf/jobs/7/ranks/65535", PORTS).orElseThrow();
         assertEquals(0x0007ffff, b.networkId());
         assertEquals(Optional.of("gw-b"), b.egress());
         assertEquals(Optional.of(NetworkForm.ID), b.form());
@@ -130,6 +132,17 @@ class JobRoutesTest {
         Thread.sleep(250);
         cached.ips("gw-a");
         assertEquals(2, reads.get(), "read again once older than allowed");
+    }
+
+    @Test
+    void theWorldSizeARankRegistersIsReadAndChecked() {
+        String reg = ipv4(1, "10.0.1.254").replace(", token:", ", world: 4, token:");
+        assertEquals(4, RankRegistration.read(reg, "k").get("world"));
+        assertFalse(RankRegistration.read(ipv4(1, "10.0.1.254"), "k").containsKey("world"), "optional: older workers wrote none");
+        for (String bad : List.of("0", "65537", "-1", "04")) {
+            assertThrows(IllegalArgumentException.class,
+                    () -> RankRegistration.read(ipv4(1, "10.0.1.254").replace(", token:", ", world: " + bad + ", token:"), "k"), bad);
+        }
     }
 
     @Test

@@ -26,7 +26,7 @@ class RouteRegistryWatchTest {
     RouteRegistryWatch watch;
 
     /** Records what the watch applies, as the gateway would run it. */
-    static final class Gateway implements RouteRegistryWatch.Routes {
+    static class Gateway implements RouteRegistryWatch.Routes {
         volatile GatewayConfig config = new GatewayConfig(GatewayConfig.AttachMode.NATIVE, Optional.empty(), false,
                 List.of(new GatewayConfig.PortConfig("a", NetworkForm.ID, 0)), List.of());
         final List<Supplier<String>> metrics = new CopyOnWriteArrayList<>();
