@@ -338,10 +338,12 @@ public final class SoakBench {
                 Thread.sleep(1000);
                 double t = elapsed();
                 long step = jobStep();
+                int samples;
                 synchronized (lock) {
                     progress.add(new double[]{t, step});
+                    samples = progress.size();
                 }
-                if (progress.size() % 15 == 0) {
+                if (samples % 15 == 0) {
                     Map<String, Long> g = gatewayNow;
                     out.printf(Locale.ROOT, "soak: %5.0f s  step %6d  recomputed %4d  rank restarts %3d  gateway forwarded %d%n",
                             t, step, stepsLostSoFar(), launcherRestarts.values().stream().mapToInt(Integer::intValue).sum(),

@@ -140,6 +140,7 @@ public final class SoakReport {
         JFreeChart chart = ChartFactory.createXYLineChart("Soak: training progress under faults", "seconds after the first step",
                 "step", new XYSeriesCollection(steps), PlotOrientation.VERTICAL, true, false, false);
         XYPlot plot = chart.getXYPlot();
+        plot.getRenderer().setSeriesPaint(0, Color.BLACK); // the fault markers take the colours
         for (FaultOutcome f : r.faults()) {
             ValueMarker m = new ValueMarker(f.executedAt());
             m.setPaint(switch (f.fault().component()) {
