@@ -17,8 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code xaf bench soak}, short (about two and a half minutes): one rank's JVM, then the XDP gateway, then etcd are
- * killed (SIGKILL) while the job trains through etcd and a gateway that follows the registrations. The launcher
+ * {@code xaf bench soak}, short (80-155 s on the shared two-core machine): one rank's JVM, then the XDP gateway,
+ * then etcd are killed (SIGKILL) while the job trains through etcd and a gateway that follows the registrations. The launcher
  * restarts the rank from the newest checkpoint, the soak restarts the gateway and etcd, the job trains past every
  * fault, and every rank ends with the same weights; every step recomputed after the restart gives the weights it
  * gave the first time.
