@@ -13,13 +13,13 @@ import java.util.concurrent.Callable;
 
 /** {@code xaf bench}: benchmarks; {@code forward} compares the gateway modes on one emulated testbed. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time.",
+        description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time, a soak under faults.",
                 "Each writes a Markdown table, JSON and PNG plots under --out DIR (default: a new directory"
                         + " xaf-bench/KIND-TIME in the working directory). Needs root."},
         footerHeading = "%nExample:%n",
         footer = {"  xaf bench forward --quick --out bench-results"},
         subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class,
-                BenchWireSecurityCommand.class, BenchCommand.Fuzz.class})
+                BenchWireSecurityCommand.class, BenchCommand.Fuzz.class, BenchSoakCommand.class})
 public final class BenchCommand {
     /**
      * Where a benchmark writes: {@code given} (--out), else a new directory xaf-bench/KIND-TIME under the user's working

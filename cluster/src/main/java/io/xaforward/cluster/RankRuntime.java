@@ -100,7 +100,8 @@ public final class RankRuntime implements AutoCloseable {
                 "comm_ms", String.format(Locale.ROOT, "%.2f", s.communicationMillis()),
                 "tok_s", String.format(Locale.ROOT, "%.1f", s.tokensPerSecond()),
                 "lr", String.format(Locale.ROOT, "%.6g", s.learningRate()),
-                "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits()));
+                "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits(),
+                "resent_bytes", transport.stats().retransmittedBytes()));
         if (s.validation() != null) line.append(' ').append(WorkerLine.validationValues(s.validation()));
         if (checksumEvery > 0 && (step % checksumEvery == 0 || step == steps)) {
             line.append(" checksum=").append(Long.toHexString(weightChecksum.getAsLong()));
@@ -137,7 +138,7 @@ public final class RankRuntime implements AutoCloseable {
         List<Object> done = new ArrayList<>(List.of("rank", rank()));
         done.addAll(List.of(keyValues));
         TransportStats st = transport.stats();
-        done.addAll(List.of("retransmits", st.retransmits(), "sent_bytes", st.bytesSent()));
+        done.addAll(List.of("retransmits", st.retransmits(), "resent_bytes", st.retransmittedBytes(), "sent_bytes", st.bytesSent()));
         for (var loss : LOSSES) done.addAll(List.of(loss.getKey(), loss.getValue().applyAsLong(st)));
         report("done", done.toArray());
         collectives.finish();

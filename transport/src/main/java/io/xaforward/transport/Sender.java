@@ -402,6 +402,7 @@ final class Sender {
             Bitmaps.clear(m.bits, m.queuedBase(), c);
             Bitmaps.set(m.bits, m.retransmittedBase(), c);
             stats.increment(Counter.RETRANSMITS);
+            stats.add(Counter.RETRANSMITTED_BYTES, m.chunkLength(c));
             return true;
         }
         for (int i = 0, size = peer.outbound.size(); i < size; i++) {

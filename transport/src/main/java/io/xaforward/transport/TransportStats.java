@@ -14,7 +14,7 @@ public final class TransportStats {
         MISDIRECTED_DROPS, UNEXPECTED_DROPS, PORT_SEND_FAILURES, SEND_TIMEOUTS, MESSAGES_SENT, MESSAGES_RECEIVED,
         AUTH_FAILURES, REPLAY_DROPS, INVALID_ACK_DROPS, SOURCE_ADDRESS_DROPS, TIMEOUT_LOSSES, SACK_LOSSES,
         TIMEOUT_EVENTS, CWND_REDUCTIONS, SPURIOUS_LOSSES, CWND_UNDOS, NACKS_SENT, NACKS_RECEIVED, NACK_LOSSES,
-        RESTORED_CHUNKS, EARLY_CHUNKS_HELD, EARLY_CHUNKS_EXPIRED
+        RESTORED_CHUNKS, EARLY_CHUNKS_HELD, EARLY_CHUNKS_EXPIRED, RETRANSMITTED_BYTES
     }
 
     private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -42,6 +42,8 @@ public final class TransportStats {
     /** Data chunks sent, first transmissions and retransmissions. */
     public long dataChunksSent() { return get(Counter.DATA_CHUNKS_SENT); }
     public long retransmits() { return get(Counter.RETRANSMITS); }
+    /** Payload bytes of the retransmitted data chunks (headers not counted): the gradient bytes sent twice. */
+    public long retransmittedBytes() { return get(Counter.RETRANSMITTED_BYTES); }
     public long acksSent() { return get(Counter.ACKS_SENT); }
     public long acksReceived() { return get(Counter.ACKS_RECEIVED); }
     /** Data chunks that had already been received (their sink was not called again). */

@@ -107,6 +107,11 @@ class LossyNetworkReliabilityTest {
             if (loss > 0) {
                 assertTrue(pair.network.lost() > 0);
                 assertTrue(s0.retransmits() > 0 && s1.retransmits() > 0, () -> s0 + " / " + s1);
+                // Every resent chunk carries 1..1400 payload bytes: the byte count follows the chunk count.
+                for (TransportStats s : List.of(s0, s1)) {
+                    assertTrue(s.retransmittedBytes() >= s.retransmits() && s.retransmittedBytes() <= 1400 * s.retransmits(),
+                            () -> s.retransmittedBytes() + " bytes in " + s.retransmits() + " retransmissions");
+                }
             }
             assertEquals(0, s0.malformedDrops() + s1.malformedDrops() + s0.badTokenDrops() + s1.badTokenDrops());
         }
