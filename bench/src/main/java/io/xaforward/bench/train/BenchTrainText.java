@@ -52,8 +52,9 @@ final class BenchTrainText {
             gateway's NAPI threads on CPU 1): the same preset shapes (parameter count checked), global batch, steps,
             learning-rate schedule, AdamW settings and gradient clipping, the very token windows XAF's sampler gives
             each rank, 4 MB buckets (`bucket_cap_mb=4`, XAF's bucket size; PyTorch's default is 25), one intra-op
-            thread per rank like XAF's workers. Weights start from the same GPT-2 initialisation drawn from torch's
-            generator (not XAF's draws), so the loss curves agree in level, not value by value. `kernel`: the gateway
+            thread per rank like XAF's workers, and XAF's own initial weights (the trainer's seeded initialisation,
+            handed over as a .safetensors file), so its loss follows XAF's step by step (`DdpGlooPeerTest`: within
+            1e-6 on one process). `kernel`: the gateway
             namespace forwards with Linux (two IPv4 data centers), its edge firewall opened to new TCP connections for
             the job; `kernel-tunnel`: IPv4 over VXLAN to an IPv6 data center. Its communication share is the exposed
             communication (the synchronised forward+backward's time beyond the same pass without DDP's

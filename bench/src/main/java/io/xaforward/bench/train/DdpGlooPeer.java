@@ -10,7 +10,11 @@ import io.xaforward.testbed.Node;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.testbed.mode.ModeAddressing;
 import io.xaforward.training.BatchSampler;
+import io.xaforward.training.CheckpointModel;
+import io.xaforward.training.DataParallelTrainer;
+import io.xaforward.training.GradientReducer;
 import io.xaforward.training.ModelConfig;
+import io.xaforward.training.SafetensorsExport;
 import io.xaforward.training.SyntheticCorpus;
 import io.xaforward.training.TokenDataset;
 import io.xaforward.training.Tokenizer;
@@ -35,9 +39,9 @@ import java.util.List;
  * Debian's python3-torch in its host namespace, started through the job's {@link ClusterRun} so that it is placed
  * like XAF's workers (on the workers' CPU, the gateway and the ports' NAPI threads on the other). It trains the
  * job's preset shapes, global batch, steps, learning-rate schedule and AdamW settings on the very token windows
- * XAF's {@link BatchSampler} gives each rank ({@link #writeBatches}), with XAF's bucket size (4 MB) and intra-op
- * threads. Same-form topologies cross the gateway namespace through Linux forwarding ({@code kernel}); an IPv4 and
- * an IPv6 data center through the kernel tunnel ({@code kernel-tunnel}, VXLAN: every rank uses its IPv4 tunnel
+ * XAF's {@link BatchSampler} gives each rank ({@link #writeBatches}), from XAF's initial weights
+ * ({@link #writeInitialWeights}), with XAF's bucket size (4 MB) and intra-op threads. Same-form topologies cross
+ * the gateway namespace through Linux forwarding ({@code kernel}); an IPv4 and an IPv6 data center through the kernel tunnel ({@code kernel-tunnel}, VXLAN: every rank uses its IPv4 tunnel
  * address). The gateway namespaces' edge firewall is opened to new TCP connections for the job (Gloo picks its
  * ports at random); the rule goes with the namespaces when the job's testbed is torn down.
  */
@@ -53,6 +57,7 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
     private final TrainJobSpec spec;
     private Path script;
     private Path batches;
+    private Path initialWeights;
 
     public DdpGlooPeer(TrainJobSpec spec) {
         this.spec = spec;
@@ -75,14 +80,18 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
                 "--ip", address(mode, host).getHostAddress(),
                 "--master", address(mode, cluster.plan().host(0)).getHostAddress(),
                 "--port", Integer.toString(STORE_PORT)));
-        command.addAll(arguments(trainerConfig(spec), batches, spec.checksumEvery(), spec.bucketBytes()));
+        command.addAll(arguments(trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.bucketBytes()));
         cluster.startProcess(rank, Netns.processBuilder(host.namespace(), command).command());
     }
 
-    /** The script's arguments after the rank's own: model shapes, data, schedule, optimizer, threads, buckets. */
-    public static List<String> arguments(TrainerConfig c, Path batches, long checksumEvery, long bucketBytes) {
+    /**
+     * The script's arguments after the rank's own: model shapes, data, initial weights (null: the script draws its
+     * own), schedule, optimizer, threads, buckets.
+     */
+    public static List<String> arguments(TrainerConfig c, Path batches, Path initialWeights, long checksumEvery, long bucketBytes) {
         ModelConfig m = c.model();
-        return List.of("--vocab", Integer.toString(m.vocabSize()), "--context", Integer.toString(m.contextLength()),
+        List<String> args = new ArrayList<>(List.of(
+                "--vocab", Integer.toString(m.vocabSize()), "--context", Integer.toString(m.contextLength()),
                 "--layers", Integer.toString(m.layers()), "--width", Integer.toString(m.embeddingSize()),
                 "--heads", Integer.toString(m.heads()), "--tied", Boolean.toString(m.tiedHead()),
                 "--batches", batches.toString(), "--global-batch", Integer.toString(c.globalBatch()),
@@ -91,7 +100,27 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
                 "--weight-decay", Double.toString(c.weightDecay()), "--clip", Double.toString(c.gradClipNorm()),
                 "--seed", Long.toString(c.seed()), "--threads", Integer.toString(c.threads()),
                 "--bucket-mb", Double.toString(bucketBytes / (double) (1 << 20)),
-                "--checksum-every", Long.toString(checksumEvery));
+                "--checksum-every", Long.toString(checksumEvery)));
+        if (initialWeights != null) args.addAll(List.of("--init", initialWeights.toString()));
+        return args;
+    }
+
+    /**
+     * XAF's initial weights for {@code c} ({@link DataParallelTrainer}'s seeded GPT-2 initialisation, world of one),
+     * as a .safetensors file under GPT-2's names ({@link SafetensorsExport}), which the script loads: both trainers
+     * then start from the same weights.
+     */
+    public static Path writeInitialWeights(TrainerConfig c, TokenDataset train, Path file) throws IOException {
+        Path checkpoint = file.resolveSibling(file.getFileName() + ".ckpt");
+        try (DataParallelTrainer trainer = new DataParallelTrainer(c, train, null, 0, 1, GradientReducer.single())) {
+            trainer.saveCheckpoint(checkpoint);
+        }
+        try (CheckpointModel model = CheckpointModel.load(checkpoint)) {
+            SafetensorsExport.write(model, file);
+        } finally {
+            Files.deleteIfExists(checkpoint);
+        }
+        return file;
     }
 
     private void prepare(ClusterRun cluster) throws IOException, InterruptedException {
@@ -102,6 +131,7 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
         if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
         TokenDataset train = TrainingData.open(spec.data(), Tokenizer.byName("bytes")).train();
         batches = writeBatches(train, trainerConfig(spec), spec.workDir().resolve("ddp-batches.i32"));
+        initialWeights = writeInitialWeights(trainerConfig(spec), train, spec.workDir().resolve("ddp-initial.safetensors"));
     }
 
     /** Copies the script out of the bench jar into {@code dir}. */

@@ -7,9 +7,10 @@ job, on the very token windows the XAF ranks train on:
 - model: token + learned position embeddings, pre-LN blocks (LayerNorm eps 1e-5, one fused qkv Linear split into
   q, k, v, causal softmax attention, output projection, 4x exact-erf GELU MLP), final LayerNorm, head tied to the
   token embedding when the preset says so; mean next-token cross-entropy.
-- initialisation: GPT-2's (as DataParallelTrainer.initializeWeights): every matrix N(0, 0.02), the two residual
-  projections N(0, 0.02 / sqrt(2 layers)), LayerNorm gains 1, biases 0; drawn from torch's generator seeded with
-  the job's seed (same distribution as XAF's, not the same draws).
+- initialisation: with --init, XAF's own initial weights (a .safetensors file under GPT-2's names, as
+  SafetensorsExport writes them: Linear weights in Conv1D layout [in, out]); without, GPT-2's scheme (as
+  DataParallelTrainer.initializeWeights: every matrix N(0, 0.02), the two residual projections
+  N(0, 0.02 / sqrt(2 layers)), LayerNorm gains 1, biases 0) drawn from torch's generator seeded with the seed.
 - optimizer: AdamW (betas 0.9/0.95, eps 1e-8), weight decay on matrices only, global-norm clipping of the averaged
   gradient, linear warmup then cosine decay to the minimum rate (LearningRateSchedule.java).
 - data: --batches holds, for each step, the global batch of windows (context + 1 int32 tokens) that XAF's
@@ -54,6 +55,48 @@ def tcp_retransmissions():
     return int(rows[1][rows[0].index("RetransSegs")])
 
 
+def read_safetensors(path, torch):
+    import json
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    tensors = {}
+    for name, entry in header.items():
+        if entry["dtype"] != "F32":
+            raise SystemExit(f"xaf: {path}: {name} is {entry['dtype']}, expected F32")
+        start, end = entry["data_offsets"]
+        tensors[name] = torch.frombuffer(bytearray(data[8 + n + start:8 + n + end]), dtype=torch.float32).reshape(entry["shape"])
+    return tensors
+
+
+def load_gpt2_weights(model, path, torch):
+    """Copies every weight of a GPT-2-named .safetensors file into the model; each parameter must be covered once."""
+    names = {"wte.weight": "wte", "wpe.weight": "wpe", "ln_f.weight": "ln_f.weight", "ln_f.bias": "ln_f.bias",
+             "lm_head.weight": "lm_head"}
+    block = {"ln_1": "ln1", "ln_2": "ln2", "attn.c_attn": "attn.qkv", "attn.c_proj": "attn.proj", "mlp.c_fc": "fc",
+             "mlp.c_proj": "proj"}
+    own = dict(model.named_parameters())
+    loaded = set()
+    with torch.no_grad():
+        for name, value in read_safetensors(path, torch).items():
+            if name in names:
+                target = names[name]
+            else:
+                parts = name.split(".")  # h.N.<module>.<weight|bias>
+                target = f"blocks.{parts[1]}.{block['.'.join(parts[2:-1])]}.{parts[-1]}"
+                if parts[-1] == "weight" and value.dim() == 2:
+                    value = value.T  # Conv1D [in, out] to Linear [out, in]
+            if target not in own or own[target].shape != value.shape:
+                raise SystemExit(f"xaf: {path}: {name} {tuple(value.shape)} does not fit the model ({target})")
+            own[target].copy_(value)
+            loaded.add(target)
+    if loaded != set(own):
+        raise SystemExit(f"xaf: {path} has no weights for {sorted(set(own) - loaded)}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rank", type=int, default=0)
@@ -79,6 +122,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bucket-mb", type=float, default=4)
     p.add_argument("--checksum-every", type=int, default=0)
+    p.add_argument("--init", help="initial weights: .safetensors under GPT-2's names (XAF's SafetensorsExport)")
     a = p.parse_args()
     if a.global_batch % a.world:
         raise SystemExit(f"xaf: global batch {a.global_batch} does not divide by world size {a.world}")
@@ -140,6 +184,8 @@ def main():
                 w.normal_(0, std)
             else:
                 w.fill_(1.0 if name.endswith("ln1.weight") or name.endswith("ln2.weight") or name == "ln_f.weight" else 0.0)
+    if a.init:
+        load_gpt2_weights(model, a.init, torch)
     parameters = list(model.parameters())
     count = sum(w.numel() for w in parameters)
 

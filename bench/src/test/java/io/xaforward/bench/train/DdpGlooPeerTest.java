@@ -3,6 +3,9 @@ package io.xaforward.bench.train;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.training.Batch;
 import io.xaforward.training.BatchSampler;
+import io.xaforward.training.DataParallelTrainer;
+import io.xaforward.training.GradientReducer;
+import io.xaforward.training.StepStats;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.training.SyntheticCorpus;
 import io.xaforward.training.TokenDataset;
@@ -31,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * The DDP-over-Gloo peer of the training bench is honest: it trains on the windows XAF's sampler gives each rank,
  * builds a model of the preset's exact parameter count, starts at XAF's initial loss level (ln vocab), and two DDP
- * ranks over Gloo with half batches each train exactly what one process trains on the whole batch. Runs the script
+ * ranks over Gloo with half batches each train exactly what one process trains on the whole batch, and from XAF's
+ * initial weights it trains what XAF's own {@link DataParallelTrainer} trains, step by step. Runs the script
  * with Debian's /usr/bin/python3 and python3-torch (which {@code ./xaf test} installs), over loopback.
  */
 class DdpGlooPeerTest {
@@ -89,7 +93,7 @@ class DdpGlooPeerTest {
         TrainerConfig c = config("tiny", 4, 4);
         Path batches = DdpGlooPeer.writeBatches(train, c, dir.resolve("tiny.i32"));
         Path script = DdpGlooPeer.copyScript(dir);
-        List<String> args = DdpGlooPeer.arguments(c, batches, 1, 4L << 20);
+        List<String> args = DdpGlooPeer.arguments(c, batches, null, 1, 4L << 20);
 
         Run single = Run.of(start(script, args, 0, 1, 0)).await();
         int port;
@@ -125,10 +129,31 @@ class DdpGlooPeerTest {
     void widePresetHasItsParameterCountAndStartsNearLnVocab() throws Exception {
         TrainerConfig c = config("wide", 1, 2);
         Path batches = DdpGlooPeer.writeBatches(train, c, dir.resolve("wide.i32"));
-        Run single = Run.of(start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, 1, 4L << 20), 0, 1, 0)).await();
+        Run single = Run.of(start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, null, 1, 4L << 20), 0, 1, 0)).await();
         assertEquals(ModelConfig.preset("wide").parameterCount(), single.start.integer("params"));
         // d = 384, tied head: logits of std ~0.02 * sqrt(384) = 0.39 add ~0.08 to ln 256.
         assertEquals(Math.log(256), single.steps.getFirst().number("local_loss"), 0.2);
+    }
+
+    @Test
+    void fromXafsInitialWeightsItTrainsWhatXafsTrainerTrains() throws Exception {
+        TrainerConfig c = config("tiny", 6, 4);
+        Path batches = DdpGlooPeer.writeBatches(train, c, dir.resolve("same.i32"));
+        Path init = DdpGlooPeer.writeInitialWeights(c, train, dir.resolve("initial.safetensors"));
+        List<StepStats> xaf = new ArrayList<>();
+        try (DataParallelTrainer trainer = new DataParallelTrainer(c, train, null, 0, 1, GradientReducer.single())) {
+            for (int s = 0; s < c.steps(); s++) xaf.add(trainer.trainStep());
+        }
+        Run ddp = Run.of(start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, init, 1, 4L << 20), 0, 1, 0)).await();
+        assertEquals(c.steps(), ddp.steps.size());
+        // Same weights, windows, clipping, AdamW and schedule: the two engines agree up to float rounding (1e-6 seen).
+        for (int s = 0; s < c.steps(); s++) {
+            assertEquals(xaf.get(s).loss(), ddp.steps.get(s).number("local_loss"), 2e-5, "step " + (s + 1) + " loss");
+            assertEquals(xaf.get(s).gradNorm(), ddp.steps.get(s).number("grad_norm"), 1e-4 * xaf.get(s).gradNorm(),
+                    "step " + (s + 1) + " gradient norm");
+            assertEquals(xaf.get(s).learningRate(), ddp.steps.get(s).number("lr"), 1e-6 * c.learningRate(), "step " + (s + 1) + " rate");
+        }
+        assertTrue(xaf.getFirst().loss() - xaf.getLast().loss() > 0.01, "both learn: " + xaf.getFirst().loss() + " -> " + xaf.getLast().loss());
     }
 
     private static Process start(Path script, List<String> args, int rank, int world, int port) throws IOException {
