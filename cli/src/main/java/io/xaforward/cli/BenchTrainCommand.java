@@ -46,6 +46,12 @@ final class BenchTrainCommand implements Callable<Integer> {
             description = "configurations to run: comm-bound, gateway-bound, edge (default: comm-bound,gateway-bound)")
     List<String> configNames;
 
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--peers", split = ",", defaultValue = "xaf",
+            description = "trainers to run, interleaved run by run: xaf (XAF's workers, the modes and endpoints above) and/or "
+                    + "ddp-gloo (PyTorch DDP over Gloo on Debian's python3-torch: kernel on the two-IPv4 topology, "
+                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns) (default: ${DEFAULT-VALUE})")
+    List<String> peers;
+
     @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
             + "e.g. 25%%: the job is placed (gateway on its own CPU) and a real-time duty-cycle thread on that CPU takes the "
             + "rest, which holds the ports' NAPI kernel threads and gateway processes the same way (default: 100%%, no budget)")
@@ -61,6 +67,7 @@ final class BenchTrainCommand implements Callable<Integer> {
         for (String c : wanted) {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
         }
+        TrainBench.checkPeers(peers); // an unknown peer fails before anything is set up
         out = BenchCommand.outputDirectory(out, "train");
         // Mode and endpoint words are parsed here, once: an unknown one fails before anything is set up.
         List<GatewayMode> chosen = modes != null ? modes.stream().map(GatewayMode::fromName).toList()
@@ -85,11 +92,13 @@ final class BenchTrainCommand implements Callable<Integer> {
                             + " only the ranks' compute and their sends and receives."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
+        TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers);
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
                 + (modes != null ? " --modes " + String.join(",", modes) : "")
                 + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + String.join(",", endpoints)
+                + (peers.equals(List.of(TrainBench.XAF)) ? "" : " --peers " + String.join(",", peers))
                 + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu) + " --out " + out);
-        new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).run();
+        bench.run();
         return 0;
     }
 }

@@ -34,4 +34,14 @@ class GatewayCpuOptionTest {
         assertEquals(1, rc, err.toString());
         assertTrue(err.toString().contains("unknown configuration 'wan-bound' (known: comm-bound, gateway-bound, edge)"), err.toString());
     }
+
+    @Test
+    void unknownTrainingPeerIsRefusedBeforeSetup() {
+        CommandLine cl = Main.commandLine();
+        StringWriter err = new StringWriter();
+        cl.setErr(new PrintWriter(err, true));
+        int rc = cl.execute("bench", "train", "--peers", "xaf,ddp-nccl", "--out", "/nonexistent/never-created");
+        assertEquals(1, rc, err.toString());
+        assertTrue(err.toString().contains("unknown peer 'ddp-nccl' (known: xaf, ddp-gloo)"), err.toString());
+    }
 }

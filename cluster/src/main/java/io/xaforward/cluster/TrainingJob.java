@@ -29,6 +29,25 @@ public final class TrainingJob {
     private final PrintStream out;
     private boolean placed;
     private double gatewayCpuShare = 1.0;
+    private RankStarter starter;
+
+    /**
+     * Starts the process of one rank once the cluster is up (in its host namespace, through
+     * {@link ClusterRun#startProcess} so that the job's placement applies) and the job file is written. The process
+     * speaks the worker-line protocol of {@link WorkerMain}: a {@code start} line with {@code params}, one {@code step}
+     * line per step ({@code loss} as the ranks' mean, or {@code local_loss} as this rank's, which the job averages),
+     * and a {@code done} line with {@code checksum} and {@code retransmits}.
+     */
+    @FunctionalInterface
+    public interface RankStarter {
+        void start(ClusterRun cluster, int rank, Path jobFile) throws Exception;
+    }
+
+    /** Starts other trainers than XAForward's workers: a baseline on the same cluster (the bench's DDP over Gloo). */
+    public TrainingJob startingRanksWith(RankStarter starter) {
+        this.starter = java.util.Objects.requireNonNull(starter, "starter");
+        return this;
+    }
 
     /** Runs the job {@linkplain ClusterRun#placed() placed}: gateway and workers on CPUs of their own. */
     public TrainingJob placed() {
@@ -73,6 +92,10 @@ public final class TrainingJob {
 
         int world = plan.worldSize();
         for (int r = 0; r < world; r++) {
+            if (starter != null) {
+                starter.start(cluster, r, specFile);
+                continue;
+            }
             List<String> jvm = List.of("-Xmx2g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=4",
                     "-Dai.djl.pytorch.num_threads=" + spec.threadsPerWorker(), "-Dai.djl.offline=true");
             cluster.startWorker(r, jvm, WorkerMain.class.getName(), List.of(specFile.toString(), Integer.toString(r)));
@@ -198,8 +221,12 @@ public final class TrainingJob {
         WorkerLine any = at.values().iterator().next();
         Evaluation val = any.values().containsKey("val") ? new Evaluation(any.number("val"), any.number("val_se"),
                 any.integer("val_windows"), any.integer("val_split_windows")) : null;
+        // A trainer that does not all-reduce its loss reports each rank's: the mean of equal micro-batches' losses is
+        // the global batch's loss, what XAF's ranks report as "loss".
+        double loss = at.values().stream().allMatch(l -> l.values().containsKey("local_loss"))
+                ? at.values().stream().mapToDouble(l -> l.number("local_loss")).average().orElseThrow() : any.number("loss");
         // tokens/s is already global on every rank (global batch / step time): average, do not add up.
-        return new TrainResult.Step(step, any.number("loss"), val, stepMs, compute / at.size(), comm / at.size(), tps / at.size());
+        return new TrainResult.Step(step, loss, val, stepMs, compute / at.size(), comm / at.size(), tps / at.size());
     }
 
     static String tail(Path file, int lines) {

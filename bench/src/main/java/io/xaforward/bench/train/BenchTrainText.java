@@ -44,6 +44,26 @@ final class BenchTrainText {
 
             """;
 
+    /** Under each table when DDP over Gloo ran ({@code --peers xaf,ddp-gloo}). */
+    static final String DDP_GLOO = """
+            **ddp-gloo** rows: PyTorch DistributedDataParallel over Gloo (Debian's python3-torch, TCP), what an ML
+            engineer runs today, trained by `bench/src/main/resources/io/xaforward/bench/train/ddp_gloo_train.py` on
+            the same cluster, interleaved run by run with XAF's cells and placed the same way (ranks on CPU 0, the
+            gateway's NAPI threads on CPU 1): the same preset shapes (parameter count checked), global batch, steps,
+            learning-rate schedule, AdamW settings and gradient clipping, the very token windows XAF's sampler gives
+            each rank, 4 MB buckets (`bucket_cap_mb=4`, XAF's bucket size; PyTorch's default is 25), one intra-op
+            thread per rank like XAF's workers, and XAF's own initial weights (the trainer's seeded initialisation,
+            handed over as a .safetensors file), so its loss follows XAF's step by step (`DdpGlooPeerTest`: within
+            1e-6 on one process). `kernel`: the gateway
+            namespace forwards with Linux (two IPv4 data centers), its edge firewall opened to new TCP connections for
+            the job; `kernel-tunnel`: IPv4 over VXLAN to an IPv6 data center. Its communication share is the exposed
+            communication (the synchronised forward+backward's time beyond the same pass without DDP's
+            synchronisation, timed before training); its retransmissions are TCP segments retransmitted in the ranks'
+            namespaces. **vs ddp-gloo MODE**: XAF's median step relative to DDP's over that path, same configuration
+            (negative: XAF's step is shorter; -30% is 30% shorter).
+
+            """;
+
     static final String READING = """
             ## How to read the table
 

@@ -1,6 +1,7 @@
 package io.xaforward.bench.train;
 
 import io.xaforward.training.Json;
+import io.xaforward.training.ModelConfig;
 import io.xaforward.cluster.TrainingJob;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.Endpoint;
@@ -49,10 +50,35 @@ public final class TrainBench {
     public record Config(String name, Path crossForm, Path sameForm, String wanRate, String preset, long steps,
                          int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description) {}
 
-    /** One cell of the table. */
-    public record Cell(Endpoint endpoint, GatewayMode mode) {
+    /** The peer name of XAForward's own workers ({@code --peers xaf,ddp-gloo}). */
+    public static final String XAF = "xaf";
+    /** The peers {@code --peers} accepts. */
+    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME);
+
+    /**
+     * One cell of the table: XAF's workers with an endpoint through a gateway mode, or a peer trainer (DDP over Gloo)
+     * through one of the kernel's paths ({@link DdpGlooPeer#MODES}; its endpoint field is unused).
+     */
+    public record Cell(String peer, Endpoint endpoint, GatewayMode mode) {
+        public Cell(Endpoint endpoint, GatewayMode mode) {
+            this(XAF, endpoint, mode);
+        }
+
+        static Cell ddpGloo(GatewayMode mode) {
+            return new Cell(DdpGlooPeer.NAME, Endpoint.UDP, mode);
+        }
+
+        boolean xaf() {
+            return peer.equals(XAF);
+        }
+
+        /** The endpoint column: XAF's endpoint, or the peer's name (DDP's endpoint is Gloo's TCP). */
+        String endpointLabel() {
+            return xaf() ? endpoint.configName() : peer;
+        }
+
         String label() {
-            return endpoint.configName() + " / " + mode.configName();
+            return endpointLabel() + " / " + mode.configName();
         }
 
         /** Kernel forwarding cannot cross IP families: its cells run on the same-form topology. */
@@ -69,6 +95,37 @@ public final class TrainBench {
     private final Path workRoot;
     private final PrintStream out;
     private double gatewayCpuShare = 1.0;
+    private boolean runXaf = true;
+    private boolean runDdpGloo;
+
+    /**
+     * Which trainers run: XAF's workers (the modes and endpoints of each configuration) and/or DDP over Gloo
+     * ({@link DdpGlooPeer}: kernel on the same-form topology, kernel-tunnel on the cross-form one), interleaved run
+     * by run. By default XAF only.
+     */
+    public TrainBench withPeers(List<String> peers) {
+        checkPeers(peers);
+        runXaf = peers.contains(XAF);
+        runDdpGloo = peers.contains(DdpGlooPeer.NAME);
+        return this;
+    }
+
+    /** Fails clearly on an empty list or an unknown peer name. */
+    public static void checkPeers(List<String> peers) {
+        if (peers.isEmpty()) throw new IllegalArgumentException("--peers needs at least one of " + PEERS);
+        for (String p : peers)
+            if (!PEERS.contains(p)) throw new IllegalArgumentException("unknown peer '" + p + "' (known: " + String.join(", ", PEERS) + ")");
+    }
+
+    /** The cells of {@code c} in the order a run round takes them: XAF's endpoints x modes, then the peer's. */
+    List<Cell> cells(Config c) {
+        List<Cell> cells = new ArrayList<>();
+        if (runXaf)
+            for (Endpoint endpoint : c.endpoints())
+                for (GatewayMode mode : c.modes()) cells.add(new Cell(endpoint, mode));
+        if (runDdpGloo) for (GatewayMode mode : DdpGlooPeer.MODES) cells.add(Cell.ddpGloo(mode));
+        return cells;
+    }
 
     /** Budgets the gateway's CPU to {@code share} in every job, the same for every mode ({@link io.xaforward.testbed.CpuBudget}). */
     public TrainBench withGatewayCpu(double share) {
@@ -88,6 +145,7 @@ public final class TrainBench {
 
     /** Why {@code cell} cannot run (an endpoint that cannot cross that mode), or null when it can. */
     static String unsupported(Cell cell, Path topology) {
+        if (!cell.xaf()) return null; // DDP over Gloo crosses the kernel's paths, which join any IPv4/IPv6 topology
         try {
             GatewayMode mode = cell.mode();
             Endpoint endpoint = Endpoint.resolve(cell.endpoint(), mode);
@@ -109,51 +167,54 @@ public final class TrainBench {
         List<Run> all = new ArrayList<>();
         int total = 0, done = 0;
         for (Config c : configs)
-            for (Endpoint endpoint : c.endpoints())
-                for (GatewayMode mode : c.modes()) {
-                    Cell cell = new Cell(endpoint, mode);
-                    String why = unsupported(cell, cell.topology(c.crossForm(), c.sameForm()));
-                    if (why == null) total += runs;
-                    else if (skipped.putIfAbsent(cell.label(), why) == null)
-                        out.printf(Locale.ROOT, "not run: %s (%s)%n", cell.label(), why);
-                }
+            for (Cell cell : cells(c)) {
+                String why = unsupported(cell, cell.topology(c.crossForm(), c.sameForm()));
+                if (why == null) total += runs;
+                else if (skipped.putIfAbsent(cell.label(), why) == null)
+                    out.printf(Locale.ROOT, "not run: %s (%s)%n", cell.label(), why);
+            }
         Path corpus = workRoot.resolve("corpus.txt");
         for (Config c : configs) {
             Path cross = withWanRate(c.crossForm(), c.wanRate(), c.name() + "-cross.yaml");
             Path same = withWanRate(c.sameForm(), c.wanRate(), c.name() + "-same.yaml");
             for (int r = 1; r <= runs; r++) {
-                for (Endpoint endpoint : c.endpoints()) {
-                    for (GatewayMode mode : c.modes()) {
-                        Cell cell = new Cell(endpoint, mode);
-                        if (skipped.containsKey(cell.label())) continue;
-                        done++;
-                        Path topology = cell.topology(cross, same);
-                        out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
-                        Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + endpoint.configName() + "-" + mode.configName() + "-" + r));
-                        String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-                        TrainJobSpec spec = TrainJobSpec.builder()
-                                .topology(topology).prefix(prefix).gatewayMode(mode)
-                                .endpoint(endpoint).workDir(work).rateLimit(c.wanRate())
-                                .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
-                                .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
-                                .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
-                                .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20)
-                                .build();
-                        TrainResult res;
-                        try {
-                            res = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()))
-                                    .placed(gatewayCpuShare).run();
-                        } catch (Exception e) {
-                            // One failed job must not throw away an hour of others: report it with the cell.
-                            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
-                            out.printf(Locale.ROOT, "    failed: %s (work directory %s)%n", why, work);
-                            failed.computeIfAbsent(c.name() + ": " + cell.label(), k -> new ArrayList<>()).add("run " + r + ": " + why);
-                            continue;
+                for (Cell cell : cells(c)) {
+                    Endpoint endpoint = cell.endpoint();
+                    GatewayMode mode = cell.mode();
+                    if (skipped.containsKey(cell.label())) continue;
+                    done++;
+                    Path topology = cell.topology(cross, same);
+                    out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
+                    Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + cell.endpointLabel() + "-" + mode.configName() + "-" + r));
+                    String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
+                    TrainJobSpec spec = TrainJobSpec.builder()
+                            .topology(topology).prefix(prefix).gatewayMode(mode)
+                            .endpoint(endpoint).workDir(work).rateLimit(c.wanRate())
+                            .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
+                            .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
+                            .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
+                            .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20)
+                            .build();
+                    TrainResult res;
+                    try {
+                        TrainingJob job = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()));
+                        if (!cell.xaf()) job.startingRanksWith(new DdpGlooPeer(spec));
+                        res = job.placed(gatewayCpuShare).run();
+                        long expected = ModelConfig.preset(c.preset()).parameterCount();
+                        if (res.parameterCount() != expected) {
+                            throw new IllegalStateException(cell.label() + " trained " + res.parameterCount()
+                                    + " parameters, preset " + c.preset() + " has " + expected);
                         }
-                        out.printf(Locale.ROOT, "    %.1f ms/step (compute %.1f, communication %.1f), final loss %.4f%n",
-                                res.medianStepMs(), res.meanComputeMs(), res.meanCommMs(), res.finalLoss());
-                        all.add(new Run(c.name(), cell, r, Topology.load(topology).name(), res));
+                    } catch (Exception e) {
+                        // One failed job must not throw away an hour of others: report it with the cell.
+                        String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
+                        out.printf(Locale.ROOT, "    failed: %s (work directory %s)%n", why, work);
+                        failed.computeIfAbsent(c.name() + ": " + cell.label(), k -> new ArrayList<>()).add("run " + r + ": " + why);
+                        continue;
                     }
+                    out.printf(Locale.ROOT, "    %.1f ms/step (compute %.1f, communication %.1f), final loss %.4f%n",
+                            res.medianStepMs(), res.meanComputeMs(), res.meanCommMs(), res.finalLoss());
+                    all.add(new Run(c.name(), cell, r, Topology.load(topology).name(), res));
                 }
             }
         }
@@ -180,6 +241,11 @@ public final class TrainBench {
     }
 
     // ------------------------------------------------------------------------------------------- figures per run
+
+    /** XAF's step time relative to a peer's: negative when XAF's step is shorter (-0.3: 30% shorter). */
+    static double vsPeer(double xafStepMs, double peerStepMs) {
+        return (xafStepMs - peerStepMs) / peerStepMs;
+    }
 
     static double commShare(TrainResult r) {
         return r.meanCommMs() / (r.meanComputeMs() + r.meanCommMs());
@@ -270,29 +336,38 @@ public final class TrainBench {
                     .append(c.wanRate().equals(NO_WAN) ? " No WAN" : " WAN " + c.wanRate() + " per direction")
                     .append("; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
                     .append(", preset ").append(c.preset()).append(".\n\n");
-            md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU used | gateway CPU per packet, ns | drops | retransmissions | vs xdp |\n");
-            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             Map<Cell, List<Run>> byCell = new LinkedHashMap<>();
             for (Run r : all) if (r.config().equals(c.name())) byCell.computeIfAbsent(r.cell(), k -> new ArrayList<>()).add(r);
+            List<GatewayMode> ddpModes = runDdpGloo ? DdpGlooPeer.MODES : List.of();
+            md.append("| endpoint | gateway | topology | time per step, ms | communication share | WAN utilisation | workers' core busy | gateway's core busy | gateway CPU used | gateway CPU per packet, ns | drops | retransmissions | vs xdp |");
+            for (GatewayMode m : ddpModes) md.append(" vs ddp-gloo ").append(m.configName()).append(" |");
+            md.append("\n|---|---|---|---|---|---|---|---|---|---|---|---|---|").append("---|".repeat(ddpModes.size())).append('\n');
             for (var e : byCell.entrySet()) {
                 List<Run> rs = e.getValue();
-                List<Run> xdp = byCell.get(new Cell(e.getKey().endpoint(), GatewayMode.XDP));
+                List<Run> xdp = e.getKey().xaf() ? byCell.get(new Cell(e.getKey().endpoint(), GatewayMode.XDP)) : null;
                 double step = median(rs, r -> r.result().medianStepMs());
                 String vsXdp = xdp == null || e.getKey().mode() == GatewayMode.XDP ? "-"
                         : String.format(Locale.ROOT, "%+.1f%%", 100 * (step - median(xdp, r -> r.result().medianStepMs())) / step);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |%n",
-                        e.getKey().endpoint().configName(), e.getKey().mode().configName(), rs.getFirst().topology(),
+                StringBuilder vsDdp = new StringBuilder();
+                for (GatewayMode m : ddpModes) {
+                    List<Run> ddp = byCell.get(Cell.ddpGloo(m));
+                    vsDdp.append(' ').append(ddp == null || !e.getKey().xaf() ? "-"
+                            : String.format(Locale.ROOT, "%+.1f%%", 100 * vsPeer(step, median(ddp, r -> r.result().medianStepMs())))).append(" |");
+                }
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |%s%n",
+                        e.getKey().endpointLabel(), e.getKey().mode().configName(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
                         percent(median(rs, r -> commShare(r.result()))), percent(median(rs, r -> wanUtilisation(r.result()))),
                         percent(median(rs, r -> coreBusy(r.result(), "worker"))),
                         percent(median(rs, r -> coreBusy(r.result(), "gateway"))),
                         percent(median(rs, r -> gatewayCpuUsed(r.result(), gatewayCpuShare))),
                         spread(rs, r -> gatewayNsPerPacket(r.result()), "%.0f"),
-                        (long) median(rs, r -> drops(r.result())), (long) median(rs, r -> retransmits(r.result())), vsXdp));
+                        (long) median(rs, r -> drops(r.result())), (long) median(rs, r -> retransmits(r.result())), vsXdp, vsDdp));
                 for (Run r : rs) json.add(jsonRun(c, r));
             }
             md.append("\n\"vs xdp\": how much shorter (+) or longer (-) the xdp gateway's median step is than this row's,"
                     + " relative to this row, same endpoint.\n\n");
+            if (runDdpGloo) md.append(BenchTrainText.DDP_GLOO);
             for (var e : skipped.entrySet())
                 md.append("Not run: ").append(e.getKey()).append(": ").append(e.getValue()).append(".\n\n");
             for (var e : failed.entrySet())
@@ -312,7 +387,8 @@ public final class TrainBench {
     private Map<String, Object> jsonRun(Config c, Run r) {
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("config", c.name());
-        run.put("endpoint", r.cell().endpoint().configName());
+        run.put("peer", r.cell().peer());
+        run.put("endpoint", r.cell().endpointLabel());
         run.put("mode", r.cell().mode().configName());
         run.put("topology", r.topology());
         run.put("wan_rate", c.wanRate());
