@@ -81,6 +81,13 @@ public final class PrivateFiles {
 
     private PrivateFiles() {}
 
+    /** The file exists but fails a check (owner, mode, type, link): refused, as opposed to unreadable or missing. */
+    public static final class UnsafeFileException extends IOException {
+        public UnsafeFileException(String message) {
+            super(message);
+        }
+    }
+
     /** The text of secret file {@code file} (at most 1 MiB), checked as above; {@code what} names it in errors ("job secret file"). */
     public static String read(Path file, String what) throws IOException {
         return new String(readChecked(file, what, true), StandardCharsets.UTF_8);
@@ -129,19 +136,19 @@ public final class PrivateFiles {
         }
         int mode = Short.toUnsignedInt(stx.get(JAVA_SHORT, STX_MODE));
         int uid = stx.get(JAVA_INT, STX_UID);
-        if ((mode & S_IFMT) != S_IFREG) throw new IOException(what + " " + file + " is not a regular file");
+        if ((mode & S_IFMT) != S_IFREG) throw new UnsafeFileException(what + " " + file + " is not a regular file");
         String permissions = permissionString(mode);
         if (secret && (mode & GROUP_OR_OTHERS_ANY) != 0) {
-            throw new IOException(what + " " + file + " is accessible by group or others (permissions "
+            throw new UnsafeFileException(what + " " + file + " is accessible by group or others (permissions "
                     + permissions + "); it must be private to its owner: chmod 600 " + file);
         }
         if (!secret && (mode & GROUP_OR_OTHERS_WRITE) != 0) {
-            throw new IOException(what + " " + file + " is writable by group or others (permissions "
+            throw new UnsafeFileException(what + " " + file + " is writable by group or others (permissions "
                     + permissions + "); only its owner may change it: chmod go-w " + file);
         }
         int me = (int) GETEUID.invokeExact();
         if (uid != me && uid != 0) {
-            throw new IOException(what + " " + file + " is owned by uid " + Integer.toUnsignedString(uid)
+            throw new UnsafeFileException(what + " " + file + " is owned by uid " + Integer.toUnsignedString(uid)
                     + ", not by this process's user (uid " + Integer.toUnsignedString(me) + ", "
                     + System.getProperty("user.name") + ") or root");
         }
@@ -174,7 +181,7 @@ public final class PrivateFiles {
     }
 
     private static IOException symlink(Path file, String what, boolean secret) {
-        return new IOException(what + " " + file + " is a symbolic link; give the file itself, "
+        return new UnsafeFileException(what + " " + file + " is a symbolic link; give the file itself, "
                 + (secret ? "private to its owner (chmod 600)" : "writable by its owner only (chmod go-w)"));
     }
 
