@@ -41,7 +41,11 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * the file's place; it is refused as not a regular file a moment later.
  */
 public final class PrivateFiles {
-    private static final int MAX_BYTES = 1 << 20;
+    /** A secret is a key or a password: anything longer is not one. */
+    private static final int MAX_SECRET_BYTES = 1 << 20;
+    /** A gateway config of a full route map (65,536 routes of ~150 bytes) is about 10 MB; refused beyond, never cut. */
+    private static final int MAX_TRUSTED_BYTES = 64 << 20;
+    private static final int CHUNK = 64 << 10;
 
     /** Mode bits: group and others, any access / write access. */
     private static final int GROUP_OR_OTHERS_ANY = 0077;
@@ -88,13 +92,13 @@ public final class PrivateFiles {
         }
     }
 
-    /** The text of secret file {@code file} (at most 1 MiB), checked as above; {@code what} names it in errors ("job secret file"). */
+    /** The text of secret file {@code file} (at most 1 MiB, longer is an error), checked as above; {@code what} names it in errors ("job secret file"). */
     public static String read(Path file, String what) throws IOException {
         return new String(readChecked(file, what, true), StandardCharsets.UTF_8);
     }
 
     /**
-     * The text of {@code file} (at most 1 MiB), a file others may read but only its owner (root or this process's
+     * The text of {@code file} (at most 64 MiB, longer is an error), a file others may read but only its owner (root or this process's
      * user) may change, and not a symbolic link: a gateway config.
      */
     public static String readTrusted(Path file, String what) throws IOException {
@@ -115,7 +119,7 @@ public final class PrivateFiles {
             }
             try {
                 checkDescriptor(fd, file, what, secret, arena, errno);
-                return readAll(fd, file, what, arena, errno);
+                return readAll(fd, file, what, secret ? MAX_SECRET_BYTES : MAX_TRUSTED_BYTES, arena, errno);
             } finally {
                 int ignored = (int) CLOSE.invokeExact(fd);
             }
@@ -154,20 +158,21 @@ public final class PrivateFiles {
         }
     }
 
-    private static byte[] readAll(int fd, Path file, String what, Arena arena, MemorySegment errno) throws Throwable {
-        MemorySegment buffer = arena.allocate(MAX_BYTES);
-        long total = 0;
-        while (total < MAX_BYTES) {
-            long n = (long) READ.invokeExact(errno, fd, buffer.asSlice(total), (long) MAX_BYTES - total);
-            if (n == 0) break;
+    /** Everything up to the end of the file; a file longer than {@code max} is an error (never a cut-off text). */
+    private static byte[] readAll(int fd, Path file, String what, int max, Arena arena, MemorySegment errno) throws Throwable {
+        MemorySegment chunk = arena.allocate(CHUNK);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        while (true) {
+            long n = (long) READ.invokeExact(errno, fd, chunk, (long) CHUNK);
+            if (n == 0) return out.toByteArray();
             if (n < 0) {
                 int e = (int) ERRNO.get(errno, 0L);
                 if (e == 4) continue; // EINTR
                 throw new IOException(what + " " + file + " cannot be read (errno " + e + ")");
             }
-            total += n;
+            if (out.size() + n > max) throw new IOException(what + " " + file + " is larger than " + max + " bytes");
+            out.write(chunk.asSlice(0, n).toArray(JAVA_BYTE));
         }
-        return buffer.asSlice(0, total).toArray(JAVA_BYTE);
     }
 
     /** As {@code ls -l} writes the permission bits, e.g. {@code rw-r-----}. */

@@ -31,6 +31,15 @@ class PrivateFilesTest {
     }
 
     @Test
+    void aLongFileIsReadWholeOrRefusedNeverCut() throws IOException {
+        String big = "routes:\n" + "  - {id: 1, job: 1, token: 1, egress: a, dst-mac: 02:00:00:00:00:01}\n".repeat(40_000);
+        assertTrue(big.length() > 2 << 20, "larger than a secret may be");
+        assertEquals(big, PrivateFiles.readTrusted(file("big", big, "rw-r--r--"), "test config"));
+        IOException e = assertThrows(IOException.class, () -> PrivateFiles.read(file("bigsecret", big, "rw-------"), "test secret"));
+        assertTrue(e.getMessage().endsWith(" is larger than 1048576 bytes"), e.getMessage());
+    }
+
+    @Test
     void aGroupWritableFileIsRefusedAsSecretAndAsTrustedFile() throws IOException {
         Path f = file("gw", "x", "rw-rw----");
         IOException secret = assertThrows(IOException.class, () -> PrivateFiles.read(f, "test secret"));
