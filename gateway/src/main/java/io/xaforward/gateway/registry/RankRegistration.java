@@ -71,7 +71,7 @@ public final class RankRegistration {
         } catch (NumberFormatException e) {
             throw fail.apply(key + ": " + shown(key, s) + " is out of range");
         }
-        if (n < min || n > max) throw fail.apply(key + " must be " + min + ".." + max + ", got " + shown(key, s));
+        if (n < min || n > max) throw fail.apply(key + " must be " + min + ".." + max + ", got " + (key.equals("token") ? shown(key, s) : s));
         return n;
     }
 

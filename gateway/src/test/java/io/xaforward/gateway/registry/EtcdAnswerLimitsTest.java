@@ -88,6 +88,9 @@ class EtcdAnswerLimitsTest {
                 }
             });
             c.put("/lim-watch/small", "ok", 0);
+            // The big value only once the small one arrived: events etcd catches up on come in one answer.
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (seen.isEmpty() && System.currentTimeMillis() < deadline) Thread.sleep(20);
             c.put("/lim-watch/big", "y".repeat(9 << 10), 0);
             t.join(20_000);
             assertFalse(t.isAlive(), "the watch must end at the oversized line");
@@ -131,6 +134,18 @@ class EtcdAnswerLimitsTest {
                 } finally {
                     watch.close();
                 }
+                // An operator's route entry that is not valid YAML: the parser's message would show its line.
+                fake.put("/xaf/routes/gw/r1", "{id: 0x00010001, job: 1, token: " + SECRET + ", egress: [a");
+                RouteRegistryWatchTest.Gateway routes = new RouteRegistryWatchTest.Gateway();
+                // a client of its own: closing the first watch closed the first client
+                RouteRegistryWatch operator = new RouteRegistryWatch(routes, new EtcdClient(fake.url(), Duration.ofSeconds(5)),
+                        "/xaf/routes/gw/").start();
+                try {
+                    RouteRegistryWatchTest.await(() -> routes.metric("xaf_registry_rejected_total") >= 1,
+                            () -> "the bad route entry was seen");
+                } finally {
+                    operator.close();
+                }
             }
         } finally {
             System.setErr(err);
@@ -138,6 +153,7 @@ class EtcdAnswerLimitsTest {
         String log = captured.toString(StandardCharsets.UTF_8);
         assertTrue(log.contains("/xaf/jobs/7/ranks/2"), "the bad registration is reported, by key:\n" + log);
         assertTrue(log.contains("malformed watch answer"), "the malformed answer is reported:\n" + log);
+        assertTrue(log.contains("/xaf/routes/gw/r1: not valid YAML ("), "the bad route entry is reported, by key:\n" + log);
         assertFalse(log.contains("SECRET"), "an answer was quoted in the log:\n" + log);
     }
 }
