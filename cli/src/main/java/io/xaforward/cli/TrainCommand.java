@@ -46,6 +46,11 @@ final class TrainCommand implements Callable<Integer> {
             + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
     Path data;
 
+    @Option(paramLabel = "DIR", names = "--data-root", description = "with --resume: a directory that the data path"
+            + " recorded in the checkpoint may lie in (repeatable; default: the directory xaf runs from); --data on this"
+            + " command line is not limited")
+    java.util.List<Path> dataRoots = new java.util.ArrayList<>();
+
     @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
 
@@ -94,7 +99,8 @@ final class TrainCommand implements Callable<Integer> {
     String commandName = "xaf train";
 
     /** Options a resumed run never takes from the checkpoint's settings: they belong to this run alone. */
-    static final java.util.Set<String> NOT_INHERITED = java.util.Set.of("--resume", "--out", "--work-dir", "--keep-work-dir");
+    static final java.util.Set<String> NOT_INHERITED = java.util.Set.of("--resume", "--out", "--work-dir", "--keep-work-dir",
+            "--data-root");
 
     /**
      * With --resume, every option not given on this command line takes the value recorded in the checkpoint's
@@ -108,13 +114,28 @@ final class TrainCommand implements Callable<Integer> {
         if (args.isEmpty()) return;
         picocli.CommandLine fresh = new picocli.CommandLine(new TrainCommand());
         fresh.registerConverter(Path.class, UserPaths::resolve);
-        fresh.parseArgs(args.toArray(String[]::new));
-        for (String a : args) {
-            var option = commandSpec.findOption(a);
-            if (option != null) option.setValue(fresh.getCommandSpec().findOption(a).getValue());
+        String source = "checkpoint " + resume + " (its recorded settings)";
+        try {
+            fresh.parseArgs(args.toArray(String[]::new));
+        } catch (picocli.CommandLine.ParameterException e) {
+            throw new IllegalArgumentException(source + ": " + e.getMessage());
         }
-        System.out.println("xaf: settings of the resumed run from " + resume + ": " + String.join(" ", args));
+        java.util.Map<String, Object> inherited = new java.util.LinkedHashMap<>();
+        for (String a : args) {
+            if (a.startsWith("--") && commandSpec.findOption(a) != null) {
+                inherited.put(a, InheritedSettings.parsedValue(fresh.getCommandSpec(), a));
+            }
+        }
+        // A checkpoint may come from anyone (a shared directory, a download): its settings are checked as etcd's are
+        // for xaf worker, whole, before any is set.
+        InheritedSettings.check(source, "--", inherited, commandSpec, InheritedSettings.dataRoots(dataRoots));
+        for (var e : inherited.entrySet()) commandSpec.findOption(e.getKey()).setValue(e.getValue());
+        // One line names the source and every setting taken from it (docs/DATA.md, "Resuming").
+        log.println("xaf: settings of the resumed run from " + resume + ": " + String.join(" ", args));
     }
+
+    /** Where the inherited settings are reported. */
+    java.io.PrintStream log = System.out;
 
     /** The gateway mode and endpoint as checkBeforeStart() parsed them. */
     private GatewayMode mode;

@@ -165,6 +165,14 @@ final class WorkerCommand implements Callable<Integer> {
             + "`xaf data prepare`), FILE.bin (uint16 ids) or a UTF-8 text file (required, here or as data: in the cluster file's training section)")
     Path data;
 
+    @Option(paramLabel = "DIR", names = "--data-root", description = "a directory that a data: path from the cluster"
+            + " file's or etcd's training section may lie in (repeatable; default: the directory xaf runs from); --data on"
+            + " this command line is not limited")
+    java.util.List<Path> dataRoots = new java.util.ArrayList<>();
+
+    /** Where the inherited settings are reported (standard error: standard output carries the progress lines). */
+    java.io.PrintStream log = System.err;
+
     @Option(paramLabel = "DIR", names = "--checkpoint-dir", required = true, description = "where this rank's checkpoints go")
     Path checkpointDir;
 
@@ -267,10 +275,16 @@ final class WorkerCommand implements Callable<Integer> {
         } catch (picocli.CommandLine.ParameterException e) {
             throw new IllegalArgumentException(source + ": training: " + e.getMessage());
         }
+        java.util.Map<String, Object> inherited = new java.util.LinkedHashMap<>();
         for (String a : args) {
-            var option = commandSpec.findOption(a);
-            if (option != null) option.setValue(fresh.getCommandSpec().findOption(a).getValue());
+            if (a.startsWith("--") && commandSpec.findOption(a) != null) {
+                inherited.put(a, InheritedSettings.parsedValue(fresh.getCommandSpec(), a));
+            }
         }
+        // Checked whole before anything is set: a refused value leaves the command line's settings as they were.
+        InheritedSettings.check(source, "training.", inherited, commandSpec, InheritedSettings.dataRoots(dataRoots));
+        for (var e : inherited.entrySet()) commandSpec.findOption(e.getKey()).setValue(e.getValue());
+        InheritedSettings.log(log, "xaf worker", source, inherited);
     }
 
     WorkerOptions options(Identity id) throws IOException {
@@ -302,19 +316,10 @@ final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         applyClusterTraining();
-        IllegalArgumentException noSecret = null;
-        try {
-            secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else is read
-        } catch (IllegalArgumentException e) {
-            noSecret = e;
-        }
-        if (noSecret != null && peers.etcd == null) throw noSecret;
-        try {
-            applyEtcdTraining(); // may say --wire-security crc32c, which needs no secret
-        } catch (RuntimeException e) {
-            if (noSecret != null) throw noSecret;
-            throw e;
-        }
+        // No secret, no job: said before anything else is read. etcd's training settings cannot make the secret
+        // unnecessary, since they may raise the wire security but never lower it (InheritedSettings).
+        secret(WireSecurity.fromName(wireSecurity));
+        applyEtcdTraining();
         Identity id = identity();
         options(id.rank() == ASSIGNED ? id.withRank(0) : id); // every option checked before a rank is claimed
         if (id.rank() == ASSIGNED) {

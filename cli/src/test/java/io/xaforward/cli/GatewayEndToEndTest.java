@@ -397,8 +397,52 @@ class GatewayEndToEndTest {
         assertTrue(metric("xaf_config_last_reload_attempt_timestamp_seconds", null) > 1_700_000_000L);
     }
 
+    /**
+     * A reload of a config file that others could have written (or a link put in its place) is refused whatever it
+     * holds: the running routes stay, the refusal is counted, and the file is taken again once it is fixed.
+     */
     @Test
     @Order(6)
+    void aReloadOfAFileOthersCanWriteOrALinkKeepsTheRunningRoutes() throws Exception {
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        long reloads = metric("xaf_config_reloads_total", null);
+        long failures = metric("xaf_config_reload_failures_total", null);
+        long refusals = metric("xaf_config_file_refusals_total", null);
+        Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
+        String extra = base + "  - {id: 0x00ff0003, job: 255, token: 1, egress: " + idPort.iface() + ", dst-mac: 02:00:00:00:00:03}\n";
+        writeUnnoticed(extra);
+        Files.setPosixFilePermissions(configFile, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_file_refusals_total", refusals + 1);
+        assertEquals(failures + 1, metric("xaf_config_reload_failures_total", null));
+        assertEquals(plan.worldSize(), metric("xaf_routes", null), "the group-writable file's extra route was not applied");
+        long logged = System.currentTimeMillis() + 10_000; // the refusal is counted just before it is logged
+        while (!gateway.sawLine("is writable by group or others") && System.currentTimeMillis() < logged) Thread.sleep(50);
+        assertTrue(gateway.sawLine("is writable by group or others"), gateway.output());
+
+        Path real = configFile.resolveSibling(configFile.getFileName() + ".real");
+        Files.setPosixFilePermissions(configFile, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.move(configFile, real);
+        Files.createSymbolicLink(configFile, real);
+        try {
+            gateway.signal("HUP");
+            awaitMetric("xaf_config_file_refusals_total", refusals + 2);
+            assertEquals(plan.worldSize(), metric("xaf_routes", null), "a link is refused even to a good file");
+        } finally {
+            Files.delete(configFile);
+            Files.move(real, configFile);
+        }
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 1);
+        assertEquals(plan.worldSize() + 1, metric("xaf_routes", null), "the fixed file is taken");
+        writeUnnoticed(base);
+        gateway.signal("HUP");
+        awaitMetric("xaf_config_reloads_total", reloads + 2);
+        assertEquals(plan.worldSize(), metric("xaf_routes", null));
+    }
+
+    @Test
+    @Order(7)
     void sigtermDetachesFromEveryInterface() throws Exception {
         String ns = state.gatewayNamespace("gw");
         String before = Netns.exec(ns, "ip", "link", "show").stdout();

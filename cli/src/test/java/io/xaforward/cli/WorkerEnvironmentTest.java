@@ -111,12 +111,15 @@ class WorkerEnvironmentTest {
     void theClusterFilesTrainingSectionGivesTheJobsSettingsAndTheCommandLineWins() throws Exception {
         Path withTraining = dir.resolve("cluster-training.yaml");
         Files.writeString(withTraining, Files.readString(cluster) + """
-                training: {preset: tiny, steps: 7, lr: 0.01, batch: 4, data: %s, checksum-every: 3, wire-security: crc32c}
+                training: {preset: tiny, steps: 7, lr: 0.01, batch: 4, data: %s, checksum-every: 3, wire-security: encrypt}
                 """.formatted(dir.resolve("corpus.txt")));
+        Path secret = dir.resolve("job.secret");
+        if (!Files.exists(secret)) io.xaforward.transport.JobSecret.generate().writeTo(secret);
         WorkerCommand w = new WorkerCommand();
         w.environment = Map.of("RANK", "1");
         new CommandLine(w).parseArgs("--token", "0x1234", "--checkpoint-dir", dir.resolve("ckpt").toString(),
-                "--interface", "eth1", "--cluster", withTraining.toString(), "--steps", "5");
+                "--interface", "eth1", "--cluster", withTraining.toString(), "--steps", "5", "--data-root", dir.toString(),
+                "--secret-file", secret.toString());
         w.applyClusterTraining();
         WorkerOptions o = w.options(w.identity());
         assertEquals("tiny", o.preset());
@@ -125,7 +128,7 @@ class WorkerEnvironmentTest {
         assertEquals(4, o.globalBatch());
         assertEquals(3, o.checksumEvery());
         assertEquals(dir.resolve("corpus.txt"), o.data());
-        assertEquals("crc32c", o.wireSecurity().configName());
+        assertEquals("encrypt", o.wireSecurity().configName(), "a stronger mode than the default is taken");
         assertEquals(1234, o.seed(), "not in the file: the default");
 
         Path typo = dir.resolve("cluster-typo.yaml");
@@ -152,7 +155,7 @@ class WorkerEnvironmentTest {
             w.environment = Map.of("RANK", "1", "WORLD_SIZE", "2");
             new CommandLine(w).parseArgs("--token", "0x1234", "--checkpoint-dir", dir.resolve("ckpt").toString(),
                     "--wire-security", "crc32c", "--interface", "eth1", "--etcd", etcd.clientUrl().toString(), "--job", "7",
-                    "--form", "ipv4", "--lr", "0.02");
+                    "--form", "ipv4", "--lr", "0.02", "--data-root", dir.toString());
             w.applyEtcdTraining();
             WorkerOptions o = w.options(w.identity());
             assertEquals("tiny", o.preset());

@@ -1,14 +1,13 @@
 package io.xaforward.gateway;
 
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.PrivateFiles;
 import io.xaforward.protocol.XafHeader;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -40,15 +39,24 @@ public final class GatewayConfigParser {
 
     /** Parses a file, allowing at most {@code maxRoutes} routes (the size of the route map it will be written to). */
     public static GatewayConfig parse(Path file, int maxRoutes) {
-        String text;
+        return parse(readFile(file), file.toString(), maxRoutes);
+    }
+
+    /**
+     * The text of a gateway config file, checked as a file that decides what a privileged process does
+     * ({@link PrivateFiles#readTrusted}: owned by root or the user the gateway runs as, writable by its owner only,
+     * not a symbolic link; the checks are made on the opened file, so they hold for the text returned). A config
+     * others can write would let them choose the routes and job tokens. A refused file is an {@link UnsafeConfigFile}.
+     */
+    public static String readFile(Path file) {
         try {
-            text = Files.readString(file);
-        } catch (NoSuchFileException e) {
-            throw new ConfigException(file + ": file not found");
+            return PrivateFiles.readTrusted(file, "gateway config file");
+        } catch (PrivateFiles.UnsafeFileException e) {
+            throw new UnsafeConfigFile(e.getMessage());
         } catch (IOException e) {
+            if (e.getMessage() != null && e.getMessage().endsWith(" not found")) throw new ConfigException(file + ": file not found");
             throw new ConfigException(file + ": cannot read: " + e.getMessage());
         }
-        return parse(text, file.toString(), maxRoutes);
     }
 
     public static GatewayConfig parse(String yaml, String source) {
@@ -243,6 +251,13 @@ public final class GatewayConfigParser {
     /** A gateway config that cannot be used; the message names the file and the entry. */
     public static class ConfigException extends RuntimeException {
         public ConfigException(String message) {
+            super(message);
+        }
+    }
+
+    /** A config file refused for its owner, mode or type (a symbolic link), not for its content. */
+    public static final class UnsafeConfigFile extends ConfigException {
+        public UnsafeConfigFile(String message) {
             super(message);
         }
     }

@@ -57,6 +57,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     private volatile boolean closing;
     private int reloads;
     private int reloadFailures;
+    /** Reloads refused because the config file failed its owner, mode or link check (also counted as failures). */
+    private int fileRefusals;
     private boolean lastReloadSuccess = true;
     private double lastReloadEpochSeconds, lastGoodReloadEpochSeconds;
     /** The route map's writer, which keeps the gateway's view of the routes it installed (read once at start). */
@@ -339,6 +341,12 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         try {
             next = GatewayConfigParser.parse(configReader.read(), configFile.toString(),
                     dataplane.routesMap().maxEntries());
+        } catch (GatewayConfigParser.UnsafeConfigFile e) {
+            // The file is checked at every reload, as at start: one that someone else could have written is not
+            // applied, whatever it holds; the running config stays (the caller logs the reason).
+            synchronized (this) { fileRefusals++; }
+            recordReload(false);
+            throw e;
         } catch (RuntimeException e) {
             recordReload(false);
             throw e;
@@ -442,6 +450,10 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             b.append("# HELP xaf_config_reload_failures_total Config reloads rejected (the running routes stayed).\n")
                     .append("# TYPE xaf_config_reload_failures_total counter\n")
                     .append("xaf_config_reload_failures_total ").append(reloadFailures).append('\n');
+            b.append("# HELP xaf_config_file_refusals_total Config reloads refused because the file failed its owner, mode or"
+                    + " symbolic-link check (also counted in xaf_config_reload_failures_total).\n")
+                    .append("# TYPE xaf_config_file_refusals_total counter\n")
+                    .append("xaf_config_file_refusals_total ").append(fileRefusals).append('\n');
             b.append("# HELP xaf_config_last_reload_successful Whether the last reload attempt was applied (1) or rejected (0).\n")
                     .append("# TYPE xaf_config_last_reload_successful gauge\nxaf_config_last_reload_successful ").append(lastReloadSuccess ? 1 : 0).append('\n');
             b.append("# HELP xaf_config_last_reload_attempt_timestamp_seconds When the last reload was attempted (Unix time; 0: never).\n")

@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.DirectoryStream;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -123,10 +122,13 @@ final class StableFileReader {
         }
     }
 
+    /** The file's text now, or null when it cannot be read; a file that fails the checks is refused (thrown). */
     private static String readNow(Path file) {
         try {
-            return new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.UTF_8);
-        } catch (IOException e) {
+            return GatewayConfigParser.readFile(file);
+        } catch (GatewayConfigParser.UnsafeConfigFile e) {
+            throw e;
+        } catch (GatewayConfigParser.ConfigException e) {
             return null;
         }
     }
@@ -148,15 +150,19 @@ final class StableFileReader {
         }
     }
 
+    /**
+     * Every read goes through {@link GatewayConfigParser#readFile}, so the text returned is that of a file that
+     * passed the owner, mode and link checks when it was read (a refused one throws {@link GatewayConfigParser.UnsafeConfigFile}).
+     */
     static String read(Path file, long settleMillis) {
         try {
-            byte[] last = Files.readAllBytes(file);
+            String last = GatewayConfigParser.readFile(file);
             FileTime lastTime = Files.getLastModifiedTime(file);
             for (int i = 0; i < MAX_TRIES; i++) {
                 Thread.sleep(settleMillis);
-                byte[] now = Files.readAllBytes(file);
+                String now = GatewayConfigParser.readFile(file);
                 FileTime nowTime = Files.getLastModifiedTime(file);
-                if (Arrays.equals(last, now) && lastTime.equals(nowTime)) return new String(now, java.nio.charset.StandardCharsets.UTF_8);
+                if (last.equals(now) && lastTime.equals(nowTime)) return now;
                 last = now;
                 lastTime = nowTime;
             }

@@ -181,6 +181,37 @@ class GatewayConfigParserTest {
         assertEquals("/nonexistent/gw.yaml: file not found", e.getMessage());
     }
 
+    /**
+     * The config file decides routes and job tokens: one that others could have written, or a link that could be
+     * pointed at such a file, is refused at start (parse) and at every reload (the settling reader), whatever it holds.
+     */
+    @Test
+    void aConfigFileOthersCanWriteOrALinkIsRefusedAtStartAndAtReload(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path file = dir.resolve("gw.yaml");
+        java.nio.file.Files.writeString(file, GOOD);
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertEquals(GatewayConfigParser.parse(GOOD, "x").routes().stream().map(GatewayConfig.RouteConfig::networkId).toList(),
+                GatewayConfigParser.parse(file).routes().stream().map(GatewayConfig.RouteConfig::networkId).toList(),
+                "owner-writable, readable by all: accepted");
+        StableFileReader reader = new StableFileReader(file, 5, 5, 1000);
+        assertEquals(GOOD, reader.read());
+
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
+        var atStart = assertThrows(GatewayConfigParser.UnsafeConfigFile.class, () -> GatewayConfigParser.parse(file));
+        assertEquals("gateway config file " + file + " is writable by group or others (permissions rw-rw-r--); only its"
+                + " owner may change it: chmod go-w " + file, atStart.getMessage());
+        assertThrows(GatewayConfigParser.UnsafeConfigFile.class, reader::read, "at reload");
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r---w-"));
+        assertThrows(GatewayConfigParser.UnsafeConfigFile.class, reader::read, "other-writable");
+
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link.yaml"), file);
+        var viaLink = assertThrows(GatewayConfigParser.UnsafeConfigFile.class, () -> GatewayConfigParser.parse(link));
+        assertTrue(viaLink.getMessage().startsWith("gateway config file " + link + " is a symbolic link"), viaLink.getMessage());
+        assertThrows(GatewayConfigParser.UnsafeConfigFile.class, new StableFileReader(link, 5, 5, 1000)::read);
+    }
+
     @Test
     void invalidYamlIsAClearError() {
         var e = assertThrows(GatewayConfigParser.ConfigException.class, () -> GatewayConfigParser.parse("ports: [", "g"));

@@ -3,14 +3,20 @@ package io.xaforward.transport;
 import io.xaforward.protocol.PrivateFiles;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Set;
 
 /**
  * The per-job key that authenticates (and optionally encrypts) every datagram of a job. The launcher generates one
@@ -60,20 +66,43 @@ public final class JobSecret {
         return new JobSecret(key);
     }
 
-    /** Writes the secret as hexadecimal text to a new file readable by its owner only (mode 600). */
+    /**
+     * Writes the secret as hexadecimal text to a new file readable by its owner only (mode 600). A regular file
+     * already there is replaced; a symbolic link (or anything but a regular file) is refused and left alone, since
+     * writing through it would put the key wherever the link points. The file is created with {@code CREATE_NEW}
+     * ({@code O_CREAT|O_EXCL}, which never follows a link, not even a dangling one) and written through that one
+     * descriptor, so a link swapped in after the check makes the creation fail instead of redirecting the key.
+     */
     public void writeTo(Path file) throws IOException {
         Path parent = file.toAbsolutePath().getParent();
         if (parent != null) {
             Files.createDirectories(parent);
         }
-        Files.deleteIfExists(file);
-        try {
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        } catch (UnsupportedOperationException e) {
-            Files.createFile(file);
+        if (Files.isSymbolicLink(file)) {
+            throw new IOException("job secret file " + file + " is a symbolic link; refusing to write the key through it"
+                    + " (remove the link or give another path)");
         }
-        Files.writeString(file, HexFormat.of().formatHex(key) + "\n", StandardCharsets.US_ASCII,
-                StandardOpenOption.TRUNCATE_EXISTING);
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("job secret file " + file + " exists and is not a regular file");
+        }
+        Files.deleteIfExists(file);
+        Set<OpenOption> options = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        ByteBuffer text = ByteBuffer.wrap((HexFormat.of().formatHex(key) + "\n").getBytes(StandardCharsets.US_ASCII));
+        try (SeekableByteChannel channel = createPrivate(file, options)) {
+            while (text.hasRemaining()) channel.write(text);
+        } catch (FileAlreadyExistsException e) {
+            throw new IOException("job secret file " + file + " was created by someone else while it was being written"
+                    + " (a file or link appeared after the old one was removed); refusing to write the key", e);
+        }
+    }
+
+    private static SeekableByteChannel createPrivate(Path file, Set<OpenOption> options) throws IOException {
+        try {
+            return Files.newByteChannel(file, options,
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        } catch (UnsupportedOperationException e) {
+            return Files.newByteChannel(file, options); // no POSIX permissions on this file system
+        }
     }
 
     /** A copy of the key bytes. */

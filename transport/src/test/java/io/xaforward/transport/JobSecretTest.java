@@ -78,4 +78,20 @@ class JobSecretTest {
         assertEquals("job secret file " + link + " is a symbolic link; give the file itself, private to its owner (chmod 600)",
                 e.getMessage());
     }
+
+    @Test
+    void writingThroughASymbolicLinkIsRefusedAndTheTargetKeepsItsText() throws IOException {
+        Path target = dir.resolve("elsewhere.txt");
+        Files.writeString(target, "not a key");
+        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-r--r--"));
+        Path link = Files.createSymbolicLink(dir.resolve("job.secret"), target);
+        IOException e = assertThrows(IOException.class, () -> JobSecret.generate().writeTo(link));
+        assertTrue(e.getMessage().contains("job secret file " + link + " is a symbolic link"), e.getMessage());
+        assertTrue(Files.isSymbolicLink(link), "the link is left alone");
+        assertEquals("not a key", Files.readString(target), "nothing was written through the link");
+
+        Path dangling = Files.createSymbolicLink(dir.resolve("dangling.secret"), dir.resolve("would-be-created"));
+        assertThrows(IOException.class, () -> JobSecret.generate().writeTo(dangling));
+        assertFalse(Files.exists(dir.resolve("would-be-created")), "a dangling link does not create its target");
+    }
 }

@@ -6,7 +6,7 @@ import com.google.gson.JsonParseException;
 import com.google.gson.ToNumberPolicy;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,12 +17,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * A small etcd v3 client over etcd's JSON gateway (HTTP POST to {@code /v3/kv/range}, {@code /v3/kv/txn},
@@ -34,7 +32,14 @@ import java.util.stream.Stream;
  * <p>With an {@code https://} endpoint it speaks TLS, verifying etcd's certificate (and its host name) against the
  * CA of {@link EtcdSecurity}, and presents a client certificate if one is given. With a user it authenticates
  * ({@code /v3/auth/authenticate}) and sends the token with every call; an expired or revoked token is renewed once
- * and the call repeated.
+ * and the call repeated. A user and password over plain {@code http://} are refused: the password and the token
+ * would cross the network in clear text.
+ *
+ * <p>Answers are bounded, so that whoever can write to etcd (or stands between it and us) cannot make a gateway or
+ * worker hold an unbounded answer in memory: a call's answer and a watch stream's line are read up to
+ * {@link Limits#maxAnswerBytes} and refused beyond it, and a range asks etcd for at most {@link Limits#maxRangeKeys}
+ * keys and is refused when more exist. Errors never quote an answer (they carry job tokens, addresses and the auth
+ * token): only etcd's own error text, shortened, or the answer's size.
  */
 public final class EtcdClient implements AutoCloseable {
     /** etcd's answers: whole numbers stay longs (revisions, lease ids), text stays text. */
@@ -42,7 +47,13 @@ public final class EtcdClient implements AutoCloseable {
             .disableHtmlEscaping().create();
 
     /** One key with its value and the revision of its last change. */
-    public record KeyValue(String key, String value, long modRevision) {}
+    public record KeyValue(String key, String value, long modRevision) {
+        /** The key and the value's length only: values carry job tokens and addresses, and strings end up in logs. */
+        @Override
+        public String toString() {
+            return "KeyValue[" + key + ", " + value.length() + " chars, rev " + modRevision + "]";
+        }
+    }
 
     /** The keys under a prefix, and the store revision they were read at (watch from {@code revision + 1}). */
     public record Range(List<KeyValue> kvs, long revision) {}
@@ -50,12 +61,43 @@ public final class EtcdClient implements AutoCloseable {
     /** One change: a put (value set) or a delete (value null), at store revision {@code modRevision}. */
     public record Event(String key, String value, long modRevision) {
         public boolean deleted() { return value == null; }
+
+        /** As {@link KeyValue#toString}: never the value. */
+        @Override
+        public String toString() {
+            return "Event[" + key + ", " + (value == null ? "deleted" : value.length() + " chars") + ", rev " + modRevision + "]";
+        }
     }
+
+    /**
+     * How much of etcd's answers a client accepts.
+     *
+     * @param maxAnswerBytes the largest answer of one call, and the longest line (one batch of events) of a watch
+     * @param maxRangeKeys   the most keys one range may return; more under the prefix is an error, not a truncation
+     */
+    public record Limits(int maxAnswerBytes, int maxRangeKeys) {
+        /**
+         * 32 MiB and 65,536 keys: room for a registration of every rank of the largest world (ranks are 16 bits) at
+         * about 500 bytes per key as the JSON gateway encodes it, and far less than a JVM's heap.
+         */
+        public static final Limits DEFAULT = new Limits(32 << 20, 65_536);
+
+        public Limits {
+            if (maxAnswerBytes < 1024 || maxRangeKeys < 1) {
+                throw new IllegalArgumentException("etcd answer limits must be at least 1 KiB and 1 key, were "
+                        + maxAnswerBytes + " bytes and " + maxRangeKeys + " keys");
+            }
+        }
+    }
+
+    /** The most characters of etcd's own error text an exception quotes. */
+    private static final int MAX_ERROR_CHARS = 200;
 
     private final URI endpoint;
     private final Duration timeout;
     private final HttpClient http;
     private final EtcdSecurity security;
+    private final Limits limits;
     private volatile String token;
 
     /** @param endpoint e.g. http://127.0.0.1:2379 */
@@ -65,6 +107,11 @@ public final class EtcdClient implements AutoCloseable {
 
     /** @param endpoint e.g. https://10.0.0.5:2379 (https whenever {@code security} has TLS files) */
     public EtcdClient(URI endpoint, Duration timeout, EtcdSecurity security) {
+        this(endpoint, timeout, security, Limits.DEFAULT);
+    }
+
+    /** As above, with other answer limits than {@link Limits#DEFAULT}. */
+    public EtcdClient(URI endpoint, Duration timeout, EtcdSecurity security, Limits limits) {
         String scheme = endpoint.getScheme();
         if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || endpoint.getHost() == null) {
             throw new IllegalArgumentException("etcd endpoint must look like http://HOST:PORT or https://HOST:PORT, was " + endpoint);
@@ -72,9 +119,15 @@ public final class EtcdClient implements AutoCloseable {
         if (security.tls() && !scheme.equals("https")) {
             throw new IllegalArgumentException("etcd TLS options (CA, client certificate) need an https:// endpoint, was " + endpoint);
         }
+        if (security.user() != null && !scheme.equals("https")) {
+            throw new IllegalArgumentException("etcd user '" + security.user() + "' with a password over plain http ("
+                    + endpoint + ") would send the password and the auth token in clear text: use an https:// endpoint"
+                    + " (--etcd-ca) or client certificates (--etcd-cert, --etcd-key) instead");
+        }
         this.endpoint = endpoint;
         this.timeout = timeout;
         this.security = security;
+        this.limits = limits;
         HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1);
         if (scheme.equals("https")) b.sslContext(security.sslContext());
         this.http = b.build();
@@ -82,18 +135,30 @@ public final class EtcdClient implements AutoCloseable {
 
     public URI endpoint() { return endpoint; }
 
-    /** Everything under {@code prefix}. */
+    /**
+     * Everything under {@code prefix}; more than {@link Limits#maxRangeKeys} keys there is an {@link EtcdException}
+     * (etcd is asked for that many and says whether there are more).
+     */
     public Range range(String prefix) {
-        Map<?, ?> r = call("/v3/kv/range", json("key", b64(prefix), "range_end", b64(prefixEnd(prefix))));
+        Map<?, ?> r = call("/v3/kv/range", json("key", b64(prefix), "range_end", b64(prefixEnd(prefix)),
+                "limit", String.valueOf(limits.maxRangeKeys())));
         List<KeyValue> kvs = new ArrayList<>();
         try {
             if (r.get("kvs") instanceof List<?> list) {
+                if (list.size() > limits.maxRangeKeys()) throw tooManyKeys(prefix);
                 for (Object o : list) kvs.add(keyValue((Map<?, ?>) o));
             }
+            if (Boolean.TRUE.equals(r.get("more"))) throw tooManyKeys(prefix);
             return new Range(kvs, revision(r));
         } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
-            throw new EtcdException("etcd at " + endpoint + " sent a malformed range answer: " + r);
+            throw new EtcdException("etcd at " + endpoint + " sent a malformed range answer for '" + prefix + "'");
         }
+    }
+
+    private EtcdException tooManyKeys(String prefix) {
+        return new EtcdException("etcd at " + endpoint + " holds more than " + limits.maxRangeKeys() + " keys under '"
+                + prefix + "'; refused (this client reads at most that many: a registry that large is a mistake or an"
+                + " attack; remove the stale keys)");
     }
 
     /** Sets {@code key} (attached to {@code lease} unless 0). */
@@ -118,7 +183,7 @@ public final class EtcdClient implements AutoCloseable {
     public long grantLease(long ttlSeconds) {
         Map<?, ?> r = call("/v3/lease/grant", json("TTL", String.valueOf(ttlSeconds)));
         Object id = r.get("ID");
-        if (id == null) throw new EtcdException("etcd at " + endpoint + " granted no lease: " + r);
+        if (id == null) throw new EtcdException("etcd at " + endpoint + " granted no lease (its answer had no ID)");
         return Long.parseLong(String.valueOf(id));
     }
 
@@ -137,32 +202,79 @@ public final class EtcdClient implements AutoCloseable {
     public void watch(String prefix, long fromRevision, Consumer<List<Event>> onEvents) {
         String body = GSON.toJson(Map.of("create_request", Map.of("key", b64(prefix), "range_end", b64(prefixEnd(prefix)),
                 "start_revision", String.valueOf(fromRevision))));
-        HttpResponse<Stream<String>> response;
+        HttpResponse<InputStream> response;
         try {
             HttpRequest request = authorized(HttpRequest.newBuilder(endpoint.resolve("/v3/watch")))
                     .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-            response = http.send(request, HttpResponse.BodyHandlers.ofLines());
+            response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
         } catch (IOException e) {
             throw unreachable(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
         }
-        if (response.statusCode() != 200) {
-            throw new EtcdException("etcd at " + endpoint + " refused the watch: HTTP " + response.statusCode());
-        }
-        try (Stream<String> lines = response.body()) {
-            Iterator<String> it = lines.iterator();
-            while (it.hasNext()) {
-                String line = it.next();
+        try (InputStream in = response.body()) {
+            if (response.statusCode() != 200) {
+                throw new EtcdException("etcd at " + endpoint + " refused the watch: HTTP " + response.statusCode());
+            }
+            BoundedLines lines = new BoundedLines(in, limits.maxAnswerBytes());
+            String line;
+            while ((line = lines.next()) != null) {
                 if (line.isBlank()) continue;
                 List<Event> batch = watchEvents(line);
                 if (!batch.isEmpty()) onEvents.accept(batch);
             }
-        } catch (UncheckedIOException e) {
-            throw unreachable(e.getCause());
+        } catch (AnswerTooLarge e) {
+            throw new EtcdException("etcd at " + endpoint + " sent a watch answer for '" + prefix + "' larger than "
+                    + limits.maxAnswerBytes() + " bytes; refused (not read further)");
+        } catch (IOException e) {
+            throw unreachable(e);
         }
         throw new EtcdException("etcd at " + endpoint + " closed the watch stream");
+    }
+
+    /** An answer (or a watch line) longer than {@link Limits#maxAnswerBytes}. */
+    static final class AnswerTooLarge extends IOException {
+        AnswerTooLarge(long limit) {
+            super("answer larger than " + limit + " bytes");
+        }
+    }
+
+    /** The lines of a watch stream, each at most {@code max} bytes; a longer one stops the reading with {@link AnswerTooLarge}. */
+    private static final class BoundedLines {
+        private final InputStream in;
+        private final int max;
+        private final byte[] chunk = new byte[8192];
+        private int pos, end;
+        private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+
+        BoundedLines(InputStream in, int max) {
+            this.in = in;
+            this.max = max;
+        }
+
+        /** The next line without its end, or null at the end of the stream. */
+        String next() throws IOException {
+            line.reset();
+            while (true) {
+                if (pos == end) {
+                    end = in.read(chunk);
+                    pos = 0;
+                    if (end < 0) {
+                        end = 0;
+                        return line.size() == 0 ? null : line.toString(StandardCharsets.UTF_8);
+                    }
+                }
+                int start = pos;
+                while (pos < end && chunk[pos] != '\n') pos++;
+                if (line.size() + (pos - start) > max) throw new AnswerTooLarge(max);
+                line.write(chunk, start, pos - start);
+                if (pos < end) {
+                    pos++; // the newline
+                    return line.toString(StandardCharsets.UTF_8);
+                }
+            }
+        }
     }
 
     /** The changes of one line of a watch stream; an answer of the wrong shape is an {@link EtcdException}. */
@@ -183,7 +295,8 @@ public final class EtcdClient implements AutoCloseable {
                 }
             }
         } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
-            throw new EtcdException("etcd at " + endpoint + " sent a malformed watch answer: " + line);
+            throw new EtcdException("etcd at " + endpoint + " sent a malformed watch answer (" + line.length()
+                    + " chars, not shown: answers carry tokens and addresses)");
         }
         return batch;
     }
@@ -222,8 +335,12 @@ public final class EtcdClient implements AutoCloseable {
             HttpRequest request = authorized(HttpRequest.newBuilder(endpoint.resolve(path))).timeout(timeout)
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(json)).build();
-            return http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            return http.send(request, responseInfo -> new CappedBody(limits.maxAnswerBytes()));
         } catch (IOException e) {
+            if (causedByTooLarge(e)) {
+                throw new EtcdException("etcd at " + endpoint + " sent an answer to " + path + " larger than "
+                        + limits.maxAnswerBytes() + " bytes; refused (not read further)");
+            }
             throw unreachable(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -243,7 +360,7 @@ public final class EtcdClient implements AutoCloseable {
         String body = json("name", security.user(), "password", security.password());
         HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/v3/auth/authenticate")).timeout(timeout)
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        HttpResponse<String> response = http.send(request, responseInfo -> new CappedBody(limits.maxAnswerBytes()));
         Object t = response.statusCode() == 200 ? parse(response.body()).get("token") : null;
         if (t == null) {
             throw new EtcdException("etcd at " + endpoint + " refused user '" + security.user() + "': "
@@ -257,15 +374,76 @@ public final class EtcdClient implements AutoCloseable {
         return b.contains("invalid auth token") || b.contains("auth token is expired") || b.contains("revision of auth store is old");
     }
 
-    /** etcd's error message of an error answer, or the answer itself. */
-    private static String errorText(String body) {
+    /**
+     * etcd's error message of an error answer (shortened to {@value #MAX_ERROR_CHARS} characters), or only the
+     * answer's size: an answer may carry tokens and addresses, and this text ends up in exceptions and logs.
+     */
+    static String errorText(String body) {
         try {
             Object o = GSON.fromJson(body, Object.class);
-            if (o instanceof Map<?, ?> m && m.get("error") != null) return String.valueOf(m.get("error"));
+            if (o instanceof Map<?, ?> m && m.get("error") != null) {
+                String e = String.valueOf(m.get("error")).replaceAll("\\p{Cntrl}", " ");
+                return e.length() <= MAX_ERROR_CHARS ? e : e.substring(0, MAX_ERROR_CHARS) + "...";
+            }
         } catch (JsonParseException ignored) {
-            // not JSON: the raw text below
+            // not JSON: described below
         }
-        return body.strip();
+        return "an answer of " + body.length() + " chars without an error text (not shown)";
+    }
+
+    private static boolean causedByTooLarge(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) if (t instanceof AnswerTooLarge) return true;
+        return false;
+    }
+
+    /**
+     * The body of an answer as text, at most {@code max} bytes: beyond that the subscription is cancelled (the
+     * connection is dropped) and the answer fails with {@link AnswerTooLarge}, so nothing larger is ever held.
+     */
+    private static final class CappedBody implements HttpResponse.BodySubscriber<String> {
+        private final HttpResponse.BodySubscriber<byte[]> bytes = HttpResponse.BodySubscribers.ofByteArray();
+        private final long max;
+        private long seen;
+        private boolean overflowed;
+        private java.util.concurrent.Flow.Subscription subscription;
+
+        CappedBody(long max) {
+            this.max = max;
+        }
+
+        @Override
+        public java.util.concurrent.CompletionStage<String> getBody() {
+            return bytes.getBody().thenApply(b -> new String(b, StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
+            subscription = s;
+            bytes.onSubscribe(s);
+        }
+
+        @Override
+        public void onNext(List<java.nio.ByteBuffer> items) {
+            if (overflowed) return;
+            for (java.nio.ByteBuffer b : items) seen += b.remaining();
+            if (seen > max) {
+                overflowed = true;
+                subscription.cancel();
+                bytes.onError(new AnswerTooLarge(max));
+                return;
+            }
+            bytes.onNext(items);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            if (!overflowed) bytes.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            if (!overflowed) bytes.onComplete();
+        }
     }
 
     private EtcdException unreachable(Throwable e) {
@@ -281,9 +459,11 @@ public final class EtcdClient implements AutoCloseable {
         try {
             o = GSON.fromJson(json, Object.class);
         } catch (JsonParseException e) {
-            throw new EtcdException("unexpected answer from etcd: " + json);
+            throw new EtcdException("unexpected answer from etcd: not JSON (" + json.length() + " chars, not shown)");
         }
-        if (!(o instanceof Map<?, ?> m)) throw new EtcdException("unexpected answer from etcd: " + json);
+        if (!(o instanceof Map<?, ?> m)) {
+            throw new EtcdException("unexpected answer from etcd: not a JSON object (" + json.length() + " chars, not shown)");
+        }
         return m;
     }
 

@@ -24,7 +24,13 @@ public final class RankRegistration {
      */
     public static Map<String, Object> read(String text, String source) {
         Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
-        if (!(YamlTree.read(text, fail) instanceof Map<?, ?> reg)) throw fail.apply("not a mapping: " + text);
+        // A registration carries the job token and addresses: errors say what is wrong, never quote the text (the
+        // YAML parser's own message would show the offending line).
+        Function<String, RuntimeException> yamlFail = why -> fail.apply(why.startsWith("not valid YAML")
+                ? "not valid YAML (" + text.length() + " chars, not shown)" : why);
+        if (!(YamlTree.read(text, yamlFail) instanceof Map<?, ?> reg)) {
+            throw fail.apply("not a mapping (" + text.length() + " chars, not shown)");
+        }
         Map<String, Object> out = new LinkedHashMap<>();
         for (var e : reg.entrySet()) {
             String key = String.valueOf(e.getKey());
@@ -62,12 +68,17 @@ public final class RankRegistration {
         try {
             if (s.matches("0|[1-9][0-9]{0,18}")) n = Long.parseLong(s);
             else if (s.matches("0[xX][0-9a-fA-F]{1,15}")) n = Long.parseLong(s.substring(2), 16);
-            else throw fail.apply(key + ": '" + s + "' is not a decimal or 0x number");
+            else throw fail.apply(key + ": " + shown(key, s) + " is not a decimal or 0x number");
         } catch (NumberFormatException e) {
-            throw fail.apply(key + ": '" + s + "' is out of range");
+            throw fail.apply(key + ": " + shown(key, s) + " is out of range");
         }
-        if (n < min || n > max) throw fail.apply(key + " must be " + min + ".." + max + ", got " + s);
+        if (n < min || n > max) throw fail.apply(key + " must be " + min + ".." + max + ", got " + (key.equals("token") ? shown(key, s) : s));
         return n;
+    }
+
+    /** A value for an error message: quoted, except the job token's, which is never shown. */
+    private static String shown(String key, String value) {
+        return key.equals("token") ? "the value (" + value.length() + " chars, not shown)" : "'" + value + "'";
     }
 
 }

@@ -73,7 +73,17 @@ public final class RouteRegistryWatch implements AutoCloseable {
             public Optional<GatewayConfig.RouteConfig> route(String key, String value, String source,
                                                              List<GatewayConfig.PortConfig> ports) {
                 if (key.equals(prefix + EMPTY_MARKER)) return Optional.empty();
-                return Optional.of(GatewayConfigParser.parseRoute(value, source, ports));
+                try {
+                    return Optional.of(GatewayConfigParser.parseRoute(value, source, ports));
+                } catch (GatewayConfigParser.ConfigException e) {
+                    // The YAML parser's own message shows the offending line, and a route's line holds its job
+                    // token: say where, not what (etcd values are never quoted in logs).
+                    if (e.getMessage() != null && e.getMessage().contains(": not valid YAML")) {
+                        throw new GatewayConfigParser.ConfigException(source + ": not valid YAML (" + value.length()
+                                + " chars, not shown)");
+                    }
+                    throw e;
+                }
             }
 
             @Override

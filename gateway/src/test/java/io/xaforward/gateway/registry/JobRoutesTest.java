@@ -97,7 +97,7 @@ class JobRoutesTest {
                 ipv4(1, "10.0.1.254").replace(" token: 0x5eed0007,", ""), "no job token registered",
                 ipv4(1, "10.0.1.254").replace("mac: \"02:00:00:00:01:01\", ", ""), "no MAC registered",
                 ipv4(1, "fd00::1"), "gateway: 'fd00::1' is not an ipv4 address",
-                ipv4(1, "10.0.1.254").replace("token: 0x5eed0007", "token: 010"), "token: '010' is not a decimal or 0x number",
+                ipv4(1, "10.0.1.254").replace("token: 0x5eed0007", "token: 010"), "token: the value (3 chars, not shown) is not a decimal or 0x number",
                 id("02:00:00:00:0b:99"), "registered gateway 02:00:00:00:0b:99, which is not the port's MAC (02:00:00:00:0b:fe)")
                 .entrySet()) {
             var e = assertThrows(GatewayConfigParser.ConfigException.class,
