@@ -47,7 +47,7 @@ final class GatewayCommand implements Callable<Integer> {
 
     @Option(names = "--max-ranks-per-job", paramLabel = "N", description = "with --follow-jobs: route at most N ranks of each job"
             + " (ranks 0..N-1; a job's registered world size bounds it further), so one job cannot fill the route map;"
-            + " default ${DEFAULT-VALUE}, 1..65536")
+            + " 1..65536 (default: ${DEFAULT-VALUE})")
     int maxRanksPerJob = JobRoutes.DEFAULT_MAX_RANKS_PER_JOB;
 
     @Option(names = "--pin", description = "pin the XDP links and maps under /sys/fs/bpf/xaforward/NAME/: the program keeps forwarding after the process ends,"

@@ -47,8 +47,8 @@ final class TrainCommand implements Callable<Integer> {
     Path data;
 
     @Option(paramLabel = "DIR", names = "--data-root", description = "with --resume: a directory that the data path"
-            + " recorded in the checkpoint may lie in (repeatable; default: the directory xaf runs from); --data on this"
-            + " command line is not limited")
+            + " recorded in the checkpoint may lie in, repeatable; --data on this command line is not limited"
+            + " (default: the directory xaf runs from)")
     java.util.List<Path> dataRoots = new java.util.ArrayList<>();
 
     @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")

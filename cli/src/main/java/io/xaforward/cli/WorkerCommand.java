@@ -166,8 +166,8 @@ final class WorkerCommand implements Callable<Integer> {
     Path data;
 
     @Option(paramLabel = "DIR", names = "--data-root", description = "a directory that a data: path from the cluster"
-            + " file's or etcd's training section may lie in (repeatable; default: the directory xaf runs from); --data on"
-            + " this command line is not limited")
+            + " file's or etcd's training section may lie in, repeatable; --data on this command line is not limited"
+            + " (default: the directory xaf runs from)")
     java.util.List<Path> dataRoots = new java.util.ArrayList<>();
 
     /** Where the inherited settings are reported (standard error: standard output carries the progress lines). */
