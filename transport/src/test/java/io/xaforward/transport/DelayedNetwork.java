@@ -52,6 +52,32 @@ final class DelayedNetwork {
         return e;
     }
 
+    /**
+     * Sends {@code data} from {@code sender} to {@code receiver} (ranks 0 and 1 of the same job) and runs both in
+     * simulated time until the message is sent and received: when neither has work, time jumps to the next arrival
+     * or {@code tickNanos} on (pacing tokens, delayed ACKs, retransmission timers). Returns the simulated seconds
+     * from the send to the end; fails past {@code limitNanos}.
+     */
+    double transfer(ReliableTransport sender, ReliableTransport receiver, MessageId id, MemorySegment data,
+                    MemorySegment dest, long tickNanos, long limitNanos) {
+        var received = receiver.expect(0, id, dest);
+        sender.doWork();
+        receiver.doWork();
+        long start = clock.nanoTime();
+        var sent = sender.send(1, id, data);
+        while (!(sent.isDone() && received.isDone())) {
+            if (sender.doWork() + receiver.doWork() == 0) {
+                clock.advanceTo(Math.min(nextArrivalNanos(), clock.nanoTime() + tickNanos));
+            }
+            if (clock.nanoTime() - start >= limitNanos) {
+                throw new AssertionError("simulated time ran past " + limitNanos / 1_000_000_000L + " s");
+            }
+        }
+        sent.join();
+        received.join();
+        return (clock.nanoTime() - start) / 1e9;
+    }
+
     /** The earliest arrival still in flight, or Long.MAX_VALUE. */
     long nextArrivalNanos() {
         long next = Long.MAX_VALUE;
