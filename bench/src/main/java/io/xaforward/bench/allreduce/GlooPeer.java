@@ -33,7 +33,10 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
     public static final String LABEL = "gloo";
     public static final String ALGORITHM = "gloo";
     private static final String PYTHON = "/usr/bin/python3";
-    private static final int STORE_PORT = 29_500;
+    /** Rank 0's TCP store, where torch.distributed's ranks meet. */
+    public static final int STORE_PORT = 29_500;
+    /** The helpers every PyTorch rank script of the bench imports (interface lookup, result lines). */
+    private static final String COMMON = "xaf_torch_rank.py";
 
     private final AllReduceSpec spec;
     private final int iterations;
@@ -80,28 +83,56 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
 
     @Override
     public void start(ClusterRun cluster, int rank) throws Exception {
-        if (script == null) prepare(cluster);
-        GatewayMode mode = cluster.spec().gatewayMode();
-        Node host = cluster.plan().host(rank);
-        List<String> command = new ArrayList<>(List.of(PYTHON, "-u", script.toString(),
-                "--rank", Integer.toString(rank), "--world", Integer.toString(cluster.plan().worldSize()),
-                "--ip", address(mode, host).getHostAddress(),
-                "--master", address(mode, cluster.plan().host(0)).getHostAddress(),
-                "--port", Integer.toString(STORE_PORT),
+        if (script == null) {
+            openTcp(cluster);
+            script = copyScript(GlooPeer.class, "gloo_allreduce.py", cluster.spec().workDir());
+        }
+        List<String> command = rankCommand(script, cluster, rank);
+        command.addAll(List.of(
                 "--sizes", spec.sizesBytes().stream().map(b -> Long.toString(b / 4 * 4)).collect(Collectors.joining(",")),
                 "--runs", Integer.toString(spec.runs()), "--iterations", Integer.toString(iterations),
                 "--warmup", Integer.toString(spec.warmup())));
-        cluster.startProcess(rank, Netns.processBuilder(host.namespace(), command).command());
+        cluster.startProcess(rank, Netns.processBuilder(cluster.plan().host(rank).namespace(), command).command());
     }
 
-    private void prepare(ClusterRun cluster) throws IOException, InterruptedException {
+    /**
+     * Makes the job's gateway namespaces carry a PyTorch job: torch in the system Python ({@link #ensureTorch}) and
+     * the edge firewall open to new TCP connections, since Gloo picks its ports at random.
+     */
+    public static void openTcp(ClusterRun cluster) throws IOException, InterruptedException {
         ensureTorch();
         for (String ns : cluster.gatewayNamespaces()) GatewayFirewall.allowNewTcp(ns);
-        script = cluster.spec().workDir().resolve("gloo_allreduce.py");
-        try (InputStream in = GlooPeer.class.getResourceAsStream("gloo_allreduce.py")) {
-            if (in == null) throw new IllegalStateException("gloo_allreduce.py is missing from the bench jar");
-            Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
+     * The command line of one PyTorch rank up to its own arguments: the system Python on {@code script}, this rank
+     * and the world, its address and rank 0's (the IPv4 tunnel addresses in kernel-tunnel mode) and the store port.
+     */
+    public static List<String> rankCommand(Path script, ClusterRun cluster, int rank) {
+        GatewayMode mode = cluster.spec().gatewayMode();
+        return new ArrayList<>(List.of(PYTHON, "-u", script.toString(),
+                "--rank", Integer.toString(rank), "--world", Integer.toString(cluster.plan().worldSize()),
+                "--ip", address(mode, cluster.plan().host(rank)).getHostAddress(),
+                "--master", address(mode, cluster.plan().host(0)).getHostAddress(),
+                "--port", Integer.toString(STORE_PORT)));
+    }
+
+    /**
+     * Copies the rank script {@code name}, a resource beside {@code owner}, out of the bench jar into {@code dir},
+     * with the helpers it imports; returns the script's path.
+     */
+    public static Path copyScript(Class<?> owner, String name, Path dir) throws IOException {
+        copyResource(GlooPeer.class, COMMON, dir);
+        return copyResource(owner, name, dir);
+    }
+
+    private static Path copyResource(Class<?> owner, String name, Path dir) throws IOException {
+        Path file = dir.resolve(name);
+        try (InputStream in = owner.getResourceAsStream(name)) {
+            if (in == null) throw new IllegalStateException(name + " is missing from the bench jar");
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
         }
+        return file;
     }
 
     /** Where the other ranks reach {@code host}: its own address, or its IPv4 tunnel address in kernel-tunnel mode. */

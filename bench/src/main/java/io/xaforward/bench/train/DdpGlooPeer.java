@@ -4,11 +4,8 @@ import io.xaforward.bench.allreduce.GlooPeer;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainingJob;
-import io.xaforward.testbed.GatewayFirewall;
 import io.xaforward.testbed.Netns;
-import io.xaforward.testbed.Node;
 import io.xaforward.testbed.mode.GatewayMode;
-import io.xaforward.testbed.mode.ModeAddressing;
 import io.xaforward.training.BatchSampler;
 import io.xaforward.training.CheckpointModel;
 import io.xaforward.training.DataParallelTrainer;
@@ -22,14 +19,11 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -50,9 +44,7 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
     public static final String NAME = "ddp-gloo";
     /** The gateway modes DDP over Gloo crosses: kernel forwarding within one IP family, the kernel tunnel across. */
     public static final List<GatewayMode> MODES = List.of(GatewayMode.KERNEL, GatewayMode.KERNEL_TUNNEL);
-    private static final String PYTHON = "/usr/bin/python3";
     private static final String SCRIPT = "ddp_gloo_train.py";
-    private static final int STORE_PORT = 29_500;
 
     private final TrainJobSpec spec;
     private Path script;
@@ -74,14 +66,9 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
         if (script == null) prepare(cluster);
         GatewayMode mode = cluster.spec().gatewayMode();
         if (!MODES.contains(mode)) throw new IllegalArgumentException("DDP over Gloo runs over kernel or kernel-tunnel, not " + mode.configName());
-        Node host = cluster.plan().host(rank);
-        List<String> command = new ArrayList<>(List.of(PYTHON, "-u", script.toString(),
-                "--rank", Integer.toString(rank), "--world", Integer.toString(cluster.plan().worldSize()),
-                "--ip", address(mode, host).getHostAddress(),
-                "--master", address(mode, cluster.plan().host(0)).getHostAddress(),
-                "--port", Integer.toString(STORE_PORT)));
+        List<String> command = GlooPeer.rankCommand(script, cluster, rank);
         command.addAll(arguments(trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.bucketBytes()));
-        cluster.startProcess(rank, Netns.processBuilder(host.namespace(), command).command());
+        cluster.startProcess(rank, Netns.processBuilder(cluster.plan().host(rank).namespace(), command).command());
     }
 
     /**
@@ -124,8 +111,7 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
     }
 
     private void prepare(ClusterRun cluster) throws IOException, InterruptedException {
-        GlooPeer.ensureTorch();
-        for (String ns : cluster.gatewayNamespaces()) GatewayFirewall.allowNewTcp(ns);
+        GlooPeer.openTcp(cluster);
         script = copyScript(spec.workDir());
         // The XAF job writes the corpus when it is missing; the same file, seed and size here, whichever runs first.
         if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
@@ -134,14 +120,9 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
         initialWeights = writeInitialWeights(trainerConfig(spec), train, spec.workDir().resolve("ddp-initial.safetensors"));
     }
 
-    /** Copies the script out of the bench jar into {@code dir}. */
+    /** Copies the script (and the helpers it imports) out of the bench jar into {@code dir}. */
     public static Path copyScript(Path dir) throws IOException {
-        Path file = dir.resolve(SCRIPT);
-        try (InputStream in = DdpGlooPeer.class.getResourceAsStream(SCRIPT)) {
-            if (in == null) throw new IllegalStateException(SCRIPT + " is missing from the bench jar");
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-        }
-        return file;
+        return GlooPeer.copyScript(DdpGlooPeer.class, SCRIPT, dir);
     }
 
     /**
@@ -163,10 +144,5 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
             }
         }
         return file;
-    }
-
-    /** Where the other ranks reach {@code host}: its own address, or its IPv4 tunnel address in kernel-tunnel mode. */
-    private static InetAddress address(GatewayMode mode, Node host) {
-        return mode == GatewayMode.KERNEL_TUNNEL ? ModeAddressing.ipv4Of(host) : host.ip();
     }
 }

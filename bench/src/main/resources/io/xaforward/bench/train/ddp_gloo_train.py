@@ -29,23 +29,11 @@ import argparse
 import datetime
 import math
 import os
-import subprocess
 import sys
 import time
 import zlib
 
-
-def interface_of(ip):
-    """The interface that holds `ip` in this namespace: Gloo binds its pairs to an interface, not an address."""
-    for text in subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True, check=True).stdout.splitlines():
-        fields = text.split()
-        if len(fields) > 3 and fields[3].split("/")[0] == ip:
-            return fields[1].split("@")[0]
-    raise SystemExit(f"xaf: no interface holds {ip} in this namespace")
-
-
-def line(kind, **values):
-    print("@xaf " + kind + "".join(f" {k}={v}" for k, v in values.items()), flush=True)
+from xaf_torch_rank import interface_of, line
 
 
 def tcp_retransmissions():
