@@ -27,7 +27,7 @@ SEND, RECV, SEAL, SUM, COPY, REDUCE, ACK, IDLE, GCJIT, DISPATCH, OTHERJVM, OTHER
     "UDP send syscalls (sendmmsg: kernel send path, and its Java wrapper)",
     "UDP receive syscalls (recvmmsg: copy to user, and its Java wrapper)",
     "seal/open (WireSeal: crc32c or MAC)",
-    "payload sum (PayloadChecksums)",
+    "payload sum (InternetChecksum.sum)",
     "copies (MemorySegment copies, staging buffers)",
     "reduction (sum into the accumulator, bf16)",
     "ACK/timer bookkeeping (acks, retransmit timers, windows)",
@@ -47,7 +47,7 @@ KERNEL_RULES = [(SEND, r"^(__sys_sendmmsg|__sys_sendmsg|__x64_sys_sendmmsg|__x64
                        r"hrtimer_nanosleep|__x64_sys_clock_nanosleep|schedule|__schedule|finish_task_switch.*|sched_yield|"
                        r"__x64_sys_sched_yield)$")]
 # JFR: Java frames of the transport and main threads (inlined frames included, which perf cannot see), leaf to root.
-JAVA_RULES = [(SUM, r"\.PayloadChecksums\."),
+JAVA_RULES = [(SUM, r"\.InternetChecksum\.sum"),
               (SEAL, r"\.WireSeal[.$]|java\.util\.zip\.CRC32C|javax\.crypto|com\.sun\.crypto"),
               (REDUCE, r"\.FloatSumSink\.|\.Bf16\.|\.reduce|sumInOrder|AllReduce\.combine"),
               (COPY, r"MemorySegment\.copy|SegmentBulkOperations\.copy|copyMemory|System\.arraycopy|\.copyFrom\("),

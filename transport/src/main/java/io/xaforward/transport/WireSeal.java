@@ -1,5 +1,6 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.InternetChecksum;
 import io.xaforward.protocol.XafHeader;
 
 import java.lang.foreign.MemorySegment;
@@ -148,7 +149,7 @@ public final class WireSeal implements AutoCloseable {
             }
         }
         segment.set(XafHeaderFields.SUM, base + XafHeader.PAYLOAD_SUM_OFFSET,
-                (short) PayloadChecksums.onesComplementSum(segment, base + header, payloadLength));
+                (short) InternetChecksum.sum(segment, base + header, payloadLength));
         segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET,
                 crcInPlace(sealView.of(segment), base + header, payloadLength));
     }

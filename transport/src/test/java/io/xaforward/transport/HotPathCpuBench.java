@@ -1,5 +1,7 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.InternetChecksum;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -25,7 +27,7 @@ public final class HotPathCpuBench {
             long at = 48 + 1448;
             new CpuTimeBench()
                     .add("sum before (ef5e9d5)", () -> PayloadSumBenchmark.before(area, at, payload))
-                    .add("sum onesComplementSum", () -> PayloadChecksums.onesComplementSum(area, at, payload))
+                    .add("sum InternetChecksum.sum", () -> InternetChecksum.sum(area, at, payload))
                     .add("reduce FloatSumSink", () -> {
                         long d = dest[0];
                         dest[0] = d + 2L * payload > accumulator.byteSize() ? 0 : d + payload;

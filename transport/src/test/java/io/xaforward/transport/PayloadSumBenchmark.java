@@ -1,5 +1,7 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.InternetChecksum;
+
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -24,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The payload ones'-complement sum over one datagram's payload where the ports keep it: native memory of a shared
  * arena, the payload of the second datagram of a train (48 + 1448 bytes in, not 8-byte aligned). {@code before} is
- * the loop PayloadChecksums had until the bounds checks were hoisted, kept to compare on the same machine state
+ * the loop the payload sum had until the bounds checks were hoisted, kept to compare on the same machine state
  * (docs/bench/endpoint-cost.md).
  */
 @State(Scope.Thread)
@@ -58,7 +60,7 @@ public class PayloadSumBenchmark {
 
     @Benchmark
     public int onesComplementSum() {
-        return PayloadChecksums.onesComplementSum(area, offset, length);
+        return InternetChecksum.sum(area, offset, length);
     }
 
     @Benchmark
@@ -70,7 +72,7 @@ public class PayloadSumBenchmark {
     private static final ValueLayout.OfLong LE_LONG =
             ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    /** PayloadChecksums.onesComplementSum as of ef5e9d5: 8 bytes a step at offset + i of the whole segment. */
+    /** The transport's payload sum as of ef5e9d5: 8 bytes a step at offset + i of the whole segment. */
     static int before(MemorySegment segment, long offset, int length) {
         long little = 0;
         int i = 0;

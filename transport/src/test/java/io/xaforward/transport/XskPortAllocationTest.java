@@ -1,5 +1,6 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.InternetChecksum;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
 import org.junit.jupiter.api.Test;
@@ -94,7 +95,7 @@ class XskPortAllocationTest {
                     header.wrap(umem, at).payloadLength(payload);
                     umem.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + XafHeader.LENGTH, seq++);
                     // The UDP checksum is derived from payload_sum, and the receiving port verifies it.
-                    header.payloadSum(PayloadChecksums.onesComplementSum(umem, at + XafHeader.LENGTH, payload));
+                    header.payloadSum(InternetChecksum.sum(umem, at + XafHeader.LENGTH, payload));
                     assertTrue(a.commitClaim());
                 }
                 long deadline = System.nanoTime() + 2_000_000_000L;

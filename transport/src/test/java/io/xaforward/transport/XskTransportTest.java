@@ -1,6 +1,7 @@
 package io.xaforward.transport;
 
 import io.xaforward.dataplane.sys.NetworkNamespace;
+import io.xaforward.protocol.InternetChecksum;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
 import org.junit.jupiter.api.AfterAll;
@@ -221,7 +222,7 @@ class XskTransportTest {
             MemorySegment d = arena.allocate(length);
             for (int i = 0; i < payload; i++) d.set(ValueLayout.JAVA_BYTE, XafHeader.LENGTH + i, (byte) (i * 7 + 1));
             new XafHeader().wrap(d, 0).init().networkId(NET0).jobId(JOB).jobToken(TOKEN).srcRank(1).dstRank(0)
-                    .payloadLength(payload).payloadSum(PayloadChecksums.onesComplementSum(d, XafHeader.LENGTH, payload));
+                    .payloadLength(payload).payloadSum(InternetChecksum.sum(d, XafHeader.LENGTH, payload));
             InetPeer to = new InetPeer(new InetSocketAddress(xskIp, 9450));
             int[] delivered = {0};
             DatagramHandler h = (seg, off, len) -> {
