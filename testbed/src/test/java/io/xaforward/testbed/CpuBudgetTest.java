@@ -42,18 +42,23 @@ class CpuBudgetTest {
     void aBudgetHoldsAProcessToItsShare() throws Exception {
         int cpu = Runtime.getRuntime().availableProcessors() - 1;
         for (double share : new double[]{0.25, 0.5}) {
-            try (CpuBudget b = CpuBudget.start(cpu, share)) {
-                // Other work on that CPU (a build beside the test) can only take from the spinner's share, never add
-                // to it: every sample stays under the budget, and the best of three reaches it.
-                double best = 0;
-                for (int sample = 0; sample < 3 && best < share - 0.05; sample++) {
+            // Other work on that CPU (a build beside the test) can only take from the spinner, never add to it: every
+            // budgeted sample stays under the budget. What the spinner can reach is the budget times the part of the
+            // CPU it gets without one, measured just before (1.0 on a quiet machine); the best of three reaches that.
+            double bestShortfall = Double.MAX_VALUE;
+            String seen = "";
+            for (int sample = 0; sample < 3 && bestShortfall > 0.05; sample++) {
+                double free = spinnerShare(cpu, 700);
+                try (CpuBudget b = CpuBudget.start(cpu, share)) {
                     double got = spinnerShare(cpu, 2000);
                     assertTrue(got <= share + 0.05, "budget " + share + ": the spinner got " + got + " of CPU " + cpu);
-                    best = Math.max(best, got);
+                    assertTrue(b.periods() > 1500, "periods of 1 ms: " + b.periods());
+                    bestShortfall = Math.min(bestShortfall, share * free - got);
+                    seen += String.format(" %.3f of %.3f free;", got, free);
                 }
-                assertTrue(Math.abs(best - share) <= 0.05, "budget " + share + ": the spinner got at best " + best + " of CPU " + cpu);
-                assertTrue(b.periods() > 1500, "periods of 1 ms: " + b.periods());
             }
+            assertTrue(bestShortfall <= 0.05, "budget " + share + ": the spinner got" + seen + " on CPU " + cpu
+                    + ", never within 0.05 of budget x free");
         }
         // without a budget the spinner gets (nearly) the whole CPU: the measurement can tell the difference
         assertTrue(spinnerShare(cpu, 1000) > 0.6);
