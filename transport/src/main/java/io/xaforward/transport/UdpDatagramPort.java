@@ -1,18 +1,18 @@
 package io.xaforward.transport;
 
 import io.xaforward.dataplane.sys.FdWaiter;
+import io.xaforward.dataplane.sys.InetSockaddr;
+import io.xaforward.dataplane.sys.MessageVector;
 import io.xaforward.dataplane.sys.SyscallException;
 import io.xaforward.dataplane.sys.Syscalls;
+import io.xaforward.dataplane.sys.UdpControl;
 import io.xaforward.protocol.XafHeader;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.Inet4Address;
 import java.net.Inet6Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 
@@ -70,18 +70,7 @@ public final class UdpDatagramPort implements DatagramPort {
     static final int RECEIVE_MESSAGES = 8;
     private static final int RECEIVE_SPACE = 1 << 16;
 
-    // struct layouts (x86-64 / LP64)
-    private static final int MSGHDR_NAME = 0, MSGHDR_NAMELEN = 8, MSGHDR_IOV = 16, MSGHDR_IOVLEN = 24,
-            MSGHDR_CONTROL = 32, MSGHDR_CONTROLLEN = 40, MMSGHDR_LEN = 56, MMSGHDR_SIZE = 64;
-    private static final int IOVEC_SIZE = 16;
-    /** CMSG_SPACE(4): a 16-byte cmsghdr and an int (UDP_GRO) or u16 (UDP_SEGMENT), padded to 8. */
-    private static final int CMSG_SPACE = 24;
-    private static final int SOCKADDR_SPACE = 32;
-    private static final int SOCKADDR_IN6_LEN = 28, SOCKADDR_IN_LEN = 16;
-    private static final ValueLayout.OfShort BE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    /** A constant: a layout made per call (withOrder) costs an allocation and a var-handle cache lookup each time. */
-    private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final int EAGAIN = 11, EIO = 5, EINVAL = 22;
 
     private final int fd;
@@ -98,13 +87,10 @@ public final class UdpDatagramPort implements DatagramPort {
     private boolean gso;
     private final boolean gro;
 
-    // ---- send side: trains in the send area, one mmsghdr + iovec + cmsg each
+    // ---- send side: trains in the send area, one message (mmsghdr + iovec) and UDP_SEGMENT control message each
     private final MemorySegment sendArea;
-    private final MemorySegment sendMessages;
-    private final MemorySegment sendIovecs;
+    private final MessageVector sendVector;
     private final MemorySegment sendControl;
-    /** sendMessages from train t on (sendmmsg takes the first message to send). */
-    private final MemorySegment[] sendMessageAt = new MemorySegment[MAX_TRAINS];
     private final int[] trainSlot = new int[MAX_TRAINS];
     private final int[] trainSegment = new int[MAX_TRAINS];
     private final int[] trainCount = new int[MAX_TRAINS];
@@ -130,8 +116,7 @@ public final class UdpDatagramPort implements DatagramPort {
 
     // ---- receive side
     private final MemorySegment receiveArea;
-    private final MemorySegment receiveMessages;
-    private final MemorySegment receiveIovecs;
+    private final MessageVector receiveVector;
     private final MemorySegment receiveNames;
     private final MemorySegment receiveControl;
     /** Index of the message whose datagrams are being delivered (for {@link #receivedFrom}), or -1. */
@@ -182,7 +167,7 @@ public final class UdpDatagramPort implements DatagramPort {
         this.maxTrainBytes = MAX_UDP_DATAGRAM;
         family = bind.getAddress() instanceof Inet6Address ? Syscalls.AF_INET6 : Syscalls.AF_INET;
         try {
-            names = arena.allocate((long) MAX_PEERS * SOCKADDR_SPACE, 8);
+            names = arena.allocate((long) MAX_PEERS * InetSockaddr.SPACE, 8);
             sendFds = openSockets(bind, flows, socketBufferBytes);
         } catch (RuntimeException e) {
             arena.close();
@@ -201,36 +186,20 @@ public final class UdpDatagramPort implements DatagramPort {
             throw e;
         }
         sendArea = arena.allocate((long) MAX_TRAINS * TRAIN_SPACE, 64);
-        sendMessages = arena.allocate((long) MAX_TRAINS * MMSGHDR_SIZE, 8);
-        sendIovecs = arena.allocate((long) MAX_TRAINS * IOVEC_SIZE, 8);
-        sendControl = arena.allocate((long) MAX_TRAINS * CMSG_SPACE, 8);
+        sendVector = MessageVector.allocate(arena, MAX_TRAINS);
+        sendControl = arena.allocate((long) MAX_TRAINS * UdpControl.SPACE, 8);
         for (int t = 0; t < MAX_TRAINS; t++) {
-            sendMessageAt[t] = sendMessages.asSlice((long) t * MMSGHDR_SIZE);
-            MemorySegment iov = sendIovecs.asSlice((long) t * IOVEC_SIZE, IOVEC_SIZE);
-            iov.set(ValueLayout.ADDRESS, 0, sendArea.asSlice((long) t * TRAIN_SPACE));
-            long m = (long) t * MMSGHDR_SIZE;
-            sendMessages.set(ValueLayout.ADDRESS, m + MSGHDR_IOV, iov);
-            sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_IOVLEN, 1);
-            MemorySegment cmsg = sendControl.asSlice((long) t * CMSG_SPACE, CMSG_SPACE);
-            cmsg.set(ValueLayout.JAVA_LONG, 0, 16 + 2); // CMSG_LEN(sizeof(uint16_t))
-            cmsg.set(ValueLayout.JAVA_INT, 8, Syscalls.SOL_UDP);
-            cmsg.set(ValueLayout.JAVA_INT, 12, Syscalls.UDP_SEGMENT);
+            sendVector.buffer(t, sendArea.asSlice((long) t * TRAIN_SPACE), 0);
+            UdpControl.prepareSegment(sendControl, (long) t * UdpControl.SPACE);
         }
         receiveArea = arena.allocate((long) RECEIVE_MESSAGES * RECEIVE_SPACE, 64);
-        receiveMessages = arena.allocate((long) RECEIVE_MESSAGES * MMSGHDR_SIZE, 8);
-        receiveIovecs = arena.allocate((long) RECEIVE_MESSAGES * IOVEC_SIZE, 8);
-        receiveNames = arena.allocate((long) RECEIVE_MESSAGES * SOCKADDR_SPACE, 8);
-        receiveControl = arena.allocate((long) RECEIVE_MESSAGES * CMSG_SPACE, 8);
+        receiveVector = MessageVector.allocate(arena, RECEIVE_MESSAGES);
+        receiveNames = arena.allocate((long) RECEIVE_MESSAGES * InetSockaddr.SPACE, 8);
+        receiveControl = arena.allocate((long) RECEIVE_MESSAGES * UdpControl.SPACE, 8);
         for (int i = 0; i < RECEIVE_MESSAGES; i++) {
-            MemorySegment iov = receiveIovecs.asSlice((long) i * IOVEC_SIZE, IOVEC_SIZE);
-            iov.set(ValueLayout.ADDRESS, 0, receiveArea.asSlice((long) i * RECEIVE_SPACE));
-            iov.set(ValueLayout.JAVA_LONG, 8, RECEIVE_SPACE);
-            long m = (long) i * MMSGHDR_SIZE;
-            receiveMessages.set(ValueLayout.ADDRESS, m + MSGHDR_NAME, receiveNames.asSlice((long) i * SOCKADDR_SPACE));
-            receiveMessages.set(ValueLayout.ADDRESS, m + MSGHDR_IOV, iov);
-            receiveMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_IOVLEN, 1);
-            receiveMessages.set(ValueLayout.ADDRESS, m + MSGHDR_CONTROL,
-                    receiveControl.asSlice((long) i * CMSG_SPACE));
+            receiveVector.buffer(i, receiveArea.asSlice((long) i * RECEIVE_SPACE), RECEIVE_SPACE);
+            receiveVector.name(i, receiveNames.address() + (long) i * InetSockaddr.SPACE, InetSockaddr.SPACE);
+            receiveVector.control(i, receiveControl.address() + (long) i * UdpControl.SPACE, UdpControl.SPACE);
         }
     }
 
@@ -240,7 +209,7 @@ public final class UdpDatagramPort implements DatagramPort {
      */
     private int[] openSockets(InetSocketAddress bind, int flows, int bufferBytes) {
         int[] fds = new int[flows];
-        MemorySegment address = arena.allocate(SOCKADDR_SPACE, 8);
+        MemorySegment address = arena.allocate(InetSockaddr.SPACE, 8);
         for (int attempt = 0; ; attempt++) {
             int opened = 0;
             try {
@@ -253,7 +222,7 @@ public final class UdpDatagramPort implements DatagramPort {
                     // Only the first socket receives; the others need room to send.
                     if (i == 0) bufferSize(s, Syscalls.SO_RCVBUFFORCE, Syscalls.SO_RCVBUF, bufferBytes);
                     bufferSize(s, Syscalls.SO_SNDBUFFORCE, Syscalls.SO_SNDBUF, bufferBytes);
-                    int length = encode(address, at);
+                    int length = InetSockaddr.write(address, family, at);
                     if (Syscalls.bind(s, address, length) < 0) {
                         throw new SyscallException(i == 0 ? "cannot bind a UDP port on " + at
                                 : "cannot bind flow " + i + " of " + flows + " on " + at, Syscalls.errno());
@@ -296,12 +265,12 @@ public final class UdpDatagramPort implements DatagramPort {
 
     private static InetSocketAddress socketName(int socket) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment address = a.allocate(SOCKADDR_SPACE, 8);
-            MemorySegment length = a.allocateFrom(ValueLayout.JAVA_INT, SOCKADDR_SPACE);
+            MemorySegment address = a.allocate(InetSockaddr.SPACE, 8);
+            MemorySegment length = a.allocateFrom(ValueLayout.JAVA_INT, InetSockaddr.SPACE);
             if (Syscalls.getsockname(socket, address, length) < 0) {
                 throw new SyscallException("getsockname", Syscalls.errno());
             }
-            return decode(address);
+            return InetSockaddr.read(address);
         }
     }
 
@@ -424,22 +393,18 @@ public final class UdpDatagramPort implements DatagramPort {
             int first = firstPending;
             int n = trains - first;
             for (int t = first; t < trains; t++) {
-                long m = (long) t * MMSGHDR_SIZE;
-                sendIovecs.set(ValueLayout.JAVA_LONG, (long) t * IOVEC_SIZE + 8, trainBytes[t]);
+                sendVector.bufferLength(t, trainBytes[t]);
                 // Raw addresses, not slices: nothing is allocated per flush.
-                sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_NAME,
-                        names.address() + (long) trainSlot[t] * SOCKADDR_SPACE);
-                sendMessages.set(ValueLayout.JAVA_INT, m + MSGHDR_NAMELEN, family == Syscalls.AF_INET6
-                        ? SOCKADDR_IN6_LEN : SOCKADDR_IN_LEN);
+                sendVector.name(t, names.address() + (long) trainSlot[t] * InetSockaddr.SPACE, InetSockaddr.length(family));
                 boolean segmented = trainCount[t] > 1;
                 if (segmented) {
-                    sendControl.set(ValueLayout.JAVA_SHORT, (long) t * CMSG_SPACE + 16, (short) trainSegment[t]);
+                    UdpControl.segmentSize(sendControl, (long) t * UdpControl.SPACE, trainSegment[t]);
+                    sendVector.control(t, sendControl.address() + (long) t * UdpControl.SPACE, UdpControl.SPACE);
+                } else {
+                    sendVector.control(t, 0L, 0);
                 }
-                sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROL,
-                        segmented ? sendControl.address() + (long) t * CMSG_SPACE : 0L);
-                sendMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN, segmented ? CMSG_SPACE : 0);
             }
-            int sent = Syscalls.sendmmsg(socket, sendMessageAt[first], n, Syscalls.MSG_DONTWAIT);
+            int sent = Syscalls.sendmmsg(socket, sendVector.from(first), n, Syscalls.MSG_DONTWAIT);
             if (sent > 0) {
                 sendCalls++;
                 long datagrams = 0;
@@ -481,8 +446,8 @@ public final class UdpDatagramPort implements DatagramPort {
         for (int i = 0; i < count; i++) {
             int length = Math.min(segment, bytes - i * segment);
             long r = Syscalls.sendto(sendFds[sendFlow], sendArea.asSlice(base + (long) i * segment, length), length,
-                    Syscalls.MSG_DONTWAIT, names.asSlice((long) trainSlot[t] * SOCKADDR_SPACE),
-                    family == Syscalls.AF_INET6 ? SOCKADDR_IN6_LEN : SOCKADDR_IN_LEN);
+                    Syscalls.MSG_DONTWAIT, names.asSlice((long) trainSlot[t] * InetSockaddr.SPACE),
+                    InetSockaddr.length(family));
             if (r < 0 && Syscalls.errno() == EAGAIN) {
                 // Keep the rest as a train of its own that starts at datagram i (moved to the slot's start).
                 MemorySegment.copy(sendArea, base + (long) i * segment, sendArea, base, bytes - (long) i * segment);
@@ -505,11 +470,10 @@ public final class UdpDatagramPort implements DatagramPort {
         int delivered = 0;
         while (delivered < limit) {
             for (int i = 0; i < RECEIVE_MESSAGES; i++) {
-                long m = (long) i * MMSGHDR_SIZE;
-                receiveMessages.set(ValueLayout.JAVA_INT, m + MSGHDR_NAMELEN, SOCKADDR_SPACE);
-                receiveMessages.set(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN, CMSG_SPACE);
+                receiveVector.nameLength(i, InetSockaddr.SPACE);
+                receiveVector.controlLength(i, UdpControl.SPACE);
             }
-            int received = Syscalls.recvmmsg(fd, receiveMessages, RECEIVE_MESSAGES, Syscalls.MSG_DONTWAIT);
+            int received = Syscalls.recvmmsg(fd, receiveVector.from(0), RECEIVE_MESSAGES, Syscalls.MSG_DONTWAIT);
             if (received < 0) {
                 int errno = Syscalls.errno();
                 if (errno == Syscalls.EINTR) continue;
@@ -529,18 +493,10 @@ public final class UdpDatagramPort implements DatagramPort {
 
     /** Hands the datagrams of received message {@code i} to the handler, split at the GRO segment size. */
     private int deliver(DatagramHandler handler, int i) {
-        long m = (long) i * MMSGHDR_SIZE;
-        int length = receiveMessages.get(ValueLayout.JAVA_INT, m + MMSGHDR_LEN);
-        int segment = length;
-        long controlLength = receiveMessages.get(ValueLayout.JAVA_LONG, m + MSGHDR_CONTROLLEN);
-        if (controlLength >= 16 + 4) {
-            long c = (long) i * CMSG_SPACE;
-            if (receiveControl.get(ValueLayout.JAVA_INT, c + 8) == Syscalls.SOL_UDP
-                    && receiveControl.get(ValueLayout.JAVA_INT, c + 12) == Syscalls.UDP_GRO) {
-                int gsoSize = receiveControl.get(ValueLayout.JAVA_INT, c + 16);
-                if (gsoSize > 0) segment = gsoSize;
-            }
-        }
+        int length = receiveVector.messageLength(i);
+        int groSegment = UdpControl.groSegmentSize(receiveControl, (long) i * UdpControl.SPACE,
+                receiveVector.controlLength(i));
+        int segment = groSegment > 0 ? groSegment : length;
         long base = (long) i * RECEIVE_SPACE;
         int count = 0;
         delivering = i;
@@ -564,16 +520,11 @@ public final class UdpDatagramPort implements DatagramPort {
         int slot = slotOf(peer, false);
         boolean match = false;
         if (slot >= 0) {
-            long name = (long) i * SOCKADDR_SPACE;
-            int port = Short.toUnsignedInt(receiveNames.get(BE_SHORT, name + 2));
-            long high, low;
-            if (receiveNames.get(ValueLayout.JAVA_SHORT, name) == Syscalls.AF_INET6) {
-                high = receiveNames.get(BE_LONG, name + 8);
-                low = receiveNames.get(BE_LONG, name + 16);
-            } else { // an IPv4 sender: compare in the IPv4-mapped form
-                high = 0;
-                low = 0xFFFF_0000_0000L | Integer.toUnsignedLong(receiveNames.get(BE_INT, name + 4));
-            }
+            long name = (long) i * InetSockaddr.SPACE;
+            int port = InetSockaddr.port(receiveNames, name);
+            // an IPv4 sender is compared in the IPv4-mapped form
+            long high = InetSockaddr.mappedHigh(receiveNames, name);
+            long low = InetSockaddr.mappedLow(receiveNames, name);
             // A peer sends from its port and the flows after it (the class comment).
             match = Integer.compareUnsigned(port - slotPorts[slot], sendFds.length) < 0
                     && high == slotHigh[slot] && low == slotLow[slot];
@@ -639,8 +590,8 @@ public final class UdpDatagramPort implements DatagramPort {
         }
         int s = slots++;
         slotPeers[s] = destination;
-        encode(names.asSlice((long) s * SOCKADDR_SPACE, SOCKADDR_SPACE), address);
-        byte[] mapped = mapped(address.getAddress());
+        InetSockaddr.write(names.asSlice((long) s * InetSockaddr.SPACE, InetSockaddr.SPACE), family, address);
+        byte[] mapped = InetSockaddr.mapped(address.getAddress());
         slotPorts[s] = address.getPort();
         slotHigh[s] = MemorySegment.ofArray(mapped).get(BE_LONG, 0);
         slotLow[s] = MemorySegment.ofArray(mapped).get(BE_LONG, 8);
@@ -651,50 +602,6 @@ public final class UdpDatagramPort implements DatagramPort {
         lastPeer = peer;
         lastSlot = slot;
         return slot;
-    }
-
-    /** Writes {@code address} as this socket's family's sockaddr (IPv4 as IPv4-mapped on an IPv6 socket). */
-    private int encode(MemorySegment out, InetSocketAddress address) {
-        out.fill((byte) 0);
-        if (family == Syscalls.AF_INET) {
-            if (!(address.getAddress() instanceof Inet4Address v4)) {
-                throw new IllegalArgumentException("an IPv4 UDP port cannot use the address " + address);
-            }
-            out.set(ValueLayout.JAVA_SHORT, 0, (short) Syscalls.AF_INET);
-            out.set(BE_SHORT, 2, (short) address.getPort());
-            MemorySegment.copy(v4.getAddress(), 0, out, ValueLayout.JAVA_BYTE, 4, 4);
-            return SOCKADDR_IN_LEN;
-        }
-        out.set(ValueLayout.JAVA_SHORT, 0, (short) Syscalls.AF_INET6);
-        out.set(BE_SHORT, 2, (short) address.getPort());
-        MemorySegment.copy(mapped(address.getAddress()), 0, out, ValueLayout.JAVA_BYTE, 8, 16);
-        if (address.getAddress() instanceof Inet6Address v6) out.set(ValueLayout.JAVA_INT, 24, v6.getScopeId());
-        return SOCKADDR_IN6_LEN;
-    }
-
-    private static byte[] mapped(InetAddress address) {
-        byte[] raw = address.getAddress();
-        if (raw.length == 16) return raw;
-        byte[] out = new byte[16];
-        out[10] = (byte) 0xFF;
-        out[11] = (byte) 0xFF;
-        System.arraycopy(raw, 0, out, 12, 4);
-        return out;
-    }
-
-    private static InetSocketAddress decode(MemorySegment address) {
-        int port = Short.toUnsignedInt(address.get(BE_SHORT, 2));
-        try {
-            if (address.get(ValueLayout.JAVA_SHORT, 0) == Syscalls.AF_INET6) {
-                byte[] raw = address.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE);
-                return new InetSocketAddress(Inet6Address.getByAddress(null, raw,
-                        address.get(ValueLayout.JAVA_INT, 24)), port);
-            }
-            return new InetSocketAddress(InetAddress.getByAddress(address.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)),
-                    port);
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     @Override
