@@ -47,7 +47,7 @@ public final class ReliableTransport implements AutoCloseable {
     private final DatagramPort port;
     private final TransportStats stats = new TransportStats();
     private final PeerState[] peers;
-    private final ConcurrentLinkedQueue<Object> submissions = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<MessageState> submissions = new ConcurrentLinkedQueue<>();
     private final LoopTime time;
     private final XafHeader rxHeader = new XafHeader();
     private final WireSeal seal;
@@ -203,7 +203,7 @@ public final class ReliableTransport implements AutoCloseable {
         }
     }
 
-    private void submit(Object message) {
+    private void submit(MessageState message) {
         if (closed) {
             throw new IllegalStateException("transport of rank " + config.localRank() + " is closed");
         }
@@ -299,13 +299,12 @@ public final class ReliableTransport implements AutoCloseable {
 
     private int drainSubmissions() {
         int work = 0;
-        Object next;
+        MessageState next;
         while ((next = submissions.poll()) != null) {
             work++;
-            if (next instanceof OutboundMessage out) {
-                sender.admit(out);
-            } else if (next instanceof InboundMessage in) {
-                receiver.admit(in);
+            switch (next) {
+                case OutboundMessage out -> sender.admit(out);
+                case InboundMessage in -> receiver.admit(in);
             }
         }
         return work;
@@ -474,13 +473,9 @@ public final class ReliableTransport implements AutoCloseable {
 
     /** Fails every submitted message the loop has not taken yet; safe from any thread. */
     private void failSubmissions(IllegalStateException reason) {
-        Object pending;
+        MessageState pending;
         while ((pending = submissions.poll()) != null) {
-            if (pending instanceof OutboundMessage m) {
-                m.future.completeExceptionally(reason);
-            } else if (pending instanceof InboundMessage m) {
-                m.future.completeExceptionally(reason);
-            }
+            pending.future.completeExceptionally(reason);
         }
     }
 }
