@@ -232,8 +232,26 @@ public final class ClusterRun implements AutoCloseable {
 
     /** Starts the worker of {@code rank} in its host namespace; its stderr goes to {@link #workerLog}. */
     public void startWorker(int rank, List<String> jvmArgs, String mainClass, List<String> args) throws IOException {
-        startProcess(rank, Netns.javaProcessBuilder(plan().host(rank).namespace(), jvmArgs, mainClass, args).command());
+        List<String> jvm = new ArrayList<>(inheritedSystemProperties());
+        jvm.addAll(jvmArgs);
+        startProcess(rank, Netns.javaProcessBuilder(plan().host(rank).namespace(), jvm, mainClass, args).command());
     }
+
+    /**
+     * The system properties of this JVM that every worker JVM of the job must share, as {@code -D} arguments: the
+     * wire's AES-GCM library ({@code xaf.wire.crypto}), so that {@code java -Dxaf.wire.crypto=jdk ... xaf train}
+     * measures what it names. Given first, so a worker's own arguments still win.
+     */
+    static List<String> inheritedSystemProperties() {
+        List<String> out = new ArrayList<>();
+        for (String name : INHERITED_PROPERTIES) {
+            String value = System.getProperty(name);
+            if (value != null) out.add("-D" + name + "=" + value);
+        }
+        return out;
+    }
+
+    private static final List<String> INHERITED_PROPERTIES = List.of("xaf.wire.crypto");
 
     /**
      * Starts {@code command} (already wrapped to run in the host namespace of {@code rank}, e.g. by
