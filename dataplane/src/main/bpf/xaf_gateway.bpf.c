@@ -184,8 +184,6 @@ static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_le
 	/* The outer headers are rebuilt with fresh checksums below, so the decrement needs no checksum patch. */
 	xaf->hop_limit = hop - 1;
 
-	if (r->drop_one_in && bpf_get_prandom_u32() % r->drop_one_in == 0)
-		return drop(XAF_C_DROP_INJECTED);
 	if (r->action != XAF_ACT_FORWARD)
 		return drop(XAF_C_DROP_BAD_FORM);
 

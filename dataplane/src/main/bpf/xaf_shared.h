@@ -99,7 +99,7 @@ struct xaf_route {
 	                        * (a frame never leaves by the port it arrived on unless that port's bit is set) */
 	__u32 job_id;          /* the route serves exactly this job ... */
 	__u32 job_token;       /* ... and frames must carry this token */
-	__u32 drop_one_in;     /* fault injection for tests: drop 1 in N forwarded frames; 0 = never */
+	__u32 reserved0;       /* zero */
 	__u32 src_id;          /* ID form: src_id written into the ID header */
 	__u8  src_mac[6];      /* egress Ethernet source */
 	__u8  dst_mac[6];      /* next hop Ethernet destination */
@@ -129,7 +129,6 @@ enum xaf_counter {
 	XAF_C_DROP_HOP_LIMIT,     /* hop limit exhausted */
 	XAF_C_DROP_BAD_TOKEN,     /* job id/token do not match the route */
 	XAF_C_DROP_INGRESS,       /* route does not allow the ingress port */
-	XAF_C_DROP_INJECTED,      /* drop_one_in fault injection */
 	XAF_C_DROP_REDIRECT,      /* devmap/xskmap redirect failed */
 	XAF_C_DROP_BAD_FORM,      /* route egress form unknown */
 	XAF_C_DROP_TOO_BIG,       /* the rebuilt frame does not fit the egress port's MTU, the egress form's length

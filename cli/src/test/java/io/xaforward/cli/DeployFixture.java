@@ -101,7 +101,7 @@ final class DeployFixture implements AutoCloseable {
 
     Path writeGatewayConfig(String metrics) throws IOException {
         Path f = dir.resolve("gateway.yaml");
-        Files.writeString(f, plan.gatewayYaml("gw", metrics, 0));
+        Files.writeString(f, plan.gatewayYaml("gw", metrics));
         return f;
     }
 

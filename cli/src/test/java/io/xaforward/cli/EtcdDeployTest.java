@@ -137,7 +137,7 @@ class EtcdDeployTest {
 
     @SuppressWarnings("unchecked")
     static List<Map<String, Object>> planRoutes() {
-        Map<String, Object> config = YAML.load(machines.plan.gatewayYaml("gw", "off", 0));
+        Map<String, Object> config = YAML.load(machines.plan.gatewayYaml("gw", "off"));
         return (List<Map<String, Object>>) config.get("routes");
     }
 

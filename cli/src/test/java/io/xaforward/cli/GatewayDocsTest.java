@@ -39,7 +39,7 @@ class GatewayDocsTest {
         return String.join(" ", "id=" + r.networkId(), "job=" + r.jobId(), "token=" + r.jobToken(), r.action().toString(),
                 r.egress().orElse("-"), r.form().map(Object::toString).orElse("-"), r.ingress().toString(), hex.apply(r.srcMac()),
                 hex.apply(r.dstMac()), hex.apply(r.srcIp()), hex.apply(r.dstIp()), "ports=" + r.srcPort() + "/" + r.dstPort(),
-                "srcId=" + r.srcId(), "drop=" + r.dropOneIn());
+                "srcId=" + r.srcId());
     }
 
     static IdentifierPlan threeDcMinPlan() {
@@ -51,7 +51,7 @@ class GatewayDocsTest {
     @Test
     void theSampleConfigIsWhatTheTestbedPlanGivesForThreeDcMin() {
         GatewayConfig sample = GatewayConfigParser.parse(SAMPLE);
-        GatewayConfig plan = GatewayConfigParser.parse(threeDcMinPlan().gatewayYaml("gw", "127.0.0.1:9464", 0), "plan");
+        GatewayConfig plan = GatewayConfigParser.parse(threeDcMinPlan().gatewayYaml("gw", "127.0.0.1:9464"), "plan");
         assertEquals(plan.ports(), sample.ports());
         assertEquals(plan.attach(), sample.attach());
         assertEquals(plan.metrics(), sample.metrics());

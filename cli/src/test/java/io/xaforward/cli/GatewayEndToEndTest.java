@@ -60,7 +60,7 @@ class GatewayEndToEndTest {
         testbed.attachXdpPass(state);
         plan = IdentifierPlan.build(state, JOB, TOKEN);
         configFile = Files.createTempFile("xaf-e2e-gw", ".yaml");
-        Files.writeString(configFile, plan.gatewayYaml("gw", "127.0.0.1:9464", 0));
+        Files.writeString(configFile, plan.gatewayYaml("gw", "127.0.0.1:9464"));
         notifyDir = Files.createTempDirectory("xaf-e2e-notify");
         notifySocket = new NotifySocket(notifyDir.resolve("notify"));
         gateway = GatewayProcess.start(state.gatewayNamespace("gw"), configFile, List.of(), List.of(), List.of(),
@@ -215,7 +215,7 @@ class GatewayEndToEndTest {
             }
         });
         // Rewrite the config while traffic flows: an extra route added, then removed again.
-        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464");
         Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
         String extra = base + "  - id: 0x00ff0001\n    job: 255\n    token: 1\n    egress: " + idPort.iface()
                 + "\n    dst-mac: 02:00:00:00:00:01\n";
@@ -301,7 +301,7 @@ class GatewayEndToEndTest {
     @Test
     @Order(4)
     void aChangedHopLimitCapAppliesOnReload() throws Exception {
-        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464");
         for (Node p : state.gatewayPorts("gw")) assertEquals(16, metricWithLabel("xaf_port_max_hop_limit", "port", p.iface()));
         long reloads = metric("xaf_config_reloads_total", null);
         writeUnnoticed("max-hop-limit: 3\n" + base);
@@ -324,7 +324,7 @@ class GatewayEndToEndTest {
     @Test
     @Order(4)
     void anInPlaceRewriteThatPausesInsideRoutesIsAppliedWhole() throws Exception {
-        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464");
         Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
         String next = base + "  - id: 0x00ff0002\n    job: 255\n    token: 1\n    egress: " + idPort.iface()
                 + "\n    dst-mac: 02:00:00:00:00:02\n";
@@ -364,7 +364,7 @@ class GatewayEndToEndTest {
     @Test
     @Order(5)
     void sighupReloadsAndATornFileChangesNothing() throws Exception {
-        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464");
         long reloads = metric("xaf_config_reloads_total", null);
         long failures = metric("xaf_config_reload_failures_total", null);
         Node idPort = state.gatewayPorts("gw").stream().filter(p -> p.form() == io.xaforward.protocol.NetworkForm.ID).findFirst().orElseThrow();
@@ -404,7 +404,7 @@ class GatewayEndToEndTest {
     @Test
     @Order(6)
     void aReloadOfAFileOthersCanWriteOrALinkKeepsTheRunningRoutes() throws Exception {
-        String base = plan.gatewayYaml("gw", "127.0.0.1:9464", 0);
+        String base = plan.gatewayYaml("gw", "127.0.0.1:9464");
         long reloads = metric("xaf_config_reloads_total", null);
         long failures = metric("xaf_config_reload_failures_total", null);
         long refusals = metric("xaf_config_file_refusals_total", null);

@@ -48,7 +48,7 @@ class GatewayLifecycleTest {
         testbed.attachXdpPass(state);
         plan = IdentifierPlan.build(state, JOB, TOKEN);
         configFile = Files.createTempFile("xaf-life-gw", ".yaml");
-        Files.writeString(configFile, plan.gatewayYaml("gw", "off", 0));
+        Files.writeString(configFile, plan.gatewayYaml("gw", "off"));
         for (int r = 0; r < plan.worldSize(); r++) hosts.add(XafTestHost.open(plan, r));
     }
 

@@ -41,37 +41,35 @@ public final class ClusterRun implements AutoCloseable {
     /**
      * @param prefix    name prefix of the testbed's namespaces (unique per run)
      * @param jobToken  the token the gateways accept for this job
-     * @param dropOneIn &gt; 0 makes every gateway drop one in that many forwarded frames
      * @param endpoint  the workers' {@link Endpoint}; null: the gateway mode's default
      * @param flows     UDP flows each worker sends from (its port and the ones after it), and the source-port span
      *                  of the XDP gateways' routes that keeps them apart; 1 by default (docs/TRANSPORT.md, "Flows per peer")
      */
-    public record Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn,
+    public record Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken,
                        Path workDir, Endpoint endpoint, int flows) {
         public Spec {
             Objects.requireNonNull(topology, "topology");
             Objects.requireNonNull(prefix, "prefix");
             Objects.requireNonNull(gatewayMode, "gatewayMode");
             Objects.requireNonNull(workDir, "workDir");
-            if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
             endpoint = Endpoint.resolve(endpoint, gatewayMode);
             Endpoint.checkFlows(endpoint, flows);
         }
 
         /** One flow per worker. */
-        public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn,
+        public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken,
                     Path workDir, Endpoint endpoint) {
-            this(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, endpoint, 1);
+            this(topology, prefix, gatewayMode, jobId, jobToken, workDir, endpoint, 1);
         }
 
         /** This spec with {@code n} flows per worker. */
         public Spec withFlows(int n) {
-            return new Spec(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, endpoint, n);
+            return new Spec(topology, prefix, gatewayMode, jobId, jobToken, workDir, endpoint, n);
         }
 
         /** With the gateway mode's default endpoint. */
-        public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, int dropOneIn, Path workDir) {
-            this(topology, prefix, gatewayMode, jobId, jobToken, dropOneIn, workDir, null);
+        public Spec(Path topology, String prefix, GatewayMode gatewayMode, int jobId, int jobToken, Path workDir) {
+            this(topology, prefix, gatewayMode, jobId, jobToken, workDir, null);
         }
 
         /**
@@ -84,7 +82,6 @@ public final class ClusterRun implements AutoCloseable {
             p.setProperty("gatewayMode", gatewayMode.configName());
             p.setProperty("jobId", Integer.toString(jobId));
             p.setProperty("jobToken", Integer.toString(jobToken));
-            if (dropOneIn > 0) p.setProperty("dropOneIn", Integer.toString(dropOneIn));
             p.setProperty("endpoint", endpoint.configName());
             if (flows > 1) p.setProperty("flows", Integer.toString(flows));
             p.setProperty("workDir", workDir.toAbsolutePath().toString());
@@ -95,7 +92,7 @@ public final class ClusterRun implements AutoCloseable {
             String endpoint = p.getProperty("endpoint");
             return new Spec(Path.of(p.getProperty("topology")), p.getProperty("prefix"),
                     GatewayMode.fromName(p.getProperty("gatewayMode")), Integer.parseInt(p.getProperty("jobId")),
-                    Integer.parseInt(p.getProperty("jobToken")), Integer.parseInt(p.getProperty("dropOneIn", "0")),
+                    Integer.parseInt(p.getProperty("jobToken")),
                     Path.of(p.getProperty("workDir")), endpoint == null ? null : Endpoint.fromName(endpoint),
                     Integer.parseInt(p.getProperty("flows", "1")));
         }
@@ -124,6 +121,7 @@ public final class ClusterRun implements AutoCloseable {
     private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
     private Topology topology;
     private IdentifierPlan plan;
+    private TestbedState state;
     private boolean hookAdded;
 
     public ClusterRun(Spec spec, PrintStream out) {
@@ -138,20 +136,19 @@ public final class ClusterRun implements AutoCloseable {
         if (!Netns.isRoot()) throw new IllegalStateException("jobs across emulated data centers need root (network namespaces, XDP)");
         if (topology != null) throw new IllegalStateException("already up");
         GatewayMode mode = spec.gatewayMode();
-        mode.checkLossInjection(spec.dropOneIn()); // before any setup
         Runtime.getRuntime().addShutdownHook(hook);
         hookAdded = true;
         Topology t = Topology.load(spec.topology()).withPrefix(spec.prefix());
         out.printf("xaf: bringing up %s (%d data centers, %d hosts) with prefix %s ...%n", t.name(),
                 t.datacenters().size(), t.datacenters().stream().mapToInt(d -> d.hosts().size()).sum(), spec.prefix());
         topology = t;
-        TestbedState state = testbed.up(t);
+        state = testbed.up(t);
         if (mode.needsXdpOnPortPeers()) testbed.attachXdpPass(state); // only where a mode needs it: fair baselines
         if (placed) placement.placeNetwork(t);
         plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken(), spec.flows());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {
-            GatewayRunner runner = mode.newRunner(spec.dropOneIn());
+            GatewayRunner runner = mode.newRunner();
             gateways.add(GatewayHandle.of(runner));
             runner.start(state, plan, gw.name());
             if (placed) {
@@ -166,9 +163,8 @@ public final class ClusterRun implements AutoCloseable {
             budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare);
             out.println("xaf: gateway CPU budget: " + budget);
         }
-        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),
-                spec.flows() > 1 ? " with " + spec.flows() + " flows each" : "",
-                spec.dropOneIn() > 0 ? " (dropping 1 in " + spec.dropOneIn() + " frames)" : "");
+        out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),
+                spec.flows() > 1 ? " with " + spec.flows() + " flows each" : "");
         return plan;
     }
 
@@ -228,6 +224,12 @@ public final class ClusterRun implements AutoCloseable {
     public Topology topology() {
         if (topology == null) throw new IllegalStateException("the cluster is not up");
         return topology;
+    }
+
+    /** What the testbed built: namespaces, hosts, gateway ports and their veth peers. */
+    public TestbedState state() {
+        if (state == null) throw new IllegalStateException("the cluster is not up");
+        return state;
     }
 
     /** Starts the worker of {@code rank} in its host namespace; its stderr goes to {@link #workerLog}. */

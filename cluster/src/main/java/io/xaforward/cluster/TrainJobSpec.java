@@ -119,7 +119,6 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
 
         /** The cluster's fields: topology, prefix, gateway mode, job id and token, work directory, endpoint. */
         public Builder cluster(ClusterRun.Spec c) {
-            if (c.dropOneIn() != 0) throw new IllegalArgumentException("training jobs inject no loss");
             return topology(c.topology()).prefix(c.prefix()).gatewayMode(c.gatewayMode()).jobId(c.jobId())
                     .jobToken(c.jobToken()).workDir(c.workDir()).endpoint(c.endpoint()).flows(c.flows());
         }
@@ -163,9 +162,9 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         }
     }
 
-    /** The emulated cluster this job runs on (no loss injected): what {@link TrainingJob} brings up. */
+    /** The emulated cluster this job runs on: what {@link TrainingJob} brings up. */
     public ClusterRun.Spec cluster() {
-        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, 0, workDir, endpoint, flows);
+        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, workDir, endpoint, flows);
     }
 
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */

@@ -48,9 +48,9 @@ class EndpointTest {
                 .write(file);
         assertEquals(Endpoint.UDP, TrainJobSpec.read(file).endpoint(), "an explicit choice survives the worker's spec file");
         assertThrows(IllegalArgumentException.class,
-                () -> new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.KERNEL_TUNNEL, 1, 7, 0, dir, Endpoint.AFXDP));
-        assertEquals(Endpoint.UDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, 0, dir).endpoint());
-        assertEquals(Endpoint.AFXDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, 0, dir, Endpoint.AFXDP).endpoint());
+                () -> new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.KERNEL_TUNNEL, 1, 7, dir, Endpoint.AFXDP));
+        assertEquals(Endpoint.UDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, dir).endpoint());
+        assertEquals(Endpoint.AFXDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, dir, Endpoint.AFXDP).endpoint());
     }
 
     /** What a launcher writes, its workers read back: every field, enums included, in the words of the command line. */
@@ -80,9 +80,9 @@ class EndpointTest {
     void aClusterSpecSurvivesItsJobFile() throws Exception {
         Path dir = Files.createTempDirectory("xaf-cluster-spec").toAbsolutePath();
         for (ClusterRun.Spec c : List.of(
-                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1c", GatewayMode.XDP, 3, 0x5eed0003, 50, dir, Endpoint.AFXDP),
-                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1d", GatewayMode.DIRECT, 1, -7, 0, dir),
-                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1e", GatewayMode.XDP, 2, 9, 0, dir, Endpoint.UDP, 4))) {
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1c", GatewayMode.XDP, 3, 0x5eed0003, dir, Endpoint.AFXDP),
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1d", GatewayMode.DIRECT, 1, -7, dir),
+                new ClusterRun.Spec(dir.resolve("t.yaml"), "b1e", GatewayMode.XDP, 2, 9, dir, Endpoint.UDP, 4))) {
             Properties p = new Properties();
             c.writeTo(p);
             assertEquals(c, ClusterRun.Spec.readFrom(p));
@@ -96,7 +96,7 @@ class EndpointTest {
     void flowsNeedTheUdpEndpointAndACountInRange() throws Exception {
         Path dir = Files.createTempDirectory("xaf-cluster-spec").toAbsolutePath();
         var afxdp = assertThrows(IllegalArgumentException.class, () -> new ClusterRun.Spec(dir.resolve("t.yaml"), "b1f",
-                GatewayMode.XDP, 1, 1, 0, dir, Endpoint.AFXDP, 2));
+                GatewayMode.XDP, 1, 1, dir, Endpoint.AFXDP, 2));
         assertEquals("--flows 2 needs the udp endpoint: an AF_XDP socket sends from one address", afxdp.getMessage());
         for (int bad : new int[]{0, 65}) {
             var e = assertThrows(IllegalArgumentException.class, () -> Endpoint.checkFlows(Endpoint.UDP, bad));

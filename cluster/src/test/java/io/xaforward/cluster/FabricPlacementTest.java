@@ -29,7 +29,7 @@ class FabricPlacementTest {
         assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
         Path dir = Files.createTempDirectory("xaf-fabric-placement-");
         ClusterRun.Spec spec = new ClusterRun.Spec(Path.of("..", "topologies", "two-dc-ipv4.yaml"),
-                "fp" + Long.toHexString(ProcessHandle.current().pid() % 0xFFF), GatewayMode.KERNEL, 1, 7, 0, dir);
+                "fp" + Long.toHexString(ProcessHandle.current().pid() % 0xFFF), GatewayMode.KERNEL, 1, 7, dir);
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         try (ClusterRun run = new ClusterRun(spec, new PrintStream(log, true)).placed()) {
             IdentifierPlan plan = run.up();

@@ -27,7 +27,7 @@ class TunnelPlacementTest {
         assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
         Path dir = Files.createTempDirectory("xaf-tunnel-placement-");
         ClusterRun.Spec spec = new ClusterRun.Spec(Path.of("..", "topologies", "two-dc-edge.yaml"),
-                "tp" + Long.toHexString(ProcessHandle.current().pid() % 0xFFF), GatewayMode.KERNEL_TUNNEL, 1, 7, 0, dir);
+                "tp" + Long.toHexString(ProcessHandle.current().pid() % 0xFFF), GatewayMode.KERNEL_TUNNEL, 1, 7, dir);
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         try (ClusterRun run = new ClusterRun(spec, new PrintStream(log, true)).placed()) {
             run.up();

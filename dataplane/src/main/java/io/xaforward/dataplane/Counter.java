@@ -7,7 +7,7 @@ package io.xaforward.dataplane;
  */
 public enum Counter {
     RX_XAF, PASS_NON_XAF, FORWARDED, TO_LOCAL, DROP_MALFORMED, DROP_NO_ROUTE, DROP_HOP_LIMIT, DROP_BAD_TOKEN,
-    DROP_INGRESS, DROP_INJECTED, DROP_REDIRECT, DROP_BAD_FORM,
+    DROP_INGRESS, DROP_REDIRECT, DROP_BAD_FORM,
     /**
      * The rebuilt frame does not fit the egress port's MTU or the egress form's 16-bit length fields (PROTOCOL.md §7),
      * or a local socket takes no fragments.

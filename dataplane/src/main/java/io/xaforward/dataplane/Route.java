@@ -12,13 +12,12 @@ import java.util.HexFormat;
  * @param action     {@link SharedLayouts#ACTION_FORWARD} or {@link SharedLayouts#ACTION_LOCAL}
  * @param egressForm {@link SharedLayouts#FORM_IPV4}, {@code FORM_IPV6} or {@code FORM_ID}
  * @param ingressMask bit i: frames may arrive on the port with slot i; 0 = any port but the one at txSlot (hairpin)
- * @param dropOneIn  fault injection: drop 1 in N frames; 0 = never
  * @param srcId      ID form: src_id written into the ID header
  * @param srcPort    IP forms: the UDP source port written on egress, the first of {@code srcPortSpan}
  * @param srcPortSpan IP forms: how many consecutive UDP source ports from {@code srcPort} the route spreads flows
  *                   over ({@link #egressSourcePort}); 0 or 1: always {@code srcPort}
  */
-public record Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken, int dropOneIn,
+public record Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken,
                     int srcId, byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort,
                     int srcPortSpan) {
 
@@ -26,7 +25,6 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
         if (txSlot < 0 || txSlot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("txSlot " + txSlot + " not in 0..63");
         if (action != SharedLayouts.ACTION_FORWARD && action != SharedLayouts.ACTION_LOCAL) throw new IllegalArgumentException("unknown action " + action);
         if (egressForm < 0 || egressForm > 255) throw new IllegalArgumentException("egressForm " + egressForm);
-        if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn " + dropOneIn + " < 0");
         srcMac = copy(srcMac, 6, "srcMac");
         dstMac = copy(dstMac, 6, "dstMac");
         srcIp = ip(srcIp, "srcIp");
@@ -39,10 +37,10 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
         }
     }
 
-    /** A route as the 14 fields before {@code srcPortSpan}, with span 1: every frame leaves from {@code srcPort}. */
-    public Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken, int dropOneIn,
+    /** A route as the 13 fields before {@code srcPortSpan}, with span 1: every frame leaves from {@code srcPort}. */
+    public Route(int txSlot, int action, int egressForm, long ingressMask, int jobId, int jobToken,
                  int srcId, byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort) {
-        this(txSlot, action, egressForm, ingressMask, jobId, jobToken, dropOneIn, srcId, srcMac, dstMac, srcIp, dstIp,
+        this(txSlot, action, egressForm, ingressMask, jobId, jobToken, srcId, srcMac, dstMac, srcIp, dstIp,
                 srcPort, dstPort, 1);
     }
 
@@ -72,25 +70,19 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
     /** A route that forwards out of {@code txSlot} in {@code egressForm}, with the given outer header values. */
     public static Route forward(int txSlot, int egressForm, long ingressMask, int jobId, int jobToken, int srcId,
                                 byte[] srcMac, byte[] dstMac, byte[] srcIp, byte[] dstIp, int srcPort, int dstPort) {
-        return new Route(txSlot, SharedLayouts.ACTION_FORWARD, egressForm, ingressMask, jobId, jobToken, 0, srcId,
+        return new Route(txSlot, SharedLayouts.ACTION_FORWARD, egressForm, ingressMask, jobId, jobToken, srcId,
                 srcMac, dstMac, srcIp, dstIp, srcPort, dstPort);
     }
 
     /** A route that delivers to the local AF_XDP socket bound to the frame's rx queue. */
     public static Route local(long ingressMask, int jobId, int jobToken) {
-        return new Route(0, SharedLayouts.ACTION_LOCAL, SharedLayouts.FORM_NONE, ingressMask, jobId, jobToken, 0, 0,
+        return new Route(0, SharedLayouts.ACTION_LOCAL, SharedLayouts.FORM_NONE, ingressMask, jobId, jobToken, 0,
                 null, null, null, null, 0, 0);
-    }
-
-    /** The same route with fault injection set to drop 1 in {@code n} frames (0 = never). */
-    public Route withDropOneIn(int n) {
-        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, n, srcId, srcMac, dstMac, srcIp, dstIp,
-                srcPort, dstPort, srcPortSpan);
     }
 
     /** The same route spreading flows over {@code span} UDP source ports from {@code srcPort} (0 or 1: one port). */
     public Route withSrcPortSpan(int span) {
-        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, dropOneIn, srcId, srcMac, dstMac, srcIp,
+        return new Route(txSlot, action, egressForm, ingressMask, jobId, jobToken, srcId, srcMac, dstMac, srcIp,
                 dstIp, srcPort, dstPort, span);
     }
 
@@ -102,7 +94,7 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
     @Override
     public boolean equals(Object o) {
         return o instanceof Route r && txSlot == r.txSlot && action == r.action && egressForm == r.egressForm
-                && ingressMask == r.ingressMask && jobId == r.jobId && jobToken == r.jobToken && dropOneIn == r.dropOneIn
+                && ingressMask == r.ingressMask && jobId == r.jobId && jobToken == r.jobToken
                 && srcId == r.srcId && Arrays.equals(srcMac, r.srcMac) && Arrays.equals(dstMac, r.dstMac)
                 && Arrays.equals(srcIp, r.srcIp) && Arrays.equals(dstIp, r.dstIp) && srcPort == r.srcPort && dstPort == r.dstPort
                 && srcPortSpan == r.srcPortSpan;
@@ -117,7 +109,7 @@ public record Route(int txSlot, int action, int egressForm, long ingressMask, in
     public String toString() {
         HexFormat hex = HexFormat.ofDelimiter(":");
         return "Route[txSlot=" + txSlot + ", action=" + action + ", egressForm=" + egressForm + ", ingressMask=0x"
-                + Long.toHexString(ingressMask) + ", job=" + jobId + ", dropOneIn=" + dropOneIn + ", srcId=" + srcId
+                + Long.toHexString(ingressMask) + ", job=" + jobId + ", srcId=" + srcId
                 + ", srcMac=" + hex.formatHex(srcMac) + ", dstMac=" + hex.formatHex(dstMac) + ", srcPort=" + srcPort
                 + ", srcPortSpan=" + srcPortSpan + ", dstPort=" + dstPort + "]";
     }

@@ -18,7 +18,6 @@ public final class RouteCodec {
     private static final long INGRESS_MASK = offset(ROUTE, "ingress_mask");
     private static final long JOB_ID = offset(ROUTE, "job_id");
     private static final long JOB_TOKEN = offset(ROUTE, "job_token");
-    private static final long DROP_ONE_IN = offset(ROUTE, "drop_one_in");
     private static final long SRC_ID = offset(ROUTE, "src_id");
     private static final long SRC_MAC = offset(ROUTE, "src_mac");
     private static final long DST_MAC = offset(ROUTE, "dst_mac");
@@ -44,7 +43,6 @@ public final class RouteCodec {
         seg.set(ValueLayout.JAVA_LONG, INGRESS_MASK, r.ingressMask());
         seg.set(ValueLayout.JAVA_INT, JOB_ID, r.jobId());
         seg.set(ValueLayout.JAVA_INT, JOB_TOKEN, r.jobToken());
-        seg.set(ValueLayout.JAVA_INT, DROP_ONE_IN, r.dropOneIn());
         seg.set(ValueLayout.JAVA_INT, SRC_ID, r.srcId());
         MemorySegment.copy(MemorySegment.ofArray(r.srcMac()), 0, seg, SRC_MAC, 6);
         MemorySegment.copy(MemorySegment.ofArray(r.dstMac()), 0, seg, DST_MAC, 6);
@@ -63,7 +61,6 @@ public final class RouteCodec {
                 seg.get(ValueLayout.JAVA_LONG, INGRESS_MASK),
                 seg.get(ValueLayout.JAVA_INT, JOB_ID),
                 seg.get(ValueLayout.JAVA_INT, JOB_TOKEN),
-                seg.get(ValueLayout.JAVA_INT, DROP_ONE_IN),
                 seg.get(ValueLayout.JAVA_INT, SRC_ID),
                 seg.asSlice(SRC_MAC, 6).toArray(ValueLayout.JAVA_BYTE),
                 seg.asSlice(DST_MAC, 6).toArray(ValueLayout.JAVA_BYTE),

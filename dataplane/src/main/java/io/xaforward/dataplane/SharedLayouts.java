@@ -44,7 +44,7 @@ public final class SharedLayouts {
             JAVA_LONG.withName("ingress_mask"),
             JAVA_INT.withName("job_id"),
             JAVA_INT.withName("job_token"),
-            JAVA_INT.withName("drop_one_in"),
+            JAVA_INT.withName("reserved0"),
             JAVA_INT.withName("src_id"),
             sequenceLayout(6, JAVA_BYTE).withName("src_mac"),
             sequenceLayout(6, JAVA_BYTE).withName("dst_mac"),

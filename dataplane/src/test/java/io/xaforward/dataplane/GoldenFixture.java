@@ -92,7 +92,7 @@ public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byt
             return "route " + hex32(networkId) + " action " + (r.action() == SharedLayouts.ACTION_LOCAL ? "local" : "forward")
                     + " tx-slot " + r.txSlot() + " egress-form " + formName(r.egressForm())
                     + " ingress-mask 0x" + Long.toHexString(r.ingressMask()) + " job " + r.jobId() + " token " + hex32(r.jobToken())
-                    + " drop-one-in " + r.dropOneIn() + " src-id " + hex32(r.srcId())
+                    + " src-id " + hex32(r.srcId())
                     + " src-mac " + HEX.formatHex(r.srcMac()) + " dst-mac " + HEX.formatHex(r.dstMac())
                     + " src-ip " + HEX.formatHex(r.srcIp()) + " dst-ip " + HEX.formatHex(r.dstIp())
                     + " src-port " + r.srcPort() + " src-port-span " + r.srcPortSpan() + " dst-port " + r.dstPort();
@@ -256,7 +256,7 @@ public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byt
                             case String other -> throw new IllegalArgumentException("unknown action '" + other + "'");
                         },
                         form(field(kv, "egress-form")), Long.parseUnsignedLong(field(kv, "ingress-mask").substring(2), 16),
-                        Integer.parseInt(field(kv, "job")), int32(field(kv, "token")), Integer.parseInt(field(kv, "drop-one-in")),
+                        Integer.parseInt(field(kv, "job")), int32(field(kv, "token")),
                         int32(field(kv, "src-id")), HEX.parseHex(field(kv, "src-mac")), HEX.parseHex(field(kv, "dst-mac")),
                         HEX.parseHex(field(kv, "src-ip")), HEX.parseHex(field(kv, "dst-ip")),
                         Integer.parseInt(field(kv, "src-port")), Integer.parseInt(field(kv, "dst-port")),

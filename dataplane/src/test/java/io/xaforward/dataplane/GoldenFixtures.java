@@ -251,7 +251,7 @@ public final class GoldenFixtures {
         }
 
         // ---- LOCAL delivery (no AF_XDP socket in the test, so the redirect falls back to DROP): the frame handed
-        //      on is the frame as it arrived, padding trimmed: no hop limit check or decrement, no fault injection
+        //      on is the frame as it arrived, padding trimmed: no hop limit check or decrement
         //      (PROTOCOL.md §7) ----
         List<GoldenFixture> local = new ArrayList<>();
         // a frame that continues in fragments cannot go to an AF_XDP socket (single-buffer only): counted, not lost
@@ -267,9 +267,6 @@ public final class GoldenFixtures {
             byte[] lastHop = ingress(in, x.withHop(1).bytes());
             local.add(new GoldenFixture("local: " + formName(in) + " hop limit 1 is still delivered", in,
                     standard(in, Route.local(0, JOB, TOKEN)), lastHop, XDP_DROP, lastHop, Counter.DROP_REDIRECT, true, -1, FORM_NONE));
-            byte[] plain = ingress(in, x.bytes());
-            local.add(new GoldenFixture("local: " + formName(in) + " fault injection does not apply", in,
-                    standard(in, Route.local(0, JOB, TOKEN).withDropOneIn(1)), plain, XDP_DROP, plain, Counter.DROP_REDIRECT, true, -1, FORM_NONE));
         }
         byte[] p = payload(100, 42);
         Xaf ok = Xaf.of(9, NET, JOB, TOKEN, p);
@@ -318,13 +315,12 @@ public final class GoldenFixtures {
         drops.add(drop("wrong job", ingress(FORM_IPV4, ok.withJob(JOB + 1, TOKEN).bytes()), std4, Counter.DROP_BAD_TOKEN));
         drops.add(drop("ingress port slot not in the route's mask", ingress(FORM_IPV4, ok.bytes()),
                 List.of(new Port(LO, 4, FORM_IPV4, 0), new TxPort(TX_SLOT, LO, 0), new RouteEntry(NET, route(FORM_IPV6))), Counter.DROP_INGRESS));
-        drops.add(drop("drop_one_in = 1", ingress(FORM_IPV4, ok.bytes()), standard(FORM_IPV4, route(FORM_IPV6).withDropOneIn(1)), Counter.DROP_INJECTED));
         drops.add(drop("missing tx_port", ingress(FORM_IPV4, ok.bytes()),
                 List.of(new Port(LO, IN_SLOT, FORM_IPV4, 0), new RouteEntry(NET, route(FORM_IPV6))), Counter.DROP_REDIRECT));
         drops.add(drop("tx_port populated at another slot only", ingress(FORM_IPV4, ok.bytes()),
                 List.of(new Port(LO, IN_SLOT, FORM_IPV4, 0), new TxPort(TX_SLOT + 1, LO, 0), new RouteEntry(NET, route(FORM_IPV6))), Counter.DROP_REDIRECT));
         drops.add(drop("unknown egress form", ingress(FORM_IPV4, ok.bytes()), standard(FORM_IPV4,
-                new Route(TX_SLOT, SharedLayouts.ACTION_FORWARD, 7, 0, JOB, TOKEN, 0, 0, null, null, null, null, 1, 2)), Counter.DROP_BAD_FORM));
+                new Route(TX_SLOT, SharedLayouts.ACTION_FORWARD, 7, 0, JOB, TOKEN, 0, null, null, null, null, 1, 2)), Counter.DROP_BAD_FORM));
         drops.add(drop("LOCAL route without an AF_XDP socket on the queue", ingress(FORM_IPV4, ok.bytes()),
                 standard(FORM_IPV4, Route.local(0, JOB, TOKEN)), Counter.DROP_REDIRECT));
 

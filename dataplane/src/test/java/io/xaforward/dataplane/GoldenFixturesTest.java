@@ -74,7 +74,7 @@ class GoldenFixturesTest {
                 count++;
             }
         }
-        assertEquals(187, count, "golden packets in all files");
+        assertEquals(183, count, "golden packets in all files");
     }
 
     @Test

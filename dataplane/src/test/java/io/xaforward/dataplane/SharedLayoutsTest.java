@@ -22,13 +22,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 class SharedLayoutsTest {
     static final Path HEADER_DIR = Path.of("src/main/bpf").toAbsolutePath();
     static final List<String> ROUTE_FIELDS = List.of("tx_slot", "action", "egress_form", "src_port_span", "ingress_mask",
-            "job_id", "job_token", "drop_one_in", "src_id", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
+            "job_id", "job_token", "reserved0", "src_id", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",
             "dst_port", "reserved1");
     static final List<String> PORT_FIELDS = List.of("slot", "form", "max_hop", "reserved");
     static final List<String> COUNTERS_FIELDS = List.of("packets", "bytes", "port_rx_packets", "port_rx_bytes", "port_tx_packets", "port_tx_bytes", "port_tx_too_big");
     static final List<String> C_COUNTERS = List.of("XAF_C_RX_XAF", "XAF_C_PASS_NON_XAF", "XAF_C_FORWARDED",
             "XAF_C_TO_LOCAL", "XAF_C_DROP_MALFORMED", "XAF_C_DROP_NO_ROUTE", "XAF_C_DROP_HOP_LIMIT",
-            "XAF_C_DROP_BAD_TOKEN", "XAF_C_DROP_INGRESS", "XAF_C_DROP_INJECTED", "XAF_C_DROP_REDIRECT",
+            "XAF_C_DROP_BAD_TOKEN", "XAF_C_DROP_INGRESS", "XAF_C_DROP_REDIRECT",
             "XAF_C_DROP_BAD_FORM", "XAF_C_DROP_TOO_BIG", "XAF_C_DROP_HAIRPIN");
 
     static Map<String, Long> probe = new HashMap<>();
@@ -106,7 +106,7 @@ class SharedLayoutsTest {
     @Test
     void routeCodecRoundTrips() {
         Route r = Route.forward(7, SharedLayouts.FORM_IPV6, 0x8000_0000_0000_0001L, 0xDEADBEEF, 99, 0x01020304,
-                TestFrames.mac(1), TestFrames.mac(2), TestFrames.ip6(3), TestFrames.ip6(4), 65535, 9450).withDropOneIn(5);
+                TestFrames.mac(1), TestFrames.mac(2), TestFrames.ip6(3), TestFrames.ip6(4), 65531, 9450).withSrcPortSpan(5);
         try (var arena = java.lang.foreign.Arena.ofConfined()) {
             var seg = arena.allocate(SharedLayouts.ROUTE);
             RouteCodec.write(r, seg);

@@ -74,7 +74,7 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
                               Optional<NetworkForm> form, List<String> ingress,
                               Optional<byte[]> srcMac, Optional<byte[]> dstMac,
                               Optional<byte[]> srcIp, Optional<byte[]> dstIp,
-                              int srcPort, int srcPortSpan, int dstPort, int srcId, int dropOneIn) {}
+                              int srcPort, int srcPortSpan, int dstPort, int srcId) {}
 
     /** The most UDP source ports one route spreads flows over ({@code src-port-span}). */
     public static final int MAX_SRC_PORT_SPAN = 4096;

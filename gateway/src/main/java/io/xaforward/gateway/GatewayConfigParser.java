@@ -132,7 +132,7 @@ public final class GatewayConfigParser {
         int id = (int) fields.unsigned32(r, "id", null, entry);
         String where = entry + " (id " + hex(id) + ")";
         fields.allowOnly(r, where, Set.of("id", "job", "token", "action", "egress", "form", "ingress", "src-mac", "dst-mac",
-                "src-ip", "dst-ip", "src-port", "src-port-span", "dst-port", "src-id", "drop-one-in"));
+                "src-ip", "dst-ip", "src-port", "src-port-span", "dst-port", "src-id"));
         int job = (int) fields.unsigned32(r, "job", null, where);
         int token = (int) fields.unsigned32(r, "token", null, where);
         GatewayConfig.Action action = switch (fields.string(r, "action", "forward", where)) {
@@ -175,9 +175,8 @@ public final class GatewayConfigParser {
         }
         int dstPort = port(r, "dst-port", where);
         int srcId = (int) fields.unsigned32(r, "src-id", 0L, where);
-        long dropOneIn = fields.integer(r, "drop-one-in", 0, 0, Integer.MAX_VALUE, where);
         return new GatewayConfig.RouteConfig(id, job, token, action, egress, form, List.copyOf(ingress),
-                srcMac, dstMac, srcIp, dstIp, srcPort, srcPortSpan, dstPort, srcId, (int) dropOneIn);
+                srcMac, dstMac, srcIp, dstIp, srcPort, srcPortSpan, dstPort, srcId);
     }
 
 

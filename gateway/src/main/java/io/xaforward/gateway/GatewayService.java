@@ -291,7 +291,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         long ingressMask = 0;
         for (String in : r.ingress()) ingressMask |= 1L << c.port(in).orElseThrow().slot();
         if (r.action() == GatewayConfig.Action.LOCAL) {
-            return Route.local(ingressMask, r.jobId(), r.jobToken()).withDropOneIn(r.dropOneIn());
+            return Route.local(ingressMask, r.jobId(), r.jobToken());
         }
         String egress = r.egress().orElseThrow();
         GatewayConfig.PortConfig port = c.port(egress).orElseThrow();
@@ -299,7 +299,7 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
         byte[] srcMac = r.srcMac().orElseGet(() -> macs.get(egress));
         return Route.forward(port.slot(), form.code(), ingressMask, r.jobId(), r.jobToken(), r.srcId(), srcMac,
                 r.dstMac().orElseThrow(), r.srcIp().orElse(null), r.dstIp().orElse(null), r.srcPort(), r.dstPort())
-                .withSrcPortSpan(r.srcPortSpan()).withDropOneIn(r.dropOneIn());
+                .withSrcPortSpan(r.srcPortSpan());
     }
 
     private void watchConfig() {

@@ -284,7 +284,7 @@ public final class AllReduceBenchmark {
                                WireSecurity wireSecurity, int flows) {
         String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         Path dir = options.workDir().resolve("job-" + jobNo);
-        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, 0, dir,
+        ClusterRun.Spec c = new ClusterRun.Spec(topology, prefix, mode, 3, 0x5eed0003, dir,
                 Endpoint.resolve(options.endpoint(), mode), flows);
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,

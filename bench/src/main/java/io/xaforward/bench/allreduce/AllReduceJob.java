@@ -156,8 +156,6 @@ public final class AllReduceJob {
             spec.runKeys().issue(spec.wireSecurity());
             int world = plan.worldSize();
             int started = 0;
-            long maxBytes = spec.sizesBytes().stream().mapToLong(Long::longValue).max().orElse(0);
-            String xmx = "-Xmx" + Math.max(256, 64 + maxBytes / (1 << 20)) + "m";
             for (int r = 0; r < world; r++) {
                 if (spec.absentRanks().contains(r)) {
                     out.printf("xaf: rank %d is not started (as asked)%n", r);
@@ -166,14 +164,25 @@ public final class AllReduceJob {
                 if (starter != null) {
                     starter.start(cluster, r);
                 } else {
-                    cluster.startWorker(r, List.of(xmx, "-XX:+UseSerialGC"), AllReduceWorkerMain.class.getName(),
-                            List.of(specFile.toString(), Integer.toString(r)));
+                    startXafWorker(cluster, r);
                 }
                 started++;
             }
             out.printf("xaf: %d all-reduce workers started%n", started);
             return collect(cluster, world, started, start);
         }
+    }
+
+    /**
+     * Starts rank {@code rank} as XAForward's all-reduce worker ({@link AllReduceWorkerMain}) on the job file this job
+     * wrote; what runs when no other {@link RankStarter} is given, and what one can call to start XAForward's ranks.
+     */
+    public void startXafWorker(ClusterRun cluster, int rank) throws IOException {
+        long maxBytes = spec.sizesBytes().stream().mapToLong(Long::longValue).max().orElse(0);
+        String xmx = "-Xmx" + Math.max(256, 64 + maxBytes / (1 << 20)) + "m";
+        Path specFile = spec.cluster().workDir().resolve("allreduce.properties");
+        cluster.startWorker(rank, List.of(xmx, "-XX:+UseSerialGC"), AllReduceWorkerMain.class.getName(),
+                List.of(specFile.toString(), Integer.toString(rank)));
     }
 
     private Outcome collect(ClusterRun cluster, int world, int started, long start) throws Exception {

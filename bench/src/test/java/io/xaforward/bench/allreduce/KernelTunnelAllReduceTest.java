@@ -31,7 +31,7 @@ class KernelTunnelAllReduceTest {
         Path dir = Files.createTempDirectory("xaf-tunnel-test");
         String prefix = "k" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
         ClusterRun.Spec cluster = new ClusterRun.Spec(AllReduceAcrossDatacentersTest.shippedTopology("two-dc-wan.yaml"),
-                prefix, GatewayMode.KERNEL_TUNNEL, 3, 0x5eed0003, 0, dir);
+                prefix, GatewayMode.KERNEL_TUNNEL, 3, 0x5eed0003, dir);
         List<Algorithm> algorithms = List.of(Algorithm.HIERARCHICAL, Algorithm.RING);
         AllReduceSpec spec = new AllReduceSpec(cluster, AllReduceAcrossDatacentersTest.SIZES, algorithms, 0, 1, 1, 1,
                 InputPattern.Kind.INTEGER, 4243, 256 << 10, AllReduceAcrossDatacentersTest.SUCCESS_OP_TIMEOUT, 0, 0, 0,

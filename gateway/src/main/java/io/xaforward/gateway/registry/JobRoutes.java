@@ -226,7 +226,7 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         List<String> ingress = ports.stream().map(GatewayConfig.PortConfig::iface).filter(i -> !i.equals(port.iface())).toList();
         return Optional.of(new GatewayConfig.RouteConfig((int) (job << 16 | rank), (int) job, (int) (long) token,
                 GatewayConfig.Action.FORWARD, Optional.of(port.iface()), Optional.of(form), ingress, Optional.empty(),
-                Optional.of(dstMac), srcIp, dstIp, XafHeader.UDP_PORT, 1, XafHeader.UDP_PORT, 0, 0));
+                Optional.of(dstMac), srcIp, dstIp, XafHeader.UDP_PORT, 1, XafHeader.UDP_PORT, 0));
     }
 
     /** A job's quota this pass: its smallest registered world size, never more than the cap. */

@@ -27,7 +27,7 @@ public final class AfXdpGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        startProcess(state, plan, gateway, 0, new Launch(AfXdpGatewayMain.class, AfXdpGatewayMain.READY_LINE, true));
+        startProcess(state, plan, gateway, new Launch(AfXdpGatewayMain.class, AfXdpGatewayMain.READY_LINE, true));
     }
 
     @Override

@@ -18,7 +18,7 @@ import java.util.Locale;
  */
 public enum GatewayMode implements ConfigWord {
     /** The XDP gateway: routes by network index identifier in the driver hook, translating between forms. */
-    XDP(Trait.XDP_ON_PORT_PEERS, Trait.INJECTS_LOSS),
+    XDP(Trait.XDP_ON_PORT_PEERS),
     /** Linux IP forwarding with an iptables rule set; cannot translate between forms. */
     KERNEL(Trait.SENDERS_ADDRESS_DESTINATION),
     /**
@@ -48,9 +48,7 @@ public enum GatewayMode implements ConfigWord {
         /** Senders address the destination host's IP and the kernel routes it. */
         SENDERS_ADDRESS_DESTINATION,
         /** Frames are redirected in the kernel by XDP, so the veth peers of the gateway ports need an XDP program. */
-        XDP_ON_PORT_PEERS,
-        /** The gateway can drop one in N forwarded frames on purpose (tests and loss benchmarks). */
-        INJECTS_LOSS
+        XDP_ON_PORT_PEERS
     }
 
     private final EnumSet<Trait> traits;
@@ -77,34 +75,14 @@ public enum GatewayMode implements ConfigWord {
 
     /** A new, not yet started runner of this mode. */
     public GatewayRunner newRunner() {
-        return newRunner(0);
-    }
-
-    /**
-     * A new, not yet started runner of this mode whose gateways drop one in {@code dropOneIn} forwarded frames
-     * (0: none); see {@link #checkLossInjection}.
-     */
-    public GatewayRunner newRunner(int dropOneIn) {
-        checkLossInjection(dropOneIn);
         return switch (this) {
-            case XDP -> new XdpGateway(dropOneIn);
+            case XDP -> new XdpGateway();
             case KERNEL -> new KernelGateway();
             case RELAY -> new RelayGateway();
             case AFXDP -> new AfXdpGateway();
             case KERNEL_TUNNEL -> new KernelTunnelGateway();
             case DIRECT -> new DirectNetwork();
         };
-    }
-
-    /**
-     * Fails unless this mode can drop one in {@code dropOneIn} forwarded frames (0: no loss asked for): only the XDP
-     * gateway injects loss.
-     */
-    public void checkLossInjection(int dropOneIn) {
-        if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
-        if (dropOneIn > 0 && !traits.contains(Trait.INJECTS_LOSS)) {
-            throw new IllegalArgumentException("loss injection (dropOneIn) needs the xdp gateway mode, not " + configName());
-        }
     }
 
     /**

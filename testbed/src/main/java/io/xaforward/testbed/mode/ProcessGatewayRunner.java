@@ -58,18 +58,17 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
 
     /**
      * Starts gateway {@code gateway} of {@code state} in this mode: the edge firewall ({@link #closeTheEdge}), what the
-     * mode installs first ({@link #beforeStart}), the config of {@code plan} (routes dropping 1 in {@code dropOneIn}
-     * frames when above 0) in a temp file, then the process, waited for until it prints its ready line. When any step
+     * mode installs first ({@link #beforeStart}), the config of {@code plan} in a temp file, then the process, waited for until it prints its ready line. When any step
      * fails, closes what the steps before it set up and rethrows (an {@link IOException} as
      * {@link UncheckedIOException}).
      */
-    protected void startProcess(TestbedState state, IdentifierPlan plan, String gateway, int dropOneIn, Launch launch) {
+    protected void startProcess(TestbedState state, IdentifierPlan plan, String gateway, Launch launch) {
         namespace = state.gatewayNamespace(gateway);
         try {
             closeTheEdge(state, gateway);
             beforeStart(state, gateway);
             configFile = Files.createTempFile("xaf-" + mode().name().toLowerCase(java.util.Locale.ROOT) + "-" + gateway, ".yaml");
-            Files.writeString(configFile, plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT, dropOneIn));
+            Files.writeString(configFile, plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT));
             GatewayProcess p = GatewayProcess.start(namespace, launch.mainClass().getName(),
                     List.of("--config", configFile.toString()), launch.readyLine(), START_TIMEOUT);
             process = launch.stopWithStdin() ? p.stopWithStdin() : p;

@@ -17,6 +17,6 @@ public final class RelayGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        startProcess(state, plan, gateway, 0, new Launch(RelayGatewayMain.class, RelayGatewayMain.READY_LINE, true));
+        startProcess(state, plan, gateway, new Launch(RelayGatewayMain.class, RelayGatewayMain.READY_LINE, true));
     }
 }

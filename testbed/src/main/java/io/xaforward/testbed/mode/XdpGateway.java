@@ -13,16 +13,6 @@ import io.xaforward.testbed.plan.IdentifierPlan;
  */
 public final class XdpGateway extends ProcessGatewayRunner {
     private final PeerXdpPass peerPass = new PeerXdpPass();
-    private final int dropOneIn;
-
-    public XdpGateway() {
-        this(0);
-    }
-
-    /** A gateway whose routes drop 1 in {@code dropOneIn} frames (fault injection for tests; 0 = never). */
-    public XdpGateway(int dropOneIn) {
-        this.dropOneIn = dropOneIn;
-    }
 
     @Override
     public GatewayMode mode() {
@@ -31,7 +21,7 @@ public final class XdpGateway extends ProcessGatewayRunner {
 
     @Override
     public void start(TestbedState state, IdentifierPlan plan, String gateway) {
-        startProcess(state, plan, gateway, dropOneIn, new Launch(GatewayMain.class, GatewayMain.READY, false));
+        startProcess(state, plan, gateway, new Launch(GatewayMain.class, GatewayMain.READY, false));
     }
 
     @Override

@@ -134,7 +134,7 @@ class IdentifierPlanTest {
         TestbedState s = laidOut(Topology.parse(CHAIN, "chain.yaml"));
         IdentifierPlan plan = IdentifierPlan.build(s, 3, 0xfeedbeef);
         for (String gw : List.of("gab", "gbc", "gcd")) {
-            GatewayConfig c = GatewayConfigParser.parse(plan.gatewayYaml(gw, "127.0.0.1:0", 5), gw + ".yaml");
+            GatewayConfig c = GatewayConfigParser.parse(plan.gatewayYaml(gw, "127.0.0.1:0"), gw + ".yaml");
             assertEquals(2, c.ports().size());
             assertEquals(plan.routes(gw).size(), c.routes().size());
             for (GatewayConfig.RouteConfig rc : c.routes()) {
@@ -143,7 +143,6 @@ class IdentifierPlanTest {
                 assertEquals(r.egressForm(), rc.form().orElseThrow());
                 assertEquals(3, rc.jobId());
                 assertEquals(0xfeedbeef, rc.jobToken());
-                assertEquals(5, rc.dropOneIn());
                 assertEquals(r.ingressIfaces(), rc.ingress());
                 assertArrayEquals(Node.macBytesOf(r.dstMac()), rc.dstMac().orElseThrow());
                 if (r.egressForm() != NetworkForm.ID) assertArrayEquals(r.dstIp().getAddress(), rc.dstIp().orElseThrow());
@@ -159,7 +158,7 @@ class IdentifierPlanTest {
         IdentifierPlan plan = IdentifierPlan.build(s, 3, 7, 4);
         assertEquals(4, plan.srcPortSpan());
         assertEquals(IdentifierPlan.build(s, 3, 7).routes("gw"), plan.routes("gw"), "the same routes otherwise");
-        GatewayConfig c = GatewayConfigParser.parse(plan.gatewayYaml("gw", "127.0.0.1:0", 0), "gw.yaml");
+        GatewayConfig c = GatewayConfigParser.parse(plan.gatewayYaml("gw", "127.0.0.1:0"), "gw.yaml");
         assertTrue(c.routes().stream().anyMatch(rc -> rc.form().orElseThrow() == NetworkForm.ID), "an ID route exists");
         for (GatewayConfig.RouteConfig rc : c.routes()) {
             assertEquals(rc.form().orElseThrow() == NetworkForm.ID ? 1 : 4, rc.srcPortSpan(), rc.toString());
