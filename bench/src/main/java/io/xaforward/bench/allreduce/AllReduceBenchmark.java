@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 
 /**
  * {@code xaf bench allreduce}: all-reduce bandwidth across the emulated data centers per size x gateway mode x
@@ -288,8 +287,7 @@ public final class AllReduceBenchmark {
                 Endpoint.resolve(options.endpoint(), mode), flows);
         return new AllReduceSpec(c, sizes, sizes.isEmpty() ? List.of() : options.algorithms(), 1, options.iterations(), runs,
                 sizes.isEmpty() ? 0 : 1, InputPattern.Kind.RANDOM, 2024, 4L << 20, Duration.ofSeconds(120), pacing,
-                sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, Map.of(), Set.of(),
-                wireSecurity);
+                sizes.isEmpty() ? options.goodputBytes() : 0, sizes.isEmpty() ? options.goodputRepeats() : 0, wireSecurity);
     }
 
     private static String key(String mode, String a, long bytes) {

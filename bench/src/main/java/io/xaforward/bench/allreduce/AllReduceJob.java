@@ -74,7 +74,8 @@ public final class AllReduceJob {
     /** Starts the worker process of one rank once the cluster is up. */
     @FunctionalInterface
     public interface RankStarter {
-        void start(ClusterRun cluster, int rank) throws Exception;
+        /** @return whether a process was started for {@code rank}; the job waits only for the ranks started */
+        boolean start(ClusterRun cluster, int rank) throws Exception;
     }
 
     /** One goodput exchange: bytes each way, seconds until both directions were done. */
@@ -157,14 +158,11 @@ public final class AllReduceJob {
             int world = plan.worldSize();
             int started = 0;
             for (int r = 0; r < world; r++) {
-                if (spec.absentRanks().contains(r)) {
-                    out.printf("xaf: rank %d is not started (as asked)%n", r);
-                    continue;
-                }
-                if (starter != null) {
-                    starter.start(cluster, r);
-                } else {
+                if (starter == null) {
                     startXafWorker(cluster, r);
+                } else if (!starter.start(cluster, r)) {
+                    out.printf("xaf: rank %d is not started%n", r);
+                    continue;
                 }
                 started++;
             }
@@ -177,12 +175,17 @@ public final class AllReduceJob {
      * Starts rank {@code rank} as XAForward's all-reduce worker ({@link AllReduceWorkerMain}) on the job file this job
      * wrote; what runs when no other {@link RankStarter} is given, and what one can call to start XAForward's ranks.
      */
-    public void startXafWorker(ClusterRun cluster, int rank) throws IOException {
+    public boolean startXafWorker(ClusterRun cluster, int rank) throws IOException {
+        return startXafWorker(cluster, rank, spec.cluster().workDir().resolve("allreduce.properties"));
+    }
+
+    /** As {@link #startXafWorker(ClusterRun, int)}, the rank reading its job from {@code specFile}. */
+    public boolean startXafWorker(ClusterRun cluster, int rank, Path specFile) throws IOException {
         long maxBytes = spec.sizesBytes().stream().mapToLong(Long::longValue).max().orElse(0);
         String xmx = "-Xmx" + Math.max(256, 64 + maxBytes / (1 << 20)) + "m";
-        Path specFile = spec.cluster().workDir().resolve("allreduce.properties");
         cluster.startWorker(rank, List.of(xmx, "-XX:+UseSerialGC"), AllReduceWorkerMain.class.getName(),
                 List.of(specFile.toString(), Integer.toString(rank)));
+        return true;
     }
 
     private Outcome collect(ClusterRun cluster, int world, int started, long start) throws Exception {

@@ -11,12 +11,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -34,8 +30,6 @@ import java.util.stream.Collectors;
  * @param sizesBytes         all-reduce sizes (rounded down to whole floats)
  * @param pattern            input values: random floats (checked within a bound) or integer-valued (checked exactly)
  * @param operationTimeout   how long one collective operation (and the start-up rendezvous) may take
- * @param tokenOverrides     ranks that use a different job token than the gateways (bad-input tests)
- * @param absentRanks        ranks the launcher does not start (bad-input tests)
  * @param pacingBytesPerSecond transport pacing of every rank, 0 = off
  * @param wireSecurity       how the ranks protect their datagrams; an authenticated mode uses the job secret that
  *                           the launcher writes beside the properties file ({@link #SECRET_FILE})
@@ -43,8 +37,7 @@ import java.util.stream.Collectors;
 public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List<Algorithm> algorithms, int warmup,
                             int iterations, int runs, int verifyRuns, InputPattern.Kind pattern, long seed,
                             long bucketBytes, Duration operationTimeout, long pacingBytesPerSecond,
-                            long goodputBytes, int goodputRepeats, Map<Integer, Integer> tokenOverrides,
-                            Set<Integer> absentRanks, WireSecurity wireSecurity) {
+                            long goodputBytes, int goodputRepeats, WireSecurity wireSecurity) {
     /** The job secret of an authenticated wire-security mode, in the job's work directory (mode 0600). */
     public static final String SECRET_FILE = "job.secret";
 
@@ -52,11 +45,9 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     public AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List<Algorithm> algorithms, int warmup,
                          int iterations, int runs, int verifyRuns, InputPattern.Kind pattern, long seed,
                          long bucketBytes, Duration operationTimeout, long pacingBytesPerSecond,
-                         long goodputBytes, int goodputRepeats, Map<Integer, Integer> tokenOverrides,
-                         Set<Integer> absentRanks) {
+                         long goodputBytes, int goodputRepeats) {
         this(cluster, sizesBytes, algorithms, warmup, iterations, runs, verifyRuns, pattern, seed, bucketBytes,
-                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, tokenOverrides, absentRanks,
-                WireSecurity.CRC32C);
+                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, WireSecurity.CRC32C);
     }
 
     public AllReduceSpec {
@@ -64,8 +55,6 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         Objects.requireNonNull(cluster, "cluster");
         sizesBytes = List.copyOf(sizesBytes);
         algorithms = List.copyOf(algorithms);
-        tokenOverrides = Map.copyOf(tokenOverrides);
-        absentRanks = Set.copyOf(absentRanks);
         for (long s : sizesBytes) {
             if (s < Float.BYTES || s / Float.BYTES > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("all-reduce size must be 4 bytes .. 8 GiB, was " + s);
@@ -79,11 +68,6 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         if (goodputBytes < 0 || goodputRepeats < 0) throw new IllegalArgumentException("goodput bytes and repeats must not be negative");
     }
 
-    /** The token rank {@code rank} uses: the job's, unless overridden. */
-    public int tokenOf(int rank) {
-        return tokenOverrides.getOrDefault(rank, cluster.jobToken());
-    }
-
     /**
      * Which threads' CPU is the emulated network's ({@link io.xaforward.cluster.NetworkCpu}), written by the launcher
      * once the job is up and placed; rank 0 reads it around its timed all-reduces.
@@ -95,8 +79,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     /** A copy with another cluster (prefix, mode, ...), e.g. for the next run of a benchmark. */
     public AllReduceSpec withCluster(ClusterRun.Spec c) {
         return new AllReduceSpec(c, sizesBytes, algorithms, warmup, iterations, runs, verifyRuns, pattern, seed, bucketBytes,
-                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, tokenOverrides, absentRanks,
-                wireSecurity);
+                operationTimeout, pacingBytesPerSecond, goodputBytes, goodputRepeats, wireSecurity);
     }
 
     /** Where the job secret of an authenticated mode lies. */
@@ -130,9 +113,6 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
         p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
         p.setProperty("goodputBytes", Long.toString(goodputBytes));
         p.setProperty("goodputRepeats", Integer.toString(goodputRepeats));
-        p.setProperty("tokenOverrides", new TreeMap<>(tokenOverrides).entrySet().stream()
-                .map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(",")));
-        p.setProperty("absentRanks", new TreeSet<>(absentRanks).stream().map(String::valueOf).collect(Collectors.joining(",")));
         p.setProperty("wireSecurity", wireSecurity.configName());
         JobProperties.write(p, file, "XAForward all-reduce job");
     }
@@ -140,11 +120,6 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     public static AllReduceSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
         ClusterRun.Spec c = ClusterRun.Spec.readFrom(p);
-        Map<Integer, Integer> overrides = new TreeMap<>();
-        for (String kv : split(p.getProperty("tokenOverrides"))) {
-            String[] parts = kv.split(":");
-            overrides.put(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
-        }
         return new AllReduceSpec(c,
                 split(p.getProperty("sizesBytes")).stream().map(Long::parseLong).toList(),
                 split(p.getProperty("algorithms")).stream().map(Algorithm::fromName).toList(),
@@ -153,8 +128,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
                 InputPattern.Kind.valueOf(p.getProperty("pattern")), Long.parseLong(p.getProperty("seed")),
                 Long.parseLong(p.getProperty("bucketBytes")), Duration.ofMillis(Long.parseLong(p.getProperty("operationTimeoutMs"))),
                 Long.parseLong(p.getProperty("pacingBytesPerSecond")), Long.parseLong(p.getProperty("goodputBytes")),
-                Integer.parseInt(p.getProperty("goodputRepeats")), overrides,
-                split(p.getProperty("absentRanks")).stream().map(Integer::parseInt).collect(Collectors.toSet()),
+                Integer.parseInt(p.getProperty("goodputRepeats")),
                 WireSecurity.fromName(p.getProperty("wireSecurity", WireSecurity.CRC32C.configName())));
     }
 

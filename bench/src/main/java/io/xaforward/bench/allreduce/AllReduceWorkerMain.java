@@ -65,7 +65,7 @@ public final class AllReduceWorkerMain {
         RankNetwork net = RankNetwork.of(c.topology(), c.prefix(), c.jobId(), c.jobToken(), rank, c.gatewayMode(), c.endpoint(),
                 c.flows());
         int world = net.worldSize();
-        TransportConfig.Builder tc = net.transportConfig(spec.tokenOf(rank), spec.operationTimeout());
+        TransportConfig.Builder tc = net.transportConfig(spec.cluster().jobToken(), spec.operationTimeout());
         if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
         spec.runKeys().apply(spec.wireSecurity(), tc);
         long maxBytes = spec.sizesBytes().stream().mapToLong(s -> s / Float.BYTES * Float.BYTES).max().orElse(Float.BYTES);
@@ -73,7 +73,7 @@ public final class AllReduceWorkerMain {
         // The emulated network's CPU is the same whoever reads it: rank 0 alone reports it.
         NetworkCpu network = rank == 0 ? NetworkCpu.read(spec.networkCpuFile()) : NetworkCpu.NONE;
 
-        var port = net.openPort(spec.tokenOf(rank));
+        var port = net.openPort(spec.cluster().jobToken());
         try (Arena arena = Arena.ofShared();
              RankRuntime runtime = RankRuntime.start(net, tc.build(), port, CollectiveConfig.defaults()
                      .withBucketBytes(spec.bucketBytes()).withOperationTimeout(spec.operationTimeout()), System.out)) {

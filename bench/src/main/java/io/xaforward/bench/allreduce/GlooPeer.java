@@ -82,7 +82,7 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
     }
 
     @Override
-    public void start(ClusterRun cluster, int rank) throws Exception {
+    public boolean start(ClusterRun cluster, int rank) throws Exception {
         if (script == null) {
             openTcp(cluster);
             script = copyScript(GlooPeer.class, "gloo_allreduce.py", cluster.spec().workDir());
@@ -93,6 +93,7 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
                 "--runs", Integer.toString(spec.runs()), "--iterations", Integer.toString(iterations),
                 "--warmup", Integer.toString(spec.warmup())));
         cluster.startProcess(rank, Netns.processBuilder(cluster.plan().host(rank).namespace(), command).command());
+        return true;
     }
 
     /**

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
@@ -48,15 +47,14 @@ class AllReduceAcrossDatacentersTest {
         assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
     }
 
-    static AllReduceSpec spec(String topology, List<Algorithm> algorithms, InputPattern.Kind pattern,
-                              Map<Integer, Integer> tokens, Set<Integer> absent) throws Exception {
-        boolean mustSucceed = tokens.isEmpty() && absent.isEmpty();
+    /** A job that must succeed ({@code mustSucceed}: the liveness bound) or fail (the failure tests' timeout). */
+    static AllReduceSpec spec(String topology, List<Algorithm> algorithms, InputPattern.Kind pattern, boolean mustSucceed)
+            throws Exception {
         Path dir = Files.createTempDirectory("xaf-allreduce-test");
         String prefix = "r" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
         ClusterRun.Spec cluster = new ClusterRun.Spec(shippedTopology(topology), prefix, GatewayMode.XDP, 2, JOB_TOKEN, dir);
         return new AllReduceSpec(cluster, SIZES, algorithms, 0, 1, 1, 1, pattern, 4242, 256 << 10,
-                mustSucceed ? SUCCESS_OP_TIMEOUT : OP_TIMEOUT, 0, 0, 0,
-                tokens, absent);
+                mustSucceed ? SUCCESS_OP_TIMEOUT : OP_TIMEOUT, 0, 0, 0);
     }
 
     static AllReduceJob.Outcome runOk(AllReduceSpec spec) throws Exception {
@@ -74,7 +72,7 @@ class AllReduceAcrossDatacentersTest {
             if (lossy) {
                 job.startingRanksWith((cluster, rank) -> {
                     if (rank == 0) LossyGatewayPorts.attach(cluster.state()); // before any rank sends
-                    job.startXafWorker(cluster, rank);
+                    return job.startXafWorker(cluster, rank);
                 });
             }
             AllReduceJob.Outcome o = job.run();
@@ -109,7 +107,7 @@ class AllReduceAcrossDatacentersTest {
     @Test
     void twoDatacentersRandomFloatsWithinBoundForEveryAlgorithm() throws Exception {
         List<Algorithm> all = List.of(Algorithm.HIERARCHICAL, Algorithm.RING, Algorithm.PARAMETER_SERVER);
-        AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.RANDOM, Map.of(), Set.of()));
+        AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.RANDOM, true));
         assertEquals(4, o.worldSize());
         assertAllVerified(o, all);
         // Every element within n·2^-23·Σ|x| of the double reference (n = 4, |x| < 1).
@@ -124,7 +122,7 @@ class AllReduceAcrossDatacentersTest {
     @Test
     void twoDatacentersIntegerValuedExactWhileOneForwardedFrameInFiftyIsLost() throws Exception {
         List<Algorithm> all = List.of(Algorithm.HIERARCHICAL, Algorithm.RING, Algorithm.PARAMETER_SERVER);
-        AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.INTEGER, Map.of(), Set.of()), true);
+        AllReduceJob.Outcome o = runOk(spec("two-dc.yaml", all, InputPattern.Kind.INTEGER, true), true);
         assertAllVerified(o, all);
         assertTrue(o.samples().stream().allMatch(s -> s.maxError() == 0), "integer-valued sums are exact");
     }
@@ -133,10 +131,10 @@ class AllReduceAcrossDatacentersTest {
     void threeDatacentersOfThreeFormsHierarchicalRandomAndExactUnderLoss() throws Exception {
         List<Algorithm> h = List.of(Algorithm.HIERARCHICAL);
         // The clean run also carries the mac wire security (tag, sequence numbers, the job secret in the work dir).
-        AllReduceSpec plain = spec("three-dc.yaml", h, InputPattern.Kind.RANDOM, Map.of(), Set.of());
+        AllReduceSpec plain = spec("three-dc.yaml", h, InputPattern.Kind.RANDOM, true);
         AllReduceSpec withMac = new AllReduceSpec(plain.cluster(), plain.sizesBytes(), plain.algorithms(),
                 plain.warmup(), plain.iterations(), plain.runs(), plain.verifyRuns(), plain.pattern(), plain.seed(),
-                plain.bucketBytes(), plain.operationTimeout(), 0, 0, 0, Map.of(), Set.of(), WireSecurity.MAC);
+                plain.bucketBytes(), plain.operationTimeout(), 0, 0, 0, WireSecurity.MAC);
         AllReduceJob.Outcome random = runOk(withMac);
         assertEquals(5, random.worldSize());
         assertAllVerified(random, h);
@@ -144,7 +142,7 @@ class AllReduceAcrossDatacentersTest {
                 .wireSecurity());
         assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"),
                 Files.getPosixFilePermissions(withMac.secretFile()));
-        AllReduceJob.Outcome lossy = runOk(spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, Map.of(), Set.of()), true);
+        AllReduceJob.Outcome lossy = runOk(spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, true), true);
         assertAllVerified(lossy, h);
         assertTrue(lossy.samples().stream().allMatch(s -> s.maxError() == 0));
     }
@@ -157,10 +155,10 @@ class AllReduceAcrossDatacentersTest {
     @Test
     void threeFlowsPerWorkerAreRecognisedAcrossTheGatewaysExactlyUnderLoss() throws Exception {
         List<Algorithm> h = List.of(Algorithm.HIERARCHICAL, Algorithm.RING);
-        AllReduceSpec one = spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, Map.of(), Set.of());
+        AllReduceSpec one = spec("three-dc.yaml", h, InputPattern.Kind.INTEGER, true);
         AllReduceSpec three = new AllReduceSpec(one.cluster().withFlows(3), one.sizesBytes(), one.algorithms(),
                 one.warmup(), one.iterations(), one.runs(), one.verifyRuns(), one.pattern(), one.seed(),
-                one.bucketBytes(), one.operationTimeout(), 0, 0, 0, Map.of(), Set.of(), WireSecurity.CRC32C);
+                one.bucketBytes(), one.operationTimeout(), 0, 0, 0, WireSecurity.CRC32C);
         AllReduceJob.Outcome o = runOk(three, true);
         assertAllVerified(o, h);
         assertTrue(o.samples().stream().allMatch(s -> s.maxError() == 0), "integer-valued sums are exact");
@@ -172,7 +170,7 @@ class AllReduceAcrossDatacentersTest {
     @Test
     void jumboFramesCrossTheXdpGatewayExactlyUnderLoss() throws Exception {
         List<Algorithm> h = List.of(Algorithm.HIERARCHICAL);
-        AllReduceJob.Outcome o = runOk(spec("two-dc-jumbo.yaml", h, InputPattern.Kind.INTEGER, Map.of(), Set.of()), true);
+        AllReduceJob.Outcome o = runOk(spec("two-dc-jumbo.yaml", h, InputPattern.Kind.INTEGER, true), true);
         assertAllVerified(o, h);
         assertTrue(o.samples().stream().allMatch(s -> s.maxError() == 0), "integer-valued sums are exact");
         long packets = o.gatewayCounters().get("xaf_packets_total{forwarded}");
@@ -189,7 +187,7 @@ class AllReduceAcrossDatacentersTest {
     @Test
     void glooPeerAllReducesAcrossTheKernelTunnel() throws Exception {
         io.xaforward.bench.allreduce.GlooPeer.ensureTorch();
-        AllReduceSpec xafSpec = spec("two-dc.yaml", List.of(Algorithm.RING), InputPattern.Kind.RANDOM, Map.of(), Set.of());
+        AllReduceSpec xafSpec = spec("two-dc.yaml", List.of(Algorithm.RING), InputPattern.Kind.RANDOM, true);
         assertEquals(GatewayMode.KERNEL_TUNNEL, io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(xafSpec.cluster().topology()));
         ClusterRun.Spec c = xafSpec.cluster();
         AllReduceSpec spec = xafSpec.withCluster(new ClusterRun.Spec(c.topology(), c.prefix(), GatewayMode.KERNEL_TUNNEL, c.jobId(),
@@ -213,10 +211,11 @@ class AllReduceAcrossDatacentersTest {
 
     @Test
     void aRankThatNeverStartsIsNamedByEveryOtherRankWithinTheTimeout() throws Exception {
-        AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER, Map.of(), Set.of(3));
+        AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER, false);
         long start = System.nanoTime();
-        AllReduceJob.AllReduceJobException e = assertThrows(AllReduceJob.AllReduceJobException.class,
-                () -> new AllReduceJob(spec, new PrintStream(new ByteArrayOutputStream(), true), Duration.ofSeconds(90)).run());
+        AllReduceJob job = new AllReduceJob(spec, new PrintStream(new ByteArrayOutputStream(), true), Duration.ofSeconds(90));
+        job.startingRanksWith((cluster, rank) -> rank != 3 && job.startXafWorker(cluster, rank));
+        AllReduceJob.AllReduceJobException e = assertThrows(AllReduceJob.AllReduceJobException.class, job::run);
         double seconds = (System.nanoTime() - start) / 1e9;
         assertEquals(Set.of(0, 1, 2), e.failures().keySet(), e.getMessage());
         for (var f : e.failures().entrySet()) {
@@ -229,10 +228,18 @@ class AllReduceAcrossDatacentersTest {
 
     @Test
     void aRankWithTheWrongJobTokenIsDroppedAtTheGatewayAndNamed() throws Exception {
-        AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER,
-                Map.of(3, JOB_TOKEN ^ 0x1000), Set.of());
-        AllReduceJob.AllReduceJobException e = assertThrows(AllReduceJob.AllReduceJobException.class,
-                () -> new AllReduceJob(spec, new PrintStream(new ByteArrayOutputStream(), true), Duration.ofSeconds(90)).run());
+        AllReduceSpec spec = spec("two-dc.yaml", List.of(Algorithm.HIERARCHICAL), InputPattern.Kind.INTEGER, false);
+        AllReduceJob job = new AllReduceJob(spec, new PrintStream(new ByteArrayOutputStream(), true), Duration.ofSeconds(90));
+        job.startingRanksWith((cluster, rank) -> {
+            if (rank != 3) return job.startXafWorker(cluster, rank);
+            // Rank 3 reads a job file of its own that gives it another token than the gateways accept.
+            ClusterRun.Spec c = spec.cluster();
+            Path own = c.workDir().resolve("allreduce-rank3.properties");
+            spec.withCluster(new ClusterRun.Spec(c.topology(), c.prefix(), c.gatewayMode(), c.jobId(), JOB_TOKEN ^ 0x1000,
+                    c.workDir(), c.endpoint(), c.flows())).write(own);
+            return job.startXafWorker(cluster, rank, own);
+        });
+        AllReduceJob.AllReduceJobException e = assertThrows(AllReduceJob.AllReduceJobException.class, job::run);
         assertEquals(Set.of(0, 1, 2, 3), e.failures().keySet(), e.getMessage());
         for (int r = 0; r < 3; r++) {
             assertTrue(e.failures().get(r).contains("no answer from rank 3 within"), e.failures().get(r));

@@ -13,7 +13,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -34,8 +33,7 @@ class KernelTunnelAllReduceTest {
                 prefix, GatewayMode.KERNEL_TUNNEL, 3, 0x5eed0003, dir);
         List<Algorithm> algorithms = List.of(Algorithm.HIERARCHICAL, Algorithm.RING);
         AllReduceSpec spec = new AllReduceSpec(cluster, AllReduceAcrossDatacentersTest.SIZES, algorithms, 0, 1, 1, 1,
-                InputPattern.Kind.INTEGER, 4243, 256 << 10, AllReduceAcrossDatacentersTest.SUCCESS_OP_TIMEOUT, 0, 0, 0,
-                Map.of(), Set.of());
+                InputPattern.Kind.INTEGER, 4243, 256 << 10, AllReduceAcrossDatacentersTest.SUCCESS_OP_TIMEOUT, 0, 0, 0);
         AllReduceJob.Outcome o = AllReduceAcrossDatacentersTest.runOk(spec);
         assertEquals(4, o.worldSize());
         assertEquals(AllReduceAcrossDatacentersTest.SIZES.size() * algorithms.size(), o.samples().size());
