@@ -79,7 +79,7 @@ public final class ReliableTransport implements AutoCloseable {
                     + XafHeader.LENGTH + "-byte XAF header exceeds the port's datagram limit of "
                     + port.maxDatagramLength() + " bytes");
         }
-        seal = new WireSeal(config.wireSecurity(), config.secret(), config.jobId(), config.runNonce(), Math.max(datagram,
+        seal = WireSeal.of(config.wireSecurity(), config.secret(), config.jobId(), config.runNonce(), Math.max(datagram,
                 XafHeader.LENGTH + AckPayload.MAX_LENGTH + WireSeal.TRAILER_BYTES));
         chunkData = config.chunkDataBytes();
         peers = new PeerState[addressBook.rankLimit()];

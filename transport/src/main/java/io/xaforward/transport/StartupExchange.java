@@ -124,7 +124,7 @@ public final class StartupExchange {
         // of the job, so a nonce (src, dst, seq) must not repeat across exchanges: the counter starts at a fresh
         // random salt below 2^62 (docs/PROTOCOL.md, "Sequence numbers and GCM nonces"); from 0 every exchange
         // would reuse the last one's nonces, and two GMAC tags under one nonce give away the authentication key.
-        this.seal = new WireSeal(WireSecurity.MAC, secret, jobId, RunNonce.STARTUP, port.maxDatagramLength());
+        this.seal = WireSeal.of(WireSecurity.MAC, secret, jobId, RunNonce.STARTUP, port.maxDatagramLength());
         this.sequence = WireSeal.initialSequence(new SecureRandom());
         this.tx = arena.allocate(datagram, 64);
         this.confirmed = new byte[world][];

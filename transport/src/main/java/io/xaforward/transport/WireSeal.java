@@ -29,8 +29,11 @@ import java.util.zip.CRC32C;
  * ({@link JdkAead}: the same bytes through a copy, a few small objects per datagram); {@link AeadEngine.Library}
  * picks once per process. One instance per thread; {@link #close} frees the engine's native state. {@code
  * maxDatagramLength} bounds header + payload of what it seals and opens.
+ *
+ * <p>One class per mode, chosen once by {@link #of}: {@link Crc32cOnly}, {@link Mac} and {@link Encrypt}; what they
+ * share (the checksums, the CRC, the length and flag checks) is here.
  */
-public final class WireSeal implements AutoCloseable {
+public abstract sealed class WireSeal implements AutoCloseable permits WireSeal.Crc32cOnly, WireSeal.Authenticated {
     public static final int TAG_BYTES = AeadEngine.TAG_BYTES;
     public static final int SEQUENCE_BYTES = 8;
     public static final int TRAILER_BYTES = TAG_BYTES + SEQUENCE_BYTES;
@@ -44,15 +47,14 @@ public final class WireSeal implements AutoCloseable {
 
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfShort BE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     private final WireSecurity mode;
     private final int flags;
     private final int maxDatagramLength;
     private final CRC32C crc = new CRC32C();
-    /** AES-256-GCM under the mode's key (GMAC for mac); null for crc32c. */
-    private final AeadEngine aead;
     /** The covered header bytes (hop_limit read as 0): the only bytes any mode copies. */
-    private final byte[] coveredHeader = new byte[XafHeader.CHECKED_HEADER_LENGTH];
+    final byte[] coveredHeader = new byte[XafHeader.CHECKED_HEADER_LENGTH];
     /** ByteBuffer views of the last segments sealed in and opened from (the port's stable buffers). */
     private final BufferView sealView = new BufferView();
     private final BufferView openView = new BufferView();
@@ -70,29 +72,31 @@ public final class WireSeal implements AutoCloseable {
     static final long SEQUENCE_SALT_BOUND = 1L << 62;
 
     /**
+     * The seal of {@code mode}.
+     *
      * @param jobId    bound into the keys: two jobs with one secret never share keys
      * @param runNonce the run's nonce, the same on every rank of the run; required by mac and encrypt
      */
-    public WireSeal(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength) {
-        this(mode, secret, jobId, runNonce, maxDatagramLength, AeadEngine.Library.SELECTED);
+    public static WireSeal of(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength) {
+        return of(mode, secret, jobId, runNonce, maxDatagramLength, AeadEngine.Library.SELECTED);
     }
 
-    /** As the public constructor, with AES-GCM from {@code library} (tests compare the two libraries). */
-    WireSeal(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength,
-             AeadEngine.Library library) {
+    /** As {@link #of(WireSecurity, JobSecret, int, RunNonce, int)}, with AES-GCM from {@code library} (tests compare the two). */
+    static WireSeal of(WireSecurity mode, JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength,
+                       AeadEngine.Library library) {
+        return switch (mode) {
+            case CRC32C -> new Crc32cOnly(maxDatagramLength);
+            case MAC -> new Mac(secret, jobId, runNonce, maxDatagramLength, library);
+            case ENCRYPT -> new Encrypt(secret, jobId, runNonce, maxDatagramLength, library);
+        };
+    }
+
+    private WireSeal(WireSecurity mode, int maxDatagramLength) {
         this.mode = mode;
         this.flags = XafHeader.FLAG_HEADER_CHECKED
                 | (mode.authenticated() ? XafHeader.FLAG_AUTHENTICATED : 0)
                 | (mode == WireSecurity.ENCRYPT ? XafHeader.FLAG_ENCRYPTED : 0);
         this.maxDatagramLength = maxDatagramLength;
-        if (!mode.authenticated()) {
-            aead = null;
-            return;
-        }
-        mode.requireKeys(secret, runNonce);
-        byte[] key = deriveKey(secret, jobId, runNonce, mode == WireSecurity.ENCRYPT ? AES_KEY_LABEL : MAC_KEY_LABEL);
-        aead = AeadEngine.create(library, key, maxDatagramLength);
-        java.util.Arrays.fill(key, (byte) 0);
     }
 
     /**
@@ -114,23 +118,23 @@ public final class WireSeal implements AutoCloseable {
         return random.nextLong(SEQUENCE_SALT_BOUND);
     }
 
-    public WireSecurity mode() { return mode; }
+    public final WireSecurity mode() { return mode; }
     /** The flag bits this mode sets in every datagram. */
-    public int flags() { return flags; }
+    public final int flags() { return flags; }
     /** Payload bytes each datagram spends on the seal beyond its data. */
-    public int trailerLength() { return mode.authenticated() ? TRAILER_BYTES : 0; }
+    public abstract int trailerLength();
 
     /**
      * Seals the datagram at {@code segment[0, 48 + dataLength + trailerLength())}: the header is complete except
      * payload_sum and payload_crc32c, payload_len already counts the trailer, and the data follows the header.
      * Writes the trailer (and the ciphertext in encrypt mode), payload_sum and payload_crc32c.
      */
-    public void seal(MemorySegment segment, int dataLength, long sequenceNumber) {
+    public final void seal(MemorySegment segment, int dataLength, long sequenceNumber) {
         seal(segment, 0, dataLength, sequenceNumber);
     }
 
     /** As {@link #seal(MemorySegment, int, long)} for a datagram that starts at {@code base} of {@code segment}. */
-    public void seal(MemorySegment segment, long base, int dataLength, long sequenceNumber) {
+    public final void seal(MemorySegment segment, long base, int dataLength, long sequenceNumber) {
         int header = XafHeader.LENGTH;
         int payloadLength = dataLength + trailerLength();
         if (dataLength < 0 || header + payloadLength > maxDatagramLength) {
@@ -138,21 +142,15 @@ public final class WireSeal implements AutoCloseable {
                     + maxDatagramLength + "-byte limit");
         }
         copyCoveredHeader(segment, base);
-        if (aead != null) {
-            long dataAt = base + header;
-            segment.set(BE_LONG, dataAt + dataLength + TAG_BYTES, sequenceNumber);
-            int ranks = segment.get(BE_INT, base + XafHeader.SRC_RANK_OFFSET);
-            if (mode == WireSecurity.ENCRYPT) {
-                aead.encrypt(coveredHeader, ranks, sequenceNumber, segment, dataAt, dataLength);
-            } else {
-                aead.sign(coveredHeader, ranks, sequenceNumber, segment, dataAt, dataLength);
-            }
-        }
-        segment.set(XafHeaderFields.SUM, base + XafHeader.PAYLOAD_SUM_OFFSET,
+        protect(segment, base, base + header, dataLength, sequenceNumber);
+        segment.set(BE_SHORT, base + XafHeader.PAYLOAD_SUM_OFFSET,
                 (short) InternetChecksum.sum(segment, base + header, payloadLength));
         segment.set(BE_INT, base + XafHeader.PAYLOAD_CRC32C_OFFSET,
                 crcInPlace(sealView.of(segment), base + header, payloadLength));
     }
+
+    /** Writes what the mode adds to the data at {@code dataAt} before the checksums: the trailer, the ciphertext. */
+    abstract void protect(MemorySegment segment, long base, long dataAt, int dataLength, long sequenceNumber);
 
     /**
      * Checks the datagram at {@code segment[offset, offset + 48 + payloadLength)} (bounds already checked by the
@@ -161,7 +159,7 @@ public final class WireSeal implements AutoCloseable {
      * {@code segment}, decrypted there in encrypt mode. A datagram that fails in encrypt mode may have been
      * overwritten: it is only fit to be dropped.
      */
-    public int open(MemorySegment segment, long offset, int payloadLength) {
+    public final int open(MemorySegment segment, long offset, int payloadLength) {
         int datagramFlags = Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, offset + XafHeader.FLAGS_OFFSET));
         if ((datagramFlags & XafHeader.WIRE_SECURITY_FLAGS) != flags || payloadLength < trailerLength()) {
             return WRONG_MODE;
@@ -177,18 +175,13 @@ public final class WireSeal implements AutoCloseable {
                 != segment.get(BE_INT, offset + XafHeader.PAYLOAD_CRC32C_OFFSET)) {
             return CRC_MISMATCH;
         }
-        if (aead == null) {
-            return opened(segment, dataAt, length, 0);
-        }
-        long seq = segment.get(BE_LONG, dataAt + length + TAG_BYTES);
-        int ranks = segment.get(BE_INT, offset + XafHeader.SRC_RANK_OFFSET);
-        boolean authentic = mode == WireSecurity.ENCRYPT
-                ? aead.decrypt(coveredHeader, ranks, seq, segment, dataAt, length)
-                : aead.verify(coveredHeader, ranks, seq, segment, dataAt, length);
-        return authentic ? opened(segment, dataAt, length, seq) : AUTH_FAILED;
+        return authenticate(segment, offset, dataAt, length);
     }
 
-    private int opened(MemorySegment segment, long offset, int length, long seq) {
+    /** After the CRC held: checks (and decrypts) what the mode protects, then {@link #opened} or AUTH_FAILED. */
+    abstract int authenticate(MemorySegment segment, long offset, long dataAt, int length);
+
+    final int opened(MemorySegment segment, long offset, int length, long seq) {
         dataSegment = segment;
         dataOffset = offset;
         dataLength = length;
@@ -196,10 +189,10 @@ public final class WireSeal implements AutoCloseable {
         return OPENED;
     }
 
-    public MemorySegment dataSegment() { return dataSegment; }
-    public long dataOffset() { return dataOffset; }
-    public int dataLength() { return dataLength; }
-    public long sequence() { return sequence; }
+    public final MemorySegment dataSegment() { return dataSegment; }
+    public final long dataOffset() { return dataOffset; }
+    public final int dataLength() { return dataLength; }
+    public final long sequence() { return sequence; }
 
     /** The covered header bytes of the datagram at {@code base}, hop_limit read as 0 (gateways decrement it). */
     private void copyCoveredHeader(MemorySegment segment, long base) {
@@ -213,6 +206,105 @@ public final class WireSeal implements AutoCloseable {
         crc.update(coveredHeader, 0, XafHeader.CHECKED_HEADER_LENGTH);
         crc.update(view.limit((int) (payloadAt + payloadLength)).position((int) payloadAt));
         return (int) crc.getValue();
+    }
+
+    /** Which library runs this seal's AES-GCM; null for crc32c, which has none. */
+    abstract AeadEngine.Library library();
+
+    /** The same as a name for logs and benches: "openssl", "jdk", or "none" for crc32c. */
+    public final String aeadLibrary() {
+        AeadEngine.Library library = library();
+        return library == null ? "none" : library.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** Frees the AES-GCM engine's native state; idempotent. The seal must not be used afterwards. */
+    @Override
+    public abstract void close();
+
+    /** {@code crc32c}: the CRC and checksums only, no trailer. */
+    static final class Crc32cOnly extends WireSeal {
+        Crc32cOnly(int maxDatagramLength) {
+            super(WireSecurity.CRC32C, maxDatagramLength);
+        }
+
+        @Override public int trailerLength() { return 0; }
+        @Override void protect(MemorySegment segment, long base, long dataAt, int dataLength, long sequenceNumber) { }
+        @Override int authenticate(MemorySegment segment, long offset, long dataAt, int length) {
+            return opened(segment, dataAt, length, 0);
+        }
+        @Override AeadEngine.Library library() { return null; }
+        @Override public void close() { }
+    }
+
+    /**
+     * The authenticated modes: {@code data || tag(16) || sequence(8)}, AES-256-GCM under the mode's own key, the
+     * nonce {@code src_rank || dst_rank || sequence}.
+     */
+    abstract static sealed class Authenticated extends WireSeal permits Mac, Encrypt {
+        final AeadEngine aead;
+
+        Authenticated(WireSecurity mode, String keyLabel, JobSecret secret, int jobId, RunNonce runNonce,
+                      int maxDatagramLength, AeadEngine.Library library) {
+            super(mode, maxDatagramLength);
+            mode.requireKeys(secret, runNonce);
+            byte[] key = deriveKey(secret, jobId, runNonce, keyLabel);
+            aead = AeadEngine.create(library, key, maxDatagramLength);
+            java.util.Arrays.fill(key, (byte) 0);
+        }
+
+        @Override public final int trailerLength() { return TRAILER_BYTES; }
+
+        @Override
+        final void protect(MemorySegment segment, long base, long dataAt, int dataLength, long sequenceNumber) {
+            segment.set(BE_LONG, dataAt + dataLength + TAG_BYTES, sequenceNumber);
+            seal(segment.get(BE_INT, base + XafHeader.SRC_RANK_OFFSET), sequenceNumber, segment, dataAt, dataLength);
+        }
+
+        @Override
+        final int authenticate(MemorySegment segment, long offset, long dataAt, int length) {
+            long seq = segment.get(BE_LONG, dataAt + length + TAG_BYTES);
+            int ranks = segment.get(BE_INT, offset + XafHeader.SRC_RANK_OFFSET);
+            return check(ranks, seq, segment, dataAt, length) ? opened(segment, dataAt, length, seq) : AUTH_FAILED;
+        }
+
+        /** Writes the tag (and encrypts the data, in place). */
+        abstract void seal(int ranks, long seq, MemorySegment segment, long dataAt, int dataLength);
+
+        /** Verifies the tag (and decrypts the data, in place); false when it does not hold. */
+        abstract boolean check(int ranks, long seq, MemorySegment segment, long dataAt, int dataLength);
+
+        @Override final AeadEngine.Library library() { return aead.library(); }
+        @Override public final void close() { aead.close(); }
+    }
+
+    /** {@code mac}: the data in clear, tag = AES-256-GMAC over the covered header, the data and the sequence number. */
+    static final class Mac extends Authenticated {
+        Mac(JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength, AeadEngine.Library library) {
+            super(WireSecurity.MAC, MAC_KEY_LABEL, secret, jobId, runNonce, maxDatagramLength, library);
+        }
+
+        @Override void seal(int ranks, long seq, MemorySegment segment, long dataAt, int dataLength) {
+            aead.sign(coveredHeader, ranks, seq, segment, dataAt, dataLength);
+        }
+
+        @Override boolean check(int ranks, long seq, MemorySegment segment, long dataAt, int dataLength) {
+            return aead.verify(coveredHeader, ranks, seq, segment, dataAt, dataLength);
+        }
+    }
+
+    /** {@code encrypt}: the data is AES-256-GCM ciphertext, the covered header its associated data. */
+    static final class Encrypt extends Authenticated {
+        Encrypt(JobSecret secret, int jobId, RunNonce runNonce, int maxDatagramLength, AeadEngine.Library library) {
+            super(WireSecurity.ENCRYPT, AES_KEY_LABEL, secret, jobId, runNonce, maxDatagramLength, library);
+        }
+
+        @Override void seal(int ranks, long seq, MemorySegment segment, long dataAt, int dataLength) {
+            aead.encrypt(coveredHeader, ranks, seq, segment, dataAt, dataLength);
+        }
+
+        @Override boolean check(int ranks, long seq, MemorySegment segment, long dataAt, int dataLength) {
+            return aead.decrypt(coveredHeader, ranks, seq, segment, dataAt, dataLength);
+        }
     }
 
     /**
@@ -233,25 +325,5 @@ public final class WireSeal implements AutoCloseable {
             }
             return buffer.clear();
         }
-    }
-
-    /** Which library runs this seal's AES-GCM; null for crc32c, which has none. */
-    AeadEngine.Library library() { return aead == null ? null : aead.library(); }
-
-    /** The same as a name for logs and benches: "openssl", "jdk", or "none" for crc32c. */
-    public String aeadLibrary() {
-        return aead == null ? "none" : aead.library().name().toLowerCase(java.util.Locale.ROOT);
-    }
-
-    /** Frees the AES-GCM engine's native state; idempotent. The seal must not be used afterwards. */
-    @Override
-    public void close() {
-        if (aead != null) {
-            aead.close();
-        }
-    }
-
-    private static final class XafHeaderFields {
-        static final ValueLayout.OfShort SUM = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     }
 }

@@ -45,7 +45,7 @@ class ForgedNackTest {
                 .retransmitTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(20), Duration.ofSeconds(30))
                 .ackTimeout(Duration.ofSeconds(30)).wireSecurity(mode, mode.authenticated() ? key(7) : null, RUN).build();
         try (ReliableTransport victim = new ReliableTransport(config, book, victimEnd).start()) {
-            WireSeal real = new WireSeal(mode, mode.authenticated() ? key(7) : null, JOB, RUN, 2048);
+            WireSeal real = WireSeal.of(mode, mode.authenticated() ? key(7) : null, JOB, RUN, 2048);
             int chunks = 200;
             victim.send(1, new MessageId(JOB, 3, 4), Arena.ofAuto().allocate((long) chunks * (PAYLOAD - real.trailerLength())));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -55,7 +55,7 @@ class ForgedNackTest {
             assertTrue(out > 1 && out <= WINDOW, "chunks out: " + out);
 
             // The forger knows job, token and addresses (all visible on the wire), not the secret.
-            WireSeal forged = new WireSeal(mode, mode.authenticated() ? key(9) : null, JOB, RUN, 2048);
+            WireSeal forged = WireSeal.of(mode, mode.authenticated() ? key(9) : null, JOB, RUN, 2048);
             MemorySegment nack = Arena.ofAuto().allocate(AckPayload.length(1));
             AckPayload.writeFixed(nack, 0, 0, chunks, 0, 1);
             AckPayload.writeSackWord(nack, 0, 0, out == 64 ? -1L : (1L << out) - 1); // "every chunk sent was dropped"

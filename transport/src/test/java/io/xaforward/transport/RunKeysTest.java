@@ -246,11 +246,11 @@ class RunKeysTest {
     @EnumSource(value = WireSecurity.class, names = {"MAC", "ENCRYPT"})
     void keysAreBoundToSecretJobAndRun(WireSecurity mode) {
         RunNonce run = RunNonce.generate();
-        WireSeal sender = new WireSeal(mode, SECRET, JOB, run, 2048);
-        assertEquals(WireSeal.OPENED, open(new WireSeal(mode, SECRET, JOB, run, 2048), sender));
-        assertEquals(WireSeal.AUTH_FAILED, open(new WireSeal(mode, SECRET, JOB, RunNonce.generate(), 2048), sender));
-        assertEquals(WireSeal.AUTH_FAILED, open(new WireSeal(mode, SECRET, JOB + 1, run, 2048), sender));
-        assertEquals(WireSeal.AUTH_FAILED, open(new WireSeal(mode, JobSecret.of(filled(32, 8)), JOB, run, 2048), sender));
+        WireSeal sender = WireSeal.of(mode, SECRET, JOB, run, 2048);
+        assertEquals(WireSeal.OPENED, open(WireSeal.of(mode, SECRET, JOB, run, 2048), sender));
+        assertEquals(WireSeal.AUTH_FAILED, open(WireSeal.of(mode, SECRET, JOB, RunNonce.generate(), 2048), sender));
+        assertEquals(WireSeal.AUTH_FAILED, open(WireSeal.of(mode, SECRET, JOB + 1, run, 2048), sender));
+        assertEquals(WireSeal.AUTH_FAILED, open(WireSeal.of(mode, JobSecret.of(filled(32, 8)), JOB, run, 2048), sender));
         assertNotEquals(run, RunNonce.generate());
     }
 

@@ -66,9 +66,9 @@ class SourceAddressTest {
                 MemorySegment received = Arena.ofAuto().allocate(PAYLOAD);
                 CompletableFuture<Void> expected = t0.expect(1, new MessageId(JOB, 3, 4), received);
 
-                MemorySegment forged = sealedChunk(new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048), pattern(PAYLOAD, 99), 1);
+                MemorySegment forged = sealedChunk(WireSeal.of(WireSecurity.MAC, SECRET, JOB, RUN, 2048), pattern(PAYLOAD, 99), 1);
                 // the seal is genuine: a receiver with the job secret opens it
-                assertEquals(WireSeal.OPENED, new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048)
+                assertEquals(WireSeal.OPENED, WireSeal.of(WireSecurity.MAC, SECRET, JOB, RUN, 2048)
                         .open(copy(forged), 0, (int) forged.byteSize() - XafHeader.LENGTH));
                 intruder.send(forged, 0, (int) forged.byteSize(), p0.localPeer());
                 intruder.flush();
@@ -101,7 +101,7 @@ class SourceAddressTest {
         LoopbackNetwork.Endpoint e0 = network.newEndpoint(), e1 = network.newEndpoint(), other = network.newEndpoint();
         AddressBook book = AddressBook.builder().add(0, 10, e0.localPeer()).add(1, 11, e1.localPeer()).build();
         try (ReliableTransport t0 = new ReliableTransport(config(0), book, e0)) {
-            MemorySegment forged = sealedChunk(new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048), pattern(PAYLOAD, 5), 1);
+            MemorySegment forged = sealedChunk(WireSeal.of(WireSecurity.MAC, SECRET, JOB, RUN, 2048), pattern(PAYLOAD, 5), 1);
             other.send(forged, 0, (int) forged.byteSize(), e0.localPeer());
             e1.send(forged, 0, (int) forged.byteSize(), e0.localPeer());
             for (int i = 0; i < 10 && t0.stats().packetsReceived() < 2; i++) t0.doWork();

@@ -216,7 +216,7 @@ class StartupExchangeTest {
 
         // The new challenge is public (it travels in the clear): a forger echoes it, but cannot seal it.
         byte[] forged = hello(0, 1, RunNonce.randomBytes(), restarted.challenge(), true,
-                new WireSeal(WireSecurity.MAC, JobSecret.of(filled(32, 10)), JOB, RunNonce.STARTUP, 2048), 7);
+                WireSeal.of(WireSecurity.MAC, JobSecret.of(filled(32, 10)), JOB, RunNonce.STARTUP, 2048), 7);
         inject(forged, 0, ports.get(1).localPeer());
         byte[] edited = oldAnswers.getLast().clone();
         System.arraycopy(restarted.challenge(), 0, edited, XafHeader.LENGTH + 8 + RunNonce.LENGTH, RunNonce.LENGTH);
@@ -248,7 +248,7 @@ class StartupExchangeTest {
     void aPeerThatNeverAnswersIsNamedWithTheAuthenticationFailures() {
         StartupExchange lonely = exchange(0, 2, ports.get(0));
         inject(hello(1, 0, RunNonce.randomBytes(), new byte[16], false,
-                new WireSeal(WireSecurity.MAC, JobSecret.of(filled(32, 10)), JOB, RunNonce.STARTUP, 2048), 1), 1,
+                WireSeal.of(WireSecurity.MAC, JobSecret.of(filled(32, 10)), JOB, RunNonce.STARTUP, 2048), 1), 1,
                 ports.get(0).localPeer());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> lonely.run(Duration.ofMillis(500)));
         assertTrue(e.getMessage().contains("rank [1] did not answer"), e.getMessage());
@@ -265,7 +265,7 @@ class StartupExchangeTest {
         TransportConfig config = TransportConfig.builder(0, JOB, TOKEN).maxPayload(512)
                 .wireSecurity(WireSecurity.MAC, SECRET, RunNonce.generate()).build();
         try (ReliableTransport run = new ReliableTransport(config, book, ports.get(0)).start()) {
-            WireSeal startupKey = new WireSeal(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048);
+            WireSeal startupKey = WireSeal.of(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048);
             for (int i = 0; i < 3; i++) {
                 inject(hello(1, 0, RunNonce.randomBytes(), new byte[16], false, startupKey, i), 1,
                         ports.get(0).localPeer());
@@ -303,7 +303,7 @@ class StartupExchangeTest {
     private static byte[] resealed(byte[] d, long sequence) {
         MemorySegment s = Arena.ofAuto().allocate(d.length);
         MemorySegment.copy(d, 0, s, ValueLayout.JAVA_BYTE, 0, d.length);
-        new WireSeal(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048)
+        WireSeal.of(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048)
                 .seal(s, StartupExchange.DATA_LENGTH, sequence);
         return s.toArray(ValueLayout.JAVA_BYTE);
     }
@@ -312,7 +312,7 @@ class StartupExchangeTest {
     private byte[] startupKeyData(int from, int to, long sequence) {
         int dataLength = 64;
         MemorySegment d = Arena.ofAuto().allocate(XafHeader.LENGTH + dataLength + WireSeal.TRAILER_BYTES);
-        WireSeal seal = new WireSeal(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048);
+        WireSeal seal = WireSeal.of(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048);
         new XafHeader().wrap(d, 0).init().type(MessageType.DATA.code()).flags(seal.flags())
                 .networkId(book.networkId(to)).jobId(JOB).jobToken(TOKEN).srcRank(from).dstRank(to).chunkCount(1)
                 .payloadLength(dataLength + WireSeal.TRAILER_BYTES);

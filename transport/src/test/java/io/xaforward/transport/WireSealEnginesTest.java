@@ -40,7 +40,7 @@ class WireSealEnginesTest {
     void openSslIsSelectedWhereLibcryptoLoads() {
         assertNull(OpenSslAead.unavailableReason());
         assertEquals(AeadEngine.Library.OPENSSL, AeadEngine.Library.SELECTED);
-        try (WireSeal seal = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048)) {
+        try (WireSeal seal = WireSeal.of(WireSecurity.MAC, SECRET, JOB, RUN, 2048)) {
             assertEquals(AeadEngine.Library.OPENSSL, seal.library());
         }
     }
@@ -178,7 +178,7 @@ class WireSealEnginesTest {
     @EnumSource(AeadEngine.Library.class)
     void tooLongIsRefused(AeadEngine.Library library) {
         for (WireSecurity mode : WireSecurity.values()) {
-            try (WireSeal small = new WireSeal(mode, SECRET, JOB, RUN, 1500, library)) {
+            try (WireSeal small = WireSeal.of(mode, SECRET, JOB, RUN, 1500, library)) {
                 MemorySegment d = Arena.ofAuto().allocate(2048);
                 WireSecurityTest.header(d, small, 1, 1, 0, 0, 1, 2048 - XafHeader.LENGTH - small.trailerLength());
                 assertEquals(WireSeal.TOO_LONG, small.open(d, 0, 2048 - XafHeader.LENGTH), mode.configName());
@@ -224,7 +224,7 @@ class WireSealEnginesTest {
     }
 
     private static WireSeal seal(WireSecurity mode, AeadEngine.Library library) {
-        return new WireSeal(mode, SECRET, JOB, RUN, MAX_DATAGRAM, library);
+        return WireSeal.of(mode, SECRET, JOB, RUN, MAX_DATAGRAM, library);
     }
 
     private static MemorySegment data(int length) {

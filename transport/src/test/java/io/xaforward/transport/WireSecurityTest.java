@@ -50,7 +50,7 @@ class WireSecurityTest {
             var noSecret = assertThrows(IllegalArgumentException.class, () -> m.requireKeys(null, RUN));
             assertEquals("wire security " + m.configName() + " needs the job secret", noSecret.getMessage());
             var noRun = assertThrows(IllegalArgumentException.class,
-                    () -> new WireSeal(m, SECRET, JOB, null, 1500));
+                    () -> WireSeal.of(m, SECRET, JOB, null, 1500));
             assertEquals("wire security " + m.configName() + " needs the run nonce", noRun.getMessage());
             assertThrows(IllegalArgumentException.class,
                     () -> TransportConfig.builder(0, JOB, 7).wireSecurity(m, null, RUN));
@@ -140,7 +140,7 @@ class WireSecurityTest {
             CompletableFuture<Void> send = rig.transport.send(1, new MessageId(JOB, 3, 4),
                     pattern(chunks * PAYLOAD, 1));
             Thread.sleep(50);
-            rig.inject(new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048), 2, 3, 4, chunks, chunks,
+            rig.inject(WireSeal.of(WireSecurity.CRC32C, null, JOB, RUN, 2048), 2, 3, 4, chunks, chunks,
                     ackPayload(chunks, chunks), 0);
             awaitCount(() -> rig.transport.stats().invalidAckDrops(), 1);
             assertEquals(1, rig.transport.stats().invalidAckDrops(), "an ACK of chunks never sent is refused");
@@ -153,8 +153,8 @@ class WireSecurityTest {
         try (Rig rig = new Rig(WireSecurity.MAC)) {
             CompletableFuture<Void> send = rig.transport.send(1, new MessageId(JOB, 3, 4), pattern(PAYLOAD, 1));
             Thread.sleep(50); // the one chunk went out: an ACK of it would be plausible, but not authentic
-            rig.inject(new WireSeal(WireSecurity.MAC, ATTACKER_GUESS, JOB, RUN, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
-            rig.inject(new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
+            rig.inject(WireSeal.of(WireSecurity.MAC, ATTACKER_GUESS, JOB, RUN, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
+            rig.inject(WireSeal.of(WireSecurity.CRC32C, null, JOB, RUN, 2048), 2, 3, 4, 1, 1, ackPayload(1, 1), 1);
             awaitCount(() -> rig.transport.stats().authFailures(), 2);
             assertEquals(2, rig.transport.stats().authFailures());
             assertThrows(TimeoutException.class, () -> send.get(300, TimeUnit.MILLISECONDS));
@@ -170,12 +170,12 @@ class WireSecurityTest {
             CompletableFuture<Void> expect = rig.transport.expect(1, new MessageId(JOB, 5, 0), dest);
             Thread.sleep(20);
             MemorySegment evil = pattern(dataBytes, 66);
-            rig.inject(new WireSeal(mode, ATTACKER_GUESS, JOB, RUN, 2048), 1, 5, 0, 0, 1, evil, 1);
+            rig.inject(WireSeal.of(mode, ATTACKER_GUESS, JOB, RUN, 2048), 1, 5, 0, 0, 1, evil, 1);
             awaitCount(() -> rig.transport.stats().authFailures(), 1);
             assertEquals(1, rig.transport.stats().authFailures());
             assertFalse(expect.isDone(), "the forged chunk completed the receive");
             MemorySegment real = pattern(dataBytes, 3);
-            rig.inject(new WireSeal(mode, SECRET, JOB, RUN, 2048), 1, 5, 0, 0, 1, real, 1);
+            rig.inject(WireSeal.of(mode, SECRET, JOB, RUN, 2048), 1, 5, 0, 0, 1, real, 1);
             expect.get(5, TimeUnit.SECONDS);
             assertArrayEquals(real.toArray(ValueLayout.JAVA_BYTE), dest.toArray(ValueLayout.JAVA_BYTE));
         }
@@ -193,7 +193,7 @@ class WireSecurityTest {
             // A "first chunk" claiming 6 chunks of 128 bytes: a geometry under which no real chunk would fit.
             // sent from rank 0's own address (a spoofed source), so that the address check lets it through
             LoopbackNetwork.Endpoint attacker = pair.endpoint0;
-            WireSeal seal = new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048);
+            WireSeal seal = WireSeal.of(WireSecurity.CRC32C, null, JOB, RUN, 2048);
             MemorySegment frame = Arena.ofAuto().allocate(XafHeader.LENGTH + 128);
             new XafHeader().wrap(frame, 0).init().type(1).flags(seal.flags()).networkId(0x0A000001)
                     .jobId(TransportPair.JOB).jobToken(TransportPair.TOKEN).srcRank(0).dstRank(1).step(8)
@@ -241,7 +241,7 @@ class WireSecurityTest {
             MemorySegment dest = Arena.ofAuto().allocate(2 * dataBytes);
             CompletableFuture<Void> expect = rig.transport.expect(1, new MessageId(JOB, 9, 0), dest);
             Thread.sleep(20);
-            WireSeal genuine = new WireSeal(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
+            WireSeal genuine = WireSeal.of(WireSecurity.MAC, SECRET, JOB, RUN, 2048);
             MemorySegment chunk0 = pattern(dataBytes, 1);
             MemorySegment captured = rig.inject(genuine, 1, 9, 0, 0, 2, chunk0, 100);
             rig.replay(captured); // the same datagram again, as captured
@@ -265,7 +265,7 @@ class WireSecurityTest {
             long seq = 0x0102030405060708L;
             byte[] plain = pattern(64, 4).toArray(ValueLayout.JAVA_BYTE);
             MemorySegment d = Arena.ofAuto().allocate(2048);
-            try (WireSeal seal = new WireSeal(mode, SECRET, JOB, RUN, 2048, library)) {
+            try (WireSeal seal = WireSeal.of(mode, SECRET, JOB, RUN, 2048, library)) {
                 MemorySegment.copy(plain, 0, d, ValueLayout.JAVA_BYTE, XafHeader.LENGTH, 64);
                 header(d, seal, 1, 77, 3, 5, 9, 64);
                 seal.seal(d, 64, seq);
@@ -324,8 +324,8 @@ class WireSecurityTest {
     @ParameterizedTest
     @EnumSource(WireSecurity.class)
     void everyHeaderBitFlipIsDetected(WireSecurity mode) {
-        WireSeal sender = new WireSeal(mode, SECRET, JOB, RUN, 2048);
-        WireSeal receiver = new WireSeal(mode, SECRET, JOB, RUN, 2048);
+        WireSeal sender = WireSeal.of(mode, SECRET, JOB, RUN, 2048);
+        WireSeal receiver = WireSeal.of(mode, SECRET, JOB, RUN, 2048);
         MemorySegment datagram = sealedDatagram(sender);
         int payloadLength = 64 + sender.trailerLength();
         assertEquals(WireSeal.OPENED, receiver.open(datagram, 0, payloadLength));
@@ -346,8 +346,8 @@ class WireSecurityTest {
     @ParameterizedTest
     @EnumSource(NetworkForm.class)
     void headerBitFlipInsideEachNetworkFormIsDetected(NetworkForm form) {
-        WireSeal sender = new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048);
-        WireSeal receiver = new WireSeal(WireSecurity.CRC32C, null, JOB, RUN, 2048);
+        WireSeal sender = WireSeal.of(WireSecurity.CRC32C, null, JOB, RUN, 2048);
+        WireSeal receiver = WireSeal.of(WireSecurity.CRC32C, null, JOB, RUN, 2048);
         for (int field : new int[] {XafHeader.CHUNK_INDEX_OFFSET, XafHeader.STEP_OFFSET, XafHeader.BUCKET_ID_OFFSET,
                 XafHeader.SRC_RANK_OFFSET, XafHeader.NETWORK_ID_OFFSET}) {
             int xaf = form.outerHeaderLength();

@@ -112,8 +112,8 @@ public final class SealOpenCost {
     static double[] measureHere(Variant v, int payload, int datagrams) {
         RunNonce run = RunNonce.generate();
         JobSecret secret = JobSecret.generate();
-        try (WireSeal sender = new WireSeal(v.mode, secret, 1, run, XafHeader.LENGTH + payload);
-             WireSeal receiver = new WireSeal(v.mode, secret, 1, run, XafHeader.LENGTH + payload)) {
+        try (WireSeal sender = WireSeal.of(v.mode, secret, 1, run, XafHeader.LENGTH + payload);
+             WireSeal receiver = WireSeal.of(v.mode, secret, 1, run, XafHeader.LENGTH + payload)) {
             if (v.library != null && !v.library.equals(sender.aeadLibrary())) {
                 throw new IllegalStateException(v + " wants " + v.library + ", the seal runs " + sender.aeadLibrary()
                         + " (set -Dxaf.wire.crypto=" + v.library + ")");

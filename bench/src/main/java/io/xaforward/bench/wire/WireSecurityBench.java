@@ -92,8 +92,8 @@ public final class WireSecurityBench {
     /** {seal, open} nanoseconds per datagram, after a warm-up of the same length. */
     double[] sealOpenNanos(WireSecurity mode, JobSecret secret) {
         RunNonce run = RunNonce.generate();
-        try (WireSeal sender = new WireSeal(mode, secret, 1, run, 2048);
-             WireSeal receiver = new WireSeal(mode, secret, 1, run, 2048)) {
+        try (WireSeal sender = WireSeal.of(mode, secret, 1, run, 2048);
+             WireSeal receiver = WireSeal.of(mode, secret, 1, run, 2048)) {
             return sealOpenNanos(mode, sender, receiver);
         }
     }

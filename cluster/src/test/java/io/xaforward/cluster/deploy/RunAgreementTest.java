@@ -154,7 +154,7 @@ class RunAgreementTest {
     /** A datagram of {@code type} sealed under the start-up key with {@code sequence}, as a real exchange may send. */
     private static MemorySegment startupKeyDatagram(io.xaforward.protocol.MessageType type, int from, int to, long sequence) {
         int data = 48;
-        io.xaforward.transport.WireSeal seal = new io.xaforward.transport.WireSeal(WireSecurity.MAC, SECRET, JOB,
+        io.xaforward.transport.WireSeal seal = io.xaforward.transport.WireSeal.of(WireSecurity.MAC, SECRET, JOB,
                 RunNonce.STARTUP, 2048);
         MemorySegment d = Arena.ofAuto().allocate(io.xaforward.protocol.XafHeader.LENGTH + data
                 + io.xaforward.transport.WireSeal.TRAILER_BYTES);
