@@ -1,0 +1,252 @@
+package io.xaforward.collective;
+
+import io.xaforward.transport.ChunkSink;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import static io.xaforward.collective.Wire.F32;
+
+/**
+ * The block-scaled integer formats on the wire ({@link WireDtype#INT8}, {@link WireDtype#INT4}) for one chunk size.
+ *
+ * <p>Values: a block of {@link WireDtype#blockFloats()} consecutive floats shares the scale {@code s = absmax / L}
+ * (L = 127 or 7, absmax over the block's finite values, nudged up by ulps until {@code absmax <= L * s} exactly, so
+ * no value needs clamping); each value is sent as {@code q = rint(x / s)} in [-L, L] and decodes to the float32
+ * product {@code q * s}. Hence {@code |x - decoded| <= s / 2} plus the product's rounding, {@code <= s * (1/2 +
+ * 2^-17)} in all. An all-zero block has scale 0 and decodes to zeros. A non-finite value (NaN, +-inf) is sent as the
+ * otherwise unused code -L-1 and decodes to NaN; the scale comes from the block's finite values, so the other values
+ * of the block are unaffected and the all-reduce result is NaN exactly where some rank's input was not finite.
+ *
+ * <p>Chunks: the transport cuts a message into chunks of {@code chunkBytes} (all but the last exactly that long) and
+ * hands each chunk to a sink on its own, in any order, so every chunk must decode without its neighbours. Chunk j of
+ * a message of n values carries values {@code [j*E, min(n, (j+1)*E))}, E = {@link #chunkFloats()}, laid out as the
+ * float32 scales of every block those values touch (a block that a chunk boundary cuts has its scale in both
+ * chunks), then the values (int8: one byte each; int4: two per byte, the even value in the low nibble), then zero
+ * padding up to {@code chunkBytes} on all chunks but the last. E is the largest even count for which the worst case
+ * fits, so about 1.03 bytes per value for int8 and 0.53 for int4 at 1400-byte chunks (docs/PROTOCOL.md §3).
+ * Messages start on a block boundary (the all-reduce aligns its parts to blocks), so block k of a message is block
+ * k of the grid every rank uses.
+ */
+final class BlockQuantizer {
+    private static final ValueLayout.OfByte I8 = ValueLayout.JAVA_BYTE;
+
+    private final WireDtype dtype;
+    private final int block;
+    private final boolean four;
+    private final int maxLevel;
+    private final int chunkBytes;
+    private final int chunkFloats;
+
+    BlockQuantizer(WireDtype dtype, int chunkBytes) {
+        if (!dtype.quantized()) {
+            throw new IllegalArgumentException(dtype.configName() + " is not a block-quantized format");
+        }
+        this.dtype = dtype;
+        this.block = dtype.blockFloats();
+        this.four = dtype.valueBits() == 4;
+        this.maxLevel = dtype.maxLevel();
+        this.chunkBytes = chunkBytes;
+        int e = 0;
+        for (int candidate = 2; worstChunkBytes(candidate) <= chunkBytes; candidate += 2) {
+            e = candidate;
+        }
+        if (e == 0) {
+            throw new IllegalArgumentException(chunkBytes + "-byte chunks cannot hold a scale and two "
+                    + dtype.configName() + " values");
+        }
+        this.chunkFloats = e;
+    }
+
+    WireDtype dtype() {
+        return dtype;
+    }
+
+    /** Values per full chunk (E). */
+    int chunkFloats() {
+        return chunkFloats;
+    }
+
+    /** Bytes of a message carrying {@code n} values. */
+    long wireBytes(long n) {
+        if (n == 0) {
+            return 0;
+        }
+        long chunks = (n + chunkFloats - 1) / chunkFloats;
+        long lastFrom = (chunks - 1) * chunkFloats;
+        return (chunks - 1) * chunkBytes + exactChunkBytes((int) lastFrom, (int) n);
+    }
+
+    private int worstChunkBytes(int values) {
+        int worstBlocks = (values + block - 2) / block + 1; // blocks a run of values can touch at any offset
+        return worstBlocks * Float.BYTES + valueBytes(values);
+    }
+
+    private int exactChunkBytes(int lo, int hi) {
+        return ((hi - 1) / block - lo / block + 1) * Float.BYTES + valueBytes(hi - lo);
+    }
+
+    private int valueBytes(int values) {
+        return four ? (values + 1) / 2 : values;
+    }
+
+    // ------------------------------------------------------------------ the number format (static per dtype)
+
+    /** The scale of {@code length} floats of {@code src} starting at float {@code first}. */
+    static float scale(MemorySegment src, long first, int length, int maxLevel) {
+        float absmax = 0;
+        for (long at = first * Float.BYTES, end = (first + length) * Float.BYTES; at < end; at += Float.BYTES) {
+            float v = Math.abs(src.get(F32, at));
+            if (v > absmax && v <= Float.MAX_VALUE) { // NaN and infinity are sent as the marker code
+                absmax = v;
+            }
+        }
+        if (absmax == 0) {
+            return 0;
+        }
+        float s = Math.max(absmax / maxLevel, Float.MIN_VALUE);
+        while ((double) s * maxLevel < absmax) { // rounded down: the largest value would need level L + 1
+            s = Math.nextUp(s);
+        }
+        return s;
+    }
+
+    /** The level of {@code x} under scale {@code s}: in [-L, L], or -L-1 for a non-finite value. */
+    static int quantize(float x, float s, int maxLevel) {
+        if (!Float.isFinite(x)) {
+            return -maxLevel - 1;
+        }
+        return s == 0 ? 0 : (int) Math.rint(x / (double) s);
+    }
+
+    /** The float32 value of level {@code q} under scale {@code s} (NaN for the non-finite marker). */
+    static float decode(int q, float s, int maxLevel) {
+        return q < -maxLevel ? Float.NaN : q * s;
+    }
+
+    /**
+     * Replaces each of the {@code n} floats of {@code floats} by its decoded wire value, block by block from float 0:
+     * bitwise what a receiver of {@link #encode} decodes, without the message.
+     */
+    static void roundInPlace(MemorySegment floats, int n, WireDtype dtype) {
+        int b = dtype.blockFloats();
+        int level = dtype.maxLevel();
+        for (int lo = 0; lo < n; lo += b) {
+            int len = Math.min(b, n - lo);
+            float s = scale(floats, lo, len, level);
+            for (long at = (long) lo * Float.BYTES, end = at + (long) len * Float.BYTES; at < end; at += Float.BYTES) {
+                floats.set(F32, at, decode(quantize(floats.get(F32, at), s, level), s, level));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ messages
+
+    /** Encodes the {@code n} floats of {@code src} into the {@link #wireBytes}{@code (n)} bytes of {@code dst}. */
+    void encode(MemorySegment src, int n, MemorySegment dst) {
+        for (int j = 0, lo = 0; lo < n; j++, lo += chunkFloats) {
+            int hi = Math.min(n, lo + chunkFloats);
+            long base = (long) j * chunkBytes;
+            int firstBlock = lo / block;
+            int lastBlock = (hi - 1) / block;
+            long values = base + (long) (lastBlock - firstBlock + 1) * Float.BYTES;
+            for (int k = firstBlock; k <= lastBlock; k++) {
+                int blockLo = k * block;
+                int blockHi = Math.min(n, blockLo + block);
+                float s = scale(src, blockLo, blockHi - blockLo, maxLevel); // the whole block, in both chunks alike
+                dst.set(F32, base + (long) (k - firstBlock) * Float.BYTES, s);
+                for (int i = Math.max(lo, blockLo), to = Math.min(hi, blockHi); i < to; i++) {
+                    putLevel(dst, values, i - lo, quantize(src.get(F32, (long) i * Float.BYTES), s, maxLevel));
+                }
+            }
+            long end = values + valueBytes(hi - lo);
+            if (hi < n) {
+                dst.asSlice(end, base + chunkBytes - end).fill((byte) 0);
+            }
+        }
+    }
+
+    private void putLevel(MemorySegment dst, long values, int w, int q) {
+        if (!four) {
+            dst.set(I8, values + w, (byte) q);
+        } else if ((w & 1) == 0) {
+            dst.set(I8, values + (w >> 1), (byte) (q & 0xf));
+        } else {
+            long at = values + (w >> 1);
+            dst.set(I8, at, (byte) (dst.get(I8, at) | (q & 0xf) << 4));
+        }
+    }
+
+    private int level(MemorySegment payload, long values, int w) {
+        if (!four) {
+            return payload.get(I8, values + w);
+        }
+        int packed = payload.get(I8, values + (w >> 1));
+        return ((w & 1) == 0 ? packed << 28 : packed << 24) >> 28; // sign-extends the nibble
+    }
+
+    /**
+     * Decodes one chunk of a message of {@code n} values into {@code target} (its float i is the message's value i),
+     * adding ({@code sum}) or storing.
+     */
+    void decodeChunk(long chunkOffset, MemorySegment payload, long payloadOffset, int length, MemorySegment target,
+                     int n, boolean sum) {
+        if (n == 0 && chunkOffset == 0 && length == 0) {
+            return; // an empty part (fewer blocks than ranks) travels as one empty chunk
+        }
+        long j = chunkOffset / chunkBytes;
+        long lo = j * chunkFloats;
+        if (chunkOffset % chunkBytes != 0 || lo >= n) {
+            throw new IllegalArgumentException(dtype.configName() + " chunk at offset " + chunkOffset
+                    + " is outside a message of " + n + " values in " + chunkBytes + "-byte chunks");
+        }
+        int from = (int) lo;
+        int hi = (int) Math.min(n, lo + chunkFloats);
+        int expected = hi < n ? chunkBytes : exactChunkBytes(from, hi);
+        if (length != expected) {
+            throw new IllegalArgumentException(dtype.configName() + " chunk at offset " + chunkOffset + " has "
+                    + length + " bytes, expected " + expected + ": do all ranks use the same chunk size?");
+        }
+        int firstBlock = from / block;
+        int lastBlock = (hi - 1) / block;
+        long values = payloadOffset + (long) (lastBlock - firstBlock + 1) * Float.BYTES;
+        for (int k = firstBlock; k <= lastBlock; k++) {
+            float s = payload.get(F32, payloadOffset + (long) (k - firstBlock) * Float.BYTES);
+            for (int i = Math.max(from, k * block), to = Math.min(hi, k * block + block); i < to; i++) {
+                float v = decode(level(payload, values, i - from), s, maxLevel);
+                long at = (long) i * Float.BYTES;
+                target.set(F32, at, sum ? target.get(F32, at) + v : v);
+            }
+        }
+    }
+
+    /** Decodes a whole message ({@link #encode}'s output) into {@code target}. */
+    void decode(MemorySegment message, int n, MemorySegment target) {
+        for (long offset = 0; offset < message.byteSize(); offset += chunkBytes) {
+            int length = (int) Math.min(chunkBytes, message.byteSize() - offset);
+            decodeChunk(offset, message, offset, length, target, n, false);
+        }
+    }
+
+    /**
+     * A sink adding each received chunk of an {@code n}-value message into {@code target} in float32, straight from
+     * the receive buffer. The expect's destination ({@link #wireBytes} long) is not written.
+     */
+    ChunkSink sumInto(MemorySegment target, int n) {
+        return (dest, destOffset, payload, payloadOffset, length) ->
+                decodeChunk(destOffset, payload, payloadOffset, length, target, n, true);
+    }
+
+    /**
+     * A sink storing the decoded values of each chunk into {@code target}; with {@code keepBytes} it also copies the
+     * chunk into the expect's destination, so the message can be passed on unchanged.
+     */
+    ChunkSink decodeInto(MemorySegment target, int n, boolean keepBytes) {
+        return (dest, destOffset, payload, payloadOffset, length) -> {
+            decodeChunk(destOffset, payload, payloadOffset, length, target, n, false);
+            if (keepBytes) {
+                MemorySegment.copy(payload, payloadOffset, dest, destOffset, length);
+            }
+        };
+    }
+}
