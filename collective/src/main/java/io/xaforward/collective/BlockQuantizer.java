@@ -12,7 +12,7 @@ import static io.xaforward.collective.Wire.F32;
  *
  * <p>Values: a block of {@link WireDtype#blockFloats()} consecutive floats shares the scale {@code s = absmax / L}
  * (L = 127 or 7, absmax over the block's finite values, nudged up by ulps until {@code absmax <= L * s} exactly, so
- * no value needs clamping); each value is sent as {@code q = rint(x / s)} in [-L, L] and decodes to the float32
+ * no value needs clamping, except within an ulp of Float.MAX_VALUE where {@code L * s} must stay finite); each value is sent as {@code q = rint(x / s)} in [-L, L] and decodes to the float32
  * product {@code q * s}. Hence {@code |x - decoded| <= s / 2} plus the product's rounding, {@code <= s * (1/2 +
  * 2^-17)} in all. An all-zero block has scale 0 and decodes to zeros. A non-finite value (NaN, +-inf) is sent as the
  * otherwise unused code -L-1 and decodes to NaN; the scale comes from the block's finite values, so the other values
@@ -108,6 +108,11 @@ final class BlockQuantizer {
         while ((double) s * maxLevel < absmax) { // rounded down: the largest value would need level L + 1
             s = Math.nextUp(s);
         }
+        if ((double) s * maxLevel > Float.MAX_VALUE) {
+            // Near Float.MAX_VALUE, L * s itself must stay finite: one ulp down, and the largest value, a hair above
+            // L * s, still rounds to level L (quantize clamps), off by far less than half a scale.
+            s = Math.nextDown(s);
+        }
         return s;
     }
 
@@ -116,7 +121,7 @@ final class BlockQuantizer {
         if (!Float.isFinite(x)) {
             return -maxLevel - 1;
         }
-        return s == 0 ? 0 : (int) Math.rint(x / (double) s);
+        return s == 0 ? 0 : (int) Math.max(-maxLevel, Math.min(maxLevel, Math.rint(x / (double) s)));
     }
 
     /** The float32 value of level {@code q} under scale {@code s} (NaN for the non-finite marker). */

@@ -338,14 +338,17 @@ final class RingAllReduce {
 
     private void startAllGather(Operation op, MemorySegment data, int step, int b) {
         if (quant != null) {
+            MemorySegment own = ownShard(data, b);
+            int n = (int) (own.byteSize() / Float.BYTES);
             if (m > 1) {
                 // Keep exactly what the other members decode: the image's values, not the exact sum.
-                MemorySegment own = ownShard(data, b);
                 MemorySegment image = segmentImage(b, myIndex);
-                int n = (int) (own.byteSize() / Float.BYTES);
                 quant.encode(own, n, image);
                 quant.decode(image, n, own);
                 sendAllGather(op, data, step, b, 0);
+            } else {
+                // Alone in its data center, but the other data centers round their copies of this range: so must it.
+                BlockQuantizer.roundInPlace(own, n, quant.dtype());
             }
             return;
         }
