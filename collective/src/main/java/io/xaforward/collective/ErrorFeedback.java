@@ -79,9 +79,10 @@ public final class ErrorFeedback {
             int len = Math.min(block, count - lo);
             addResidual(values, lo, len);
             float s = BlockQuantizer.scale(values, lo, len, level);
+            double inverse = BlockQuantizer.inverse(s);
             for (long at = (long) lo * Float.BYTES, end = at + (long) len * Float.BYTES; at < end; at += Float.BYTES) {
                 float x = values.get(F32, at);
-                float sent = BlockQuantizer.decode(BlockQuantizer.quantize(x, s, level), s, level);
+                float sent = BlockQuantizer.decode(BlockQuantizer.quantize(x, inverse, level), s, level);
                 residual.set(F32, at, Float.isFinite(x) ? x - sent : 0f);
             }
         }
