@@ -171,6 +171,26 @@ class BlockQuantizerTest {
     }
 
     @Test
+    void partsAreCutInWholeBlocksAndBalanced() {
+        for (int len : new int[]{0, 1, 127, 128, 300, 1000, 16384, 40_003}) {
+            for (int parts = 1; parts <= 7; parts++) {
+                assertEquals(0, Wire.partStart(len, parts, 0, 128));
+                assertEquals(len, Wire.partStart(len, parts, parts, 128));
+                int blocks = (len + 127) / 128;
+                for (int i = 0; i < parts; i++) {
+                    assertEquals(Wire.partStart(len, parts, i), Wire.partStart(len, parts, i, 1), "unit 1 is the old cut");
+                    int from = Wire.partStart(len, parts, i, 128);
+                    int to = Wire.partStart(len, parts, i + 1, 128);
+                    assertTrue(from % 128 == 0 && from <= to, len + "/" + parts + " part " + i + ": " + from);
+                    int partBlocks = (to - from + 127) / 128;
+                    assertTrue(partBlocks == blocks / parts || partBlocks == blocks / parts + 1,
+                            len + "/" + parts + " part " + i + " has " + partBlocks + " blocks");
+                }
+            }
+        }
+    }
+
+    @Test
     void wireNamesAndHeaderCodes() {
         assertEquals(WireDtype.INT8, WireDtype.fromName("int8"));
         assertEquals(WireDtype.INT4, WireDtype.fromName(" INT4 "));
