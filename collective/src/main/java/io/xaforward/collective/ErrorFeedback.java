@@ -18,7 +18,8 @@ import static io.xaforward.collective.Wire.F32;
  * that others forward are rounded again, which no single rank can compensate. A non-finite input leaves residual 0
  * for that element, so one bad round is not carried into the next ones. Per call: no allocation, one pass.
  *
- * <p>The residual is state of the training run: checkpoint {@link #residual()} for an exact resume.
+ * <p>One instance per all-reduced buffer (e.g. per DiLoCo fragment): the blocks count from that buffer's element 0.
+ * The residual is state of the training run: checkpoint {@link #residual()} for an exact resume.
  */
 public final class ErrorFeedback {
     private final WireDtype dtype;
