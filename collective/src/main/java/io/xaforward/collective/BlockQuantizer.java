@@ -178,8 +178,12 @@ final class BlockQuantizer {
                 float s = scale(src, blockLo, blockHi - blockLo, maxLevel); // the whole block, in both chunks alike
                 dst.set(F32, base + (long) (k - firstBlock) * Float.BYTES, s);
                 double inverse = inverse(s);
-                for (int i = Math.max(lo, blockLo), to = Math.min(hi, blockHi); i < to; i++) {
-                    putLevel(dst, values, i - lo, quantize(src.get(F32, (long) i * Float.BYTES), inverse, maxLevel));
+                int from = Math.max(lo, blockLo);
+                int to = Math.min(hi, blockHi);
+                if (four) {
+                    encodeInt4(src, from, to, dst, values + ((from - lo) >> 1), inverse);
+                } else {
+                    encodeInt8(src, from, to, dst, values + (from - lo), inverse);
                 }
             }
             long end = values + valueBytes(hi - lo);
@@ -189,23 +193,24 @@ final class BlockQuantizer {
         }
     }
 
-    private void putLevel(MemorySegment dst, long values, int w, int q) {
-        if (!four) {
-            dst.set(I8, values + w, (byte) q);
-        } else if ((w & 1) == 0) {
-            dst.set(I8, values + (w >> 1), (byte) (q & 0xf));
-        } else {
-            long at = values + (w >> 1);
-            dst.set(I8, at, (byte) (dst.get(I8, at) | (q & 0xf) << 4));
+    // One loop per format, so the hot loop has no format test; int4 packs a byte (two values) at a time.
+    private static void encodeInt8(MemorySegment src, int from, int to, MemorySegment dst, long at, double inverse) {
+        for (int i = from; i < to; i++, at++) {
+            dst.set(I8, at, (byte) quantize(src.get(F32, (long) i * Float.BYTES), inverse, 127));
         }
     }
 
-    private int level(MemorySegment payload, long values, int w) {
-        if (!four) {
-            return payload.get(I8, values + w);
+    /** {@code from} is even within its chunk (chunks and blocks start on even values), so bytes are never shared. */
+    private static void encodeInt4(MemorySegment src, int from, int to, MemorySegment dst, long at, double inverse) {
+        int i = from;
+        for (; i + 1 < to; i += 2, at++) {
+            int low = quantize(src.get(F32, (long) i * Float.BYTES), inverse, 7);
+            int high = quantize(src.get(F32, (long) (i + 1) * Float.BYTES), inverse, 7);
+            dst.set(I8, at, (byte) ((low & 0xf) | (high & 0xf) << 4));
         }
-        int packed = payload.get(I8, values + (w >> 1));
-        return ((w & 1) == 0 ? packed << 28 : packed << 24) >> 28; // sign-extends the nibble
+        if (i < to) { // the message's last value: the high nibble stays 0
+            dst.set(I8, at, (byte) (quantize(src.get(F32, (long) i * Float.BYTES), inverse, 7) & 0xf));
+        }
     }
 
     /**
@@ -235,12 +240,64 @@ final class BlockQuantizer {
         long values = payloadOffset + (long) (lastBlock - firstBlock + 1) * Float.BYTES;
         for (int k = firstBlock; k <= lastBlock; k++) {
             float s = payload.get(F32, payloadOffset + (long) (k - firstBlock) * Float.BYTES);
-            for (int i = Math.max(from, k * block), to = Math.min(hi, k * block + block); i < to; i++) {
-                float v = decode(level(payload, values, i - from), s, maxLevel);
-                long at = (long) i * Float.BYTES;
-                target.set(F32, at, sum ? target.get(F32, at) + v : v);
+            int i = Math.max(from, k * block);
+            int to = Math.min(hi, k * block + block);
+            if (four) {
+                decodeInt4(payload, values, i - from, to - from, s, target, i, sum);
+            } else {
+                decodeInt8(payload, values + (i - from), to - i, s, target, i, sum);
             }
         }
+    }
+
+    // One loop per format and operation, so the hot loop has no format test and the sum test is hoisted.
+    private static void decodeInt8(MemorySegment payload, long at, int count, float s, MemorySegment target,
+                                   int first, boolean sum) {
+        long t = (long) first * Float.BYTES;
+        if (sum) {
+            for (int w = 0; w < count; w++, t += Float.BYTES) {
+                int q = payload.get(I8, at + w);
+                target.set(F32, t, target.get(F32, t) + (q == -128 ? Float.NaN : q * s));
+            }
+        } else {
+            for (int w = 0; w < count; w++, t += Float.BYTES) {
+                int q = payload.get(I8, at + w);
+                target.set(F32, t, q == -128 ? Float.NaN : q * s);
+            }
+        }
+    }
+
+    private static void decodeInt4(MemorySegment payload, long values, int w, int end, float s, MemorySegment target,
+                                   int first, boolean sum) {
+        long t = (long) first * Float.BYTES;
+        if ((w & 1) != 0) { // not at a block start: blocks and chunks start on even values, so this never runs today
+            decodeInt4Value(payload, values, w++, s, target, t, sum);
+            t += Float.BYTES;
+        }
+        for (; w + 1 < end; w += 2, t += 2 * Float.BYTES) { // a byte at a time: the low nibble, then the high one
+            int packed = payload.get(I8, values + (w >> 1));
+            int low = packed << 28 >> 28;
+            int high = packed << 24 >> 28;
+            float a = low == -8 ? Float.NaN : low * s;
+            float b = high == -8 ? Float.NaN : high * s;
+            if (sum) {
+                a += target.get(F32, t);
+                b += target.get(F32, t + Float.BYTES);
+            }
+            target.set(F32, t, a);
+            target.set(F32, t + Float.BYTES, b);
+        }
+        if (w < end) {
+            decodeInt4Value(payload, values, w, s, target, t, sum);
+        }
+    }
+
+    private static void decodeInt4Value(MemorySegment payload, long values, int w, float s, MemorySegment target,
+                                        long t, boolean sum) {
+        int packed = payload.get(I8, values + (w >> 1));
+        int q = ((w & 1) == 0 ? packed << 28 : packed << 24) >> 28;
+        float v = q == -8 ? Float.NaN : q * s;
+        target.set(F32, t, sum ? target.get(F32, t) + v : v);
     }
 
     /** Decodes a whole message ({@link #encode}'s output) into {@code target}. */

@@ -170,6 +170,27 @@ class BlockQuantizerTest {
         assertTrue(tiny.getMessage().contains("8-byte chunks"), tiny.getMessage());
     }
 
+    /** The byte layout of docs/PROTOCOL.md §3, pinned: scale (float32 LE), then levels; int4 even value low. */
+    @Test
+    void goldenBytes() {
+        MemorySegment int8 = MemorySegment.ofArray(new byte[6]);
+        new BlockQuantizer(WireDtype.INT8, 1400).encode(MemorySegment.ofArray(new float[]{1f, -0.25f}), 2, int8);
+        assertTrue((double) (1f / 127) * 127 < 1, "float 1/127 is rounded down, so the scale is one ulp above it");
+        assertEquals(Float.floatToRawIntBits(Math.nextUp(1f / 127)), int8.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED
+                .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0));
+        assertEquals(0x7f, int8.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 4) & 0xff, "level 127");
+        assertEquals(0xe0, int8.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 5) & 0xff, "level -32");
+
+        MemorySegment int4 = MemorySegment.ofArray(new byte[6]);
+        new BlockQuantizer(WireDtype.INT4, 1400).encode(MemorySegment.ofArray(new float[]{1f, -1f, 0.25f}), 3,
+                int4);
+        assertEquals(Float.floatToRawIntBits(1f / 7), int4.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED
+                .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0));
+        assertEquals(0x97, int4.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 4) & 0xff, "7 low, -7 high");
+        assertEquals(0x02, int4.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 5) & 0xff, "2 low, 0 high");
+        assertEquals(6, new BlockQuantizer(WireDtype.INT4, 1400).wireBytes(3));
+    }
+
     @Test
     void partsAreCutInWholeBlocksAndBalanced() {
         for (int len : new int[]{0, 1, 127, 128, 300, 1000, 16384, 40_003}) {
