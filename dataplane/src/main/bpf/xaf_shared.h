@@ -36,6 +36,8 @@ enum xaf_elem_type {
 	XAF_E_BF16  = 3,
 	XAF_E_I32   = 4,
 	XAF_E_F64   = 5,
+	XAF_E_I8_BLOCKS = 6,  /* int8 values in blocks with a float32 scale each (docs/PROTOCOL.md) */
+	XAF_E_I4_BLOCKS = 7,  /* 4-bit values in blocks with a float32 scale each */
 };
 
 /* Network forms (modalities) a gateway port speaks. */

@@ -85,8 +85,9 @@ final class TrainCommand implements Callable<Integer> {
             + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
     String overlap = "on";
 
-    @Option(paramLabel = "fp32|bf16", names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32, or "
-            + "bf16 (half the bytes; rounded before sending, summed in fp32) (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32, "
+            + "bf16 (half the bytes; rounded before sending, summed in fp32), or int8/int4 (blocks of 128 with one "
+            + "scale, ~0.26/0.13 of fp32's bytes; coarse, made for DiLoCo's outer sync) (default: ${DEFAULT-VALUE})")
     String wireDtype = "fp32";
 
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
@@ -236,8 +237,8 @@ final class TrainCommand implements Callable<Integer> {
         WireSecurity security = WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
         WireDtype wire = WireDtype.fromName(wireDtype);
-        if (wire == WireDtype.BF16 && algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("--wire-dtype bf16 needs --algorithm hierarchical or ring");
+        if (wire != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
+            throw new IllegalArgumentException("--wire-dtype " + wire.configName() + " needs --algorithm hierarchical or ring");
         }
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");

@@ -27,7 +27,7 @@ import java.util.Properties;
  * @param wireSecurity how datagrams are protected: crc32c, mac or encrypt (the authenticated ones read the job
  *                     secret that the launcher writes to {@link #secretFile()})
  * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
- * @param wireDtype    number format of gradients on the wire: fp32 or bf16
+ * @param wireDtype    number format of gradients on the wire: fp32, bf16, int8 or int4
  * @param endpoint     the workers' {@link Endpoint}: afxdp or udp (null: the gateway mode's default)
  * @param evalWindows  validation windows per evaluation when the split holds more (the whole split otherwise)
  * @param flows        UDP flows each worker sends from ({@link ClusterRun.Spec#flows()}); 1 by default

@@ -16,9 +16,9 @@ public record CollectiveConfig(long bucketBytes, Algorithm algorithm, Duration o
     public CollectiveConfig {
         Objects.requireNonNull(algorithm, "algorithm");
         Objects.requireNonNull(wireDtype, "wireDtype");
-        if (wireDtype == WireDtype.BF16 && algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("bf16 on the wire is implemented for the ring and hierarchical "
-                    + "all-reduce, not the parameter server");
+        if (wireDtype != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
+            throw new IllegalArgumentException(wireDtype.configName() + " on the wire is implemented for the ring "
+                    + "and hierarchical all-reduce, not the parameter server");
         }
         Objects.requireNonNull(operationTimeout, "operationTimeout");
         if (bucketBytes < 4 || bucketBytes % 4 != 0 || bucketBytes > (1L << 30)) {

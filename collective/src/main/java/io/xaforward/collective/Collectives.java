@@ -37,7 +37,7 @@ public final class Collectives implements AutoCloseable {
     /** The reduction of an all-reduce. MEAN divides the sum by the world size on every rank. */
     public enum Op { SUM, MEAN }
 
-    private record PlanKey(Algorithm algorithm, int count) {
+    private record PlanKey(Algorithm algorithm, int count, WireDtype wireDtype) {
     }
 
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
@@ -100,11 +100,28 @@ public final class Collectives implements AutoCloseable {
      *                                    transport gives up on a peer
      * @throws CollectiveException        when a message fails otherwise
      */
-    public synchronized void allReduce(MemorySegment floats, int count, Op op, int step, Algorithm algorithm) {
+    public void allReduce(MemorySegment floats, int count, Op op, int step, Algorithm algorithm) {
+        allReduce(floats, count, op, step, algorithm, config.wireDtype());
+    }
+
+    /**
+     * As {@link #allReduce(MemorySegment, int, Op, int, Algorithm)}, with the number format of this call's messages
+     * instead of the configured one: e.g. DiLoCo's outer all-reduce in int8 or int4 beside inner all-reduces in
+     * fp32. The result is computed in float32 and bitwise identical on every rank in every format; all ranks must
+     * pass the same format. Block-quantized formats ({@link WireDtype#quantized()}) need the ring or hierarchical
+     * algorithm; their buckets are rounded down to whole blocks.
+     */
+    public synchronized void allReduce(MemorySegment floats, int count, Op op, int step, Algorithm algorithm,
+                                       WireDtype wireDtype) {
         Objects.requireNonNull(floats, "floats");
         Objects.requireNonNull(op, "op");
         Objects.requireNonNull(algorithm, "algorithm");
+        Objects.requireNonNull(wireDtype, "wireDtype");
         checkUsable();
+        if (algorithm == Algorithm.PARAMETER_SERVER && wireDtype != WireDtype.FP32) {
+            throw new IllegalArgumentException(wireDtype.configName() + " on the wire is implemented for the ring "
+                    + "and hierarchical all-reduce, not the parameter server");
+        }
         if (count < 0 || (long) count * Float.BYTES > floats.byteSize()) {
             throw new IllegalArgumentException("count " + count + " floats does not fit a buffer of "
                     + floats.byteSize() + " bytes");
@@ -121,7 +138,8 @@ public final class Collectives implements AutoCloseable {
         MemorySegment data = floats.asSlice(0, (long) count * Float.BYTES);
         Operation operation = new Operation(transport, algorithm.name().toLowerCase().replace('_', '-')
                 + " all-reduce of step " + Integer.toUnsignedString(step) + " (" + count + " floats)");
-        Object plan = plans.computeIfAbsent(new PlanKey(algorithm, count), k -> newPlan(algorithm, count));
+        Object plan = plans.computeIfAbsent(new PlanKey(algorithm, count, wireDtype),
+                k -> newPlan(algorithm, count, wireDtype));
         run(() -> {
             if (plan instanceof RingAllReduce ring) {
                 ring.start(operation, data, step);
@@ -144,11 +162,19 @@ public final class Collectives implements AutoCloseable {
      * Do not mix with explicit-step {@link #allReduce} calls on the same instance unless their steps differ.
      */
     public void allReduceMean(MemorySegment flatGradients, int floatCount) {
+        allReduceMean(flatGradients, floatCount, config.wireDtype());
+    }
+
+    /**
+     * As {@link #allReduceMean(MemorySegment, int)} in the number format {@code wireDtype}, on the same step
+     * counter: calls in different formats (an inner fp32 and an outer int8 all-reduce) never share message ids.
+     */
+    public void allReduceMean(MemorySegment flatGradients, int floatCount, WireDtype wireDtype) {
         int step;
         synchronized (this) {
             step = trainingStep++;
         }
-        allReduce(flatGradients, floatCount, Op.MEAN, step);
+        allReduce(flatGradients, floatCount, Op.MEAN, step, config.algorithm(), wireDtype);
     }
 
     /** Steps {@link #allReduceMean} has started so far. */
@@ -290,21 +316,20 @@ public final class Collectives implements AutoCloseable {
         }
     }
 
-    private Object newPlan(Algorithm algorithm, int count) {
+    private Object newPlan(Algorithm algorithm, int count, WireDtype wireDtype) {
         int bucketFloats = config.bucketFloats();
+        if (wireDtype.quantized()) {
+            // Whole blocks per bucket keep one block grid from element 0 over the whole buffer (ErrorFeedback's).
+            int block = wireDtype.blockFloats();
+            bucketFloats = Math.max(block, bucketFloats - bucketFloats % block);
+        }
+        int chunkBytes = transport.config().chunkDataBytes();
         return switch (algorithm) {
-            case RING -> new RingAllReduce(rank, flat, jobId, count, bucketFloats, config.wireDtype(), arena);
-            case HIERARCHICAL -> new RingAllReduce(rank, datacenters, jobId, count, bucketFloats, config.wireDtype(),
-                    arena);
-            case PARAMETER_SERVER -> config.wireDtype() != WireDtype.FP32
-                    ? failBf16ParameterServer() : new ParameterServerAllReduce(rank, datacenters, jobId, count, bucketFloats,
-                    arena);
+            case RING -> new RingAllReduce(rank, flat, jobId, count, bucketFloats, wireDtype, chunkBytes, arena);
+            case HIERARCHICAL -> new RingAllReduce(rank, datacenters, jobId, count, bucketFloats, wireDtype,
+                    chunkBytes, arena);
+            case PARAMETER_SERVER -> new ParameterServerAllReduce(rank, datacenters, jobId, count, bucketFloats, arena);
         };
-    }
-
-    private static Object failBf16ParameterServer() {
-        throw new IllegalArgumentException("bf16 on the wire is implemented for the ring and hierarchical all-reduce,"
-                + " not the parameter server");
     }
 
     private void checkUsable() {

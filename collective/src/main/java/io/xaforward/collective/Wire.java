@@ -37,6 +37,16 @@ final class Wire {
         return (int) ((long) length * i / parts);
     }
 
+    /**
+     * Start of part {@code i} of {@code n} parts of {@code length} elements cut in whole units of {@code unit}
+     * elements (the last unit may be short): balanced in units, so a part may be empty when there are fewer units
+     * than parts. With unit 1 it is {@link #partStart(int, int, int)}.
+     */
+    static int partStart(int length, int parts, int i, int unit) {
+        long units = ((long) length + unit - 1) / unit;
+        return (int) Math.min(length, units * i / parts * unit);
+    }
+
     static MemorySegment floats(MemorySegment base, long firstFloat, long floatCount) {
         return base.asSlice(firstFloat * Float.BYTES, floatCount * Float.BYTES);
     }

@@ -44,15 +44,15 @@ class EnumsTest {
         assertThrows(IllegalArgumentException.class, () -> MessageType.fromCode(0));
         assertNull(MessageType.ofCode(0));
         assertNull(MessageType.ofCode(5));
-        int[] codes = {0, 1, 2, 3, 4, 5};
-        int[] sizes = {1, 4, 2, 2, 4, 8};
+        int[] codes = {0, 1, 2, 3, 4, 5, 6, 7};
+        int[] sizes = {1, 4, 2, 2, 4, 8, 1, 1};
         ElementType[] types = {ElementType.BYTES, ElementType.F32, ElementType.F16, ElementType.BF16,
-                ElementType.I32, ElementType.F64};
+                ElementType.I32, ElementType.F64, ElementType.I8_BLOCKS, ElementType.I4_BLOCKS};
         for (int i = 0; i < types.length; i++) {
             assertEquals(codes[i], types[i].code());
             assertEquals(sizes[i], types[i].size());
             assertEquals(types[i], ElementType.fromCode(codes[i]));
         }
-        assertThrows(IllegalArgumentException.class, () -> ElementType.fromCode(6));
+        assertThrows(IllegalArgumentException.class, () -> ElementType.fromCode(8));
     }
 }
