@@ -1,7 +1,6 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.protocol;
 
-import io.xaforward.gateway.YamlTree;
-import io.xaforward.protocol.NetworkForm;
+import io.xaforward.common.YamlTree;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,7 +11,9 @@ import java.util.function.Function;
  * What a worker registers at the etcd rendezvous under {@code /xaf/jobs/JOB/ranks/RANK}: one YAML flow mapping with
  * its data center, network form, MTU, interface, MAC, IP (IP forms) or identity (id form), the job token, the job's
  * world size (optional: workers before it did not write one), and the data center's gateway next hop. The workers build their world from it; a gateway that follows the jobs
- * ({@link JobRoutes}) derives its routes from it.
+ * ({@code xaf gateway --follow-jobs}, the gateway's {@code JobRoutes}) derives its routes from it. It lives here, with
+ * the other formats that cross between XAForward's parts, because both ends read it: the rendezvous (cluster) and the
+ * gateway, neither of which depends on the other.
  */
 public final class RankRegistration {
     private RankRegistration() {}
