@@ -100,6 +100,47 @@ class AgentCommandTest {
         }
     }
 
+    @Test
+    void anAgentStoppedBySigtermRemovesItsSocketAndSegment() throws Exception {
+        Path cluster = dir.resolve("one.yaml");
+        Files.writeString(cluster, """
+                job: 42
+                datacenters:
+                  - {name: a, form: ipv4}
+                ranks:
+                  - {rank: 0, datacenter: a, ip: 127.42.0.1}
+                """);
+        Path socket = dir.resolve("one.sock");
+        Process agent = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+                "agent", "--rank", "0", "--interface", "lo", "--cluster", cluster.toString(), "--token", "42",
+                "--wire-security", "crc32c", "--socket", socket.toString(), "--shm-bytes", "4096")
+                .redirectErrorStream(true).start();
+        try {
+            var lines = new java.io.BufferedReader(new java.io.InputStreamReader(agent.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            Path shm = null;
+            while ((line = lines.readLine()) != null) {
+                var parsed = io.xaforward.cluster.WorkerLine.parse(line);
+                if (parsed != null && parsed.kind().equals("agent")) {
+                    shm = Path.of(parsed.get("shm"));
+                    assertEquals(socket.toString(), parsed.get("socket"));
+                    break;
+                }
+            }
+            assertTrue(shm != null, "the agent line names the segment");
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(shm)));
+            assertEquals(4096, Files.size(shm));
+            assertTrue(Files.exists(socket));
+            agent.destroy(); // SIGTERM
+            assertTrue(agent.waitFor(60, TimeUnit.SECONDS), "the agent ends on SIGTERM");
+            assertFalse(Files.exists(shm), "the segment is removed on SIGTERM");
+            assertFalse(Files.exists(socket), "the socket is removed on SIGTERM");
+        } finally {
+            agent.destroyForcibly();
+        }
+    }
+
     private static void awaitFile(Path file, CompletableFuture<Integer> agent, long seconds) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (!Files.exists(file)) {

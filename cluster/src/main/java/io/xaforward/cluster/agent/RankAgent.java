@@ -85,10 +85,28 @@ public final class RankAgent {
                 .wireSecurity(o.wireSecurity(), o.secret(), run).build();
         int localRank = s.localRank() != null ? s.localRank() : localRank(world, o.rank());
         Path socket = s.socket() != null ? s.socket() : defaultSocket(o.jobId(), o.rank());
+        Path shm = SharedSegment.defaultPath(o.jobId(), o.rank());
+        // Stopped by a signal (a launcher's SIGTERM, Ctrl-C), the agent still removes its files: a segment left in
+        // /dev/shm would hold memory until the next reboot.
+        Thread cleanup = new Thread(() -> {
+            try {
+                Files.deleteIfExists(socket);
+                Files.deleteIfExists(shm);
+            } catch (java.io.IOException e) {
+                System.err.println("xaf agent: could not remove " + socket + " or " + shm + ": " + e.getMessage());
+            }
+        }, "xaf-agent-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
         try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out)) {
             awaitEveryRank(runtime, o.startTimeout());
-            return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket,
-                    SharedSegment.defaultPath(o.jobId(), o.rank()), s.shmBytes());
+            return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket, shm,
+                    s.shmBytes());
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
         }
     }
 
