@@ -132,12 +132,15 @@ public final class AgentServer implements AutoCloseable {
      */
     public static AgentServer open(RankRuntime runtime, Identity identity, SharedSegment shm, Path socketPath,
                                    PrintStream log) throws IOException {
-        int limit = 107; // sun_path holds 108 bytes, the last one a NUL
+        int limit = 106; // sun_path holds 108 bytes, the last one a NUL; one more is the temporary name's "~"
         if (socketPath.toString().getBytes(StandardCharsets.UTF_8).length > limit) {
             throw new IllegalArgumentException("--socket " + socketPath + " is longer than the " + limit
                     + " bytes a Unix socket path may have");
         }
-        if (Files.exists(socketPath)) {
+        if (Files.exists(socketPath, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (!isSocket(socketPath)) { // only a socket left by an earlier agent is ever replaced
+                throw new IllegalArgumentException("--socket " + socketPath + " exists and is not a socket");
+            }
             boolean live;
             try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socketPath))) {
                 live = true;
@@ -148,17 +151,33 @@ public final class AgentServer implements AutoCloseable {
             Files.delete(socketPath);
         }
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        // Bound under a temporary name, made 0600, then renamed: the socket appears at its path only when it is
+        // private and accepting, so whoever waits for the file can connect at once.
+        Path bound = socketPath.resolveSibling(socketPath.getFileName() + "~");
         try {
-            server.bind(UnixDomainSocketAddress.of(socketPath));
-            Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-------"));
+            if (Files.exists(bound, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !isSocket(bound)) {
+                throw new IllegalArgumentException(bound + " (the socket's temporary name) exists and is not a socket");
+            }
+            Files.deleteIfExists(bound);
+            server.bind(UnixDomainSocketAddress.of(bound));
+            Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-------"));
+            Files.move(bound, socketPath, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
             server.close();
+            if (isSocket(bound)) Files.delete(bound);
             throw e;
         }
         return new AgentServer(runtime, identity, shm, socketPath, log, server);
     }
 
     public Path socketPath() { return socketPath; }
+
+    /** Whether {@code path} is a Unix socket (not following links); false when it does not exist. */
+    static boolean isSocket(Path path) throws IOException {
+        if (!Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return false;
+        int mode = (Integer) Files.getAttribute(path, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        return (mode & 0170000) == 0140000; // S_IFMT, S_IFSOCK
+    }
 
     /** Serves until the training process says bye or goes away; see {@link Outcome}. */
     public Outcome serve() throws InterruptedException {

@@ -90,7 +90,7 @@ public final class RankAgent {
         // /dev/shm would hold memory until the next reboot.
         Thread cleanup = new Thread(() -> {
             try {
-                Files.deleteIfExists(socket);
+                if (AgentServer.isSocket(socket)) Files.delete(socket); // never a file of the user's at that path
                 Files.deleteIfExists(shm);
             } catch (java.io.IOException e) {
                 System.err.println("xaf agent: could not remove " + socket + " or " + shm + ": " + e.getMessage());
@@ -130,10 +130,8 @@ public final class RankAgent {
                 }
                 return 0;
             } finally {
-                server.close();
+                server.close(); // removes the socket it created (and only that)
             }
-        } finally {
-            Files.deleteIfExists(socket);
         }
     }
 

@@ -4,15 +4,18 @@ import io.xaforward.collective.Algorithm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,6 +72,25 @@ class AgentPythonTest {
             }
             assertTrue(digests.get(0).contains("1:") && digests.get(0).contains("2:"), digests.get(0));
             for (String d : digests) assertEquals(digests.get(0), d, "every rank ends with identical weights");
+        }
+    }
+
+    @Test
+    void initRefusesAnAgentOfAnotherRankAndTheSocketPathMustBeASocket() throws Exception {
+        Files.writeString(dir.resolve("rank1.sock"), "a user's file, not a socket");
+        try (LoopbackAgents agents = new LoopbackAgents(dir, new int[]{0, 0}, Algorithm.RING, 1 << 16,
+                Duration.ofSeconds(10))) {
+            var refused = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> agents.exits.get(1).get(30, TimeUnit.SECONDS));
+            assertTrue(refused.getCause().getMessage().contains("exists and is not a socket"), refused.toString());
+            assertEquals("a user's file, not a socket", Files.readString(dir.resolve("rank1.sock")), "left alone");
+            while (!Files.exists(agents.sockets.get(0))) Thread.sleep(20);
+            PythonRank p = PythonRank.start("env_mismatch.py", agents, 0, dir, Map.of("RANK", "1"));
+            assertEquals(0, p.await(120), p.output());
+            assertTrue(p.output().contains("REFUSED RANK=1 but the agent at " + agents.sockets.get(0)
+                    + " serves rank 0 of 2"), p.output());
+            assertEquals(RankAgent.EXIT_CLIENT_LOST, agents.exits.get(0).get(30, TimeUnit.SECONDS),
+                    "the refused script's connection closing ends the agent's service");
         }
     }
 

@@ -35,6 +35,12 @@ final class PythonRank {
 
     /** Starts {@code script} (a test resource under agent/) as rank {@code rank} of {@code agents}. */
     static PythonRank start(String script, LoopbackAgents agents, int rank, Path dir) throws IOException {
+        return start(script, agents, rank, dir, Map.of());
+    }
+
+    /** As {@link #start(String, LoopbackAgents, int, Path)}, with {@code overrides} put into its environment last. */
+    static PythonRank start(String script, LoopbackAgents agents, int rank, Path dir, Map<String, String> overrides)
+            throws IOException {
         Path file = dir.resolve(script);
         if (!Files.exists(file)) {
             try (InputStream in = PythonRank.class.getResourceAsStream("/agent/" + script)) {
@@ -50,6 +56,7 @@ final class PythonRank {
         env.put("WORLD_SIZE", Integer.toString(agents.size));
         env.put("LOCAL_RANK", Integer.toString(rank));
         env.put("OMP_NUM_THREADS", "1");
+        env.putAll(overrides);
         return new PythonRank(rank, pb.start());
     }
 
