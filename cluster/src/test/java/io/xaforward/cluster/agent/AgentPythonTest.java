@@ -97,8 +97,9 @@ class AgentPythonTest {
     @Test
     void aKilledTrainingProcessMakesItsAgentLeaveAndThePeersFailNamingIt() throws Exception {
         int victim = TWO_DATACENTERS.length - 1;
+        // The bound on the survivors' failure: the acknowledgement timeout, 15 s (the operation's is 30 s).
         try (LoopbackAgents agents = new LoopbackAgents(dir, TWO_DATACENTERS, Algorithm.HIERARCHICAL, 1 << 20,
-                Duration.ofSeconds(5)).awaitSockets(Duration.ofSeconds(30))) {
+                Duration.ofSeconds(30)).awaitSockets(Duration.ofSeconds(30))) {
             List<PythonRank> ranks = startAll("kill_peer.py", agents, dir);
             for (PythonRank p : ranks) p.awaitLine("READY rank " + p.rank, 120);
             ranks.get(victim).process.destroyForcibly(); // SIGKILL: no bye, no clean close by the script

@@ -54,7 +54,10 @@ final class LoopbackAgents implements AutoCloseable {
 
     /**
      * @param datacenterOfRank the data center of every rank (its length is the world size)
-     * @param opTimeout        how long a collective waits for a peer
+     * @param opTimeout        how long a collective waits for a peer; the transport waits half of it for an
+     *                         acknowledgement, so that, as in a job (60 s against 120 s), a dead peer is named by the
+     *                         send that it never acknowledged before the operation as a whole times out. Not
+     *                         shorter than a script's start: Python and torch start slowly on a loaded machine
      */
     LoopbackAgents(Path dir, int[] datacenterOfRank, Algorithm algorithm, long shmBytes, Duration opTimeout) {
         size = datacenterOfRank.length;
@@ -68,7 +71,7 @@ final class LoopbackAgents implements AutoCloseable {
             CollectiveConfig collectives = CollectiveConfig.defaults().withAlgorithm(algorithm)
                     .withBucketBytes(64 << 10).withOperationTimeout(opTimeout);
             ByteArrayOutputStream out = new ByteArrayOutputStream();
-            RankRuntime runtime = RankRuntime.start(wiring, wiring.transportConfig(TOKEN, Duration.ofSeconds(2)).build(),
+            RankRuntime runtime = RankRuntime.start(wiring, wiring.transportConfig(TOKEN, opTimeout.dividedBy(2)).build(),
                     ports.get(r), collectives, new PrintStream(out, true, StandardCharsets.UTF_8));
             runtimes.add(runtime);
             lines.add(out);
