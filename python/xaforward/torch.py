@@ -134,25 +134,37 @@ def barrier():
 _pinned = {}
 
 
-def _to_host(t):
-    """The tensor's values in host memory: itself on the CPU; on a GPU a pinned buffer filled asynchronously and
-    waited for (exercised only where a GPU exists; on CPU this is a no-op)."""
-    if not t.is_cuda:
-        return t
-    key = (t.numel(), t.dtype)
+def _pinned_buffer(numel, dtype):
+    key = (numel, dtype)
     buf = _pinned.get(key)
     if buf is None:
-        buf = torch.empty(t.numel(), dtype=t.dtype, pin_memory=True)
+        buf = torch.empty(numel, dtype=dtype, pin_memory=True)
         _pinned[key] = buf
+    return buf
+
+
+def _to_host(t):
+    """The tensor's values in host memory: itself on the CPU; on a GPU a pinned buffer filled by DMA and waited for
+    (exercised only where a GPU exists; on CPU this is a no-op)."""
+    if not t.is_cuda:
+        return t
+    buf = _pinned_buffer(t.numel(), t.dtype)
     buf.copy_(t.reshape(-1), non_blocking=True)
     torch.cuda.current_stream(t.device).synchronize()
     return buf.view(t.shape)
 
 
 def _from_host(t, host):
-    """Writes host values back into `t` (a no-op on CPU, where `host` is `t` or was copied into it already)."""
-    if t.is_cuda:
-        t.copy_(host.view(t.shape), non_blocking=True)
+    """Writes host values back into a GPU tensor through a pinned buffer and waits for the copy, so that the buffer
+    (shared by every tensor of the same size) is free again on return. A no-op on CPU, where the values are in `t`
+    already."""
+    if not t.is_cuda:
+        return
+    buf = _pinned_buffer(t.numel(), t.dtype)
+    if buf.data_ptr() != host.data_ptr():
+        buf.copy_(host.reshape(-1))
+    t.copy_(buf.view(t.shape), non_blocking=True)
+    torch.cuda.current_stream(t.device).synchronize()
 
 
 # -- synchronous collectives through the scratch region -----------------------------------------------------------
@@ -413,7 +425,7 @@ class _DistributedMixin:
                     if p.grad is None:
                         p.grad = slot.to(device=p.device, dtype=p.dtype).clone()
                     elif p.grad.is_cuda:
-                        _from_host(p.grad, _to_host_buffer(slot, p.grad.dtype))
+                        _from_host(p.grad, slot)  # through a pinned buffer of the gradient's dtype
                     else:
                         p.grad.copy_(slot)
         for p in self._xaf_passes_left:
@@ -426,10 +438,6 @@ class _DistributedMixin:
             self.synchronize()
         self._xaf_synced = False
         return super().step(closure)
-
-
-def _to_host_buffer(slot, dtype):
-    return slot if dtype == torch.float32 else slot.to(dtype)
 
 
 def _align(n):
