@@ -37,9 +37,10 @@ import static io.xaforward.cluster.agent.AgentProtocol.*;
  * ({@link AgentProtocol}), running its collectives with the rank's {@link Collectives} on tensors in a
  * {@link SharedSegment}.
  *
- * <p>Threads: one reader per connection parses and checks requests and answers bad ones at once; one executor runs
- * the collectives strictly in the order they arrived (several may be queued: the training process starts a bucket's
- * all-reduce while its backward pass still runs) and answers each when its result is in place.
+ * <p>Threads: one reader per connection parses and checks requests and answers bad ones at once; a checker runs
+ * each request's order check (below) ahead of the executor; one executor runs the collectives strictly in the order
+ * they arrived (several may be queued: the training process starts a bucket's all-reduce while its backward pass
+ * still runs) and answers each when its result is in place.
  *
  * <p>Every rank must issue the same collectives in the same order. Before each one the ranks all-reduce a small
  * fingerprint (kind, op or root, count, name) with fp32 on the wire, so a rank that issued something else is
@@ -85,12 +86,20 @@ public final class AgentServer implements AutoCloseable {
     private volatile boolean closed;
     /** The final barrier passed: the client hanging up now is the normal end, not a lost client. */
     private volatile boolean saidBye;
+    /** Requests whose order check ran, in arrival order, for the executor. */
+    private final BlockingQueue<Checked> checked = new LinkedBlockingQueue<>();
+    /** Collectives numbered so far (the checker's). */
     private int sequence;
-    private RuntimeException failure;
+    /** The first collective failure: the group is then unusable, and every later request is answered with it. */
+    private volatile RuntimeException failure;
+    private Thread checker;
     private Thread executor;
     private Thread acceptor;
 
     private record Job(Connection from, Request request) {}
+
+    /** A job whose order check ran: a mismatch to answer, the check's own failure, or neither. */
+    private record Checked(Job job, int seq, String mismatch, RuntimeException failure) {}
 
     private final class Connection {
         final SocketChannel channel;
@@ -181,6 +190,7 @@ public final class AgentServer implements AutoCloseable {
 
     /** Serves until the training process says bye or goes away; see {@link Outcome}. */
     public Outcome serve() throws InterruptedException {
+        checker = Thread.ofPlatform().name("xaf-agent-order-check").daemon().start(this::runChecks);
         executor = Thread.ofPlatform().name("xaf-agent-collectives").daemon().start(this::runCollectives);
         acceptor = Thread.ofPlatform().name("xaf-agent-accept").daemon().start(this::accept);
         try {
@@ -319,8 +329,12 @@ public final class AgentServer implements AutoCloseable {
         }
     }
 
-    /** The executor: runs queued collectives one at a time, in arrival order, and answers each. */
-    private void runCollectives() {
+    /**
+     * The checker: runs each queued request's order check ({@link #checkOrder}) and hands it on to the executor. It
+     * runs ahead of the executor, so the check of a queued bucket overlaps the all-reduce of the one before it (the
+     * two use their own {@link Collectives} over the same transport, with distinct step numbers).
+     */
+    private void runChecks() {
         while (true) {
             Job job;
             try {
@@ -328,10 +342,36 @@ public final class AgentServer implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            Request r = job.request();
-            String error = null;
+            int seq = sequence++;
+            String mismatch = null;
+            RuntimeException failed = null;
+            if (failure == null) { // after a failure nothing is checked: every request is answered with it at once
+                try {
+                    mismatch = checkOrder(job.request(), seq);
+                } catch (RuntimeException e) {
+                    failed = e;
+                }
+            }
+            checked.add(new Checked(job, seq, mismatch, failed));
+        }
+    }
+
+    /** The executor: runs the checked collectives one at a time, in arrival order, and answers each. */
+    private void runCollectives() {
+        while (true) {
+            Checked c;
             try {
-                error = run(r);
+                c = checked.take();
+            } catch (InterruptedException e) {
+                return;
+            }
+            Job job = c.job();
+            Request r = job.request();
+            String error;
+            try {
+                if (c.failure() != null) throw c.failure();
+                error = failure != null ? "the job's collectives failed earlier (" + describe(failure)
+                        + "); this agent can only leave the job" : c.mismatch() != null ? c.mismatch() : run(r, c.seq());
             } catch (RuntimeException e) {
                 failure = e;
                 error = describe(e);
@@ -352,14 +392,8 @@ public final class AgentServer implements AutoCloseable {
         }
     }
 
-    /** Runs one collective; returns null when done, or the error to answer when the ranks disagreed. */
-    private String run(Request r) throws InterruptedException {
-        if (failure != null) {
-            return "the job's collectives failed earlier (" + describe(failure) + "); this agent can only leave the job";
-        }
-        int seq = sequence++;
-        String mismatch = checkOrder(r, seq);
-        if (mismatch != null) return mismatch;
+    /** Runs collective number {@code seq}, whose order check passed; null when done. */
+    private String run(Request r, int seq) throws InterruptedException {
         MemorySegment data = r.bytes() > 0 ? shm.memory().asSlice(r.offset(), r.bytes()) : null;
         switch (r.type()) {
             case ALLREDUCE -> {
@@ -441,14 +475,15 @@ public final class AgentServer implements AutoCloseable {
             }
         }
         boolean idle = true;
-        if (executor != null) {
-            executor.interrupt();
+        for (Thread t : new Thread[]{checker, executor}) {
+            if (t == null) continue;
+            t.interrupt();
             try {
-                executor.join(1000); // a collective still running ends once its owner closes the transport
+                t.join(1000); // a collective still running ends once its owner closes the transport
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            idle = !executor.isAlive();
+            idle &= !t.isAlive();
         }
         try {
             Files.deleteIfExists(socketPath);
