@@ -71,7 +71,7 @@ final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "seconds a collective waits for a peer before it fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds = 120;
 
-    @Option(paramLabel = "SECONDS", names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
+    @Option(paramLabel = "SECONDS", names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up, and then for the training process to say hello (default: ${DEFAULT-VALUE})")
     long startTimeoutSeconds = 300;
 
     @Option(names = "--wire-security", defaultValue = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY, paramLabel = "MODE",

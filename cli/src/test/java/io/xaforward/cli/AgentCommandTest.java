@@ -141,6 +141,24 @@ class AgentCommandTest {
         }
     }
 
+    @Test
+    void anAgentWhoseTrainingProcessNeverComesLeavesAfterTheStartTimeout() throws Exception {
+        Path cluster = dir.resolve("alone.yaml");
+        Files.writeString(cluster, """
+                job: 45
+                datacenters:
+                  - {name: a, form: ipv4}
+                ranks:
+                  - {rank: 0, datacenter: a, ip: 127.45.0.1}
+                """);
+        Path socket = dir.resolve("alone.sock");
+        int status = Main.commandLine().execute("agent", "--rank", "0", "--interface", "lo", "--cluster",
+                cluster.toString(), "--token", "45", "--wire-security", "crc32c", "--socket", socket.toString(),
+                "--shm-bytes", "4096", "--start-timeout", "2");
+        assertEquals(io.xaforward.cluster.agent.RankAgent.EXIT_CLIENT_LOST, status);
+        assertFalse(Files.exists(socket), "the socket is removed");
+    }
+
     private static void awaitFile(Path file, CompletableFuture<Integer> agent, long seconds) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (!Files.exists(file)) {

@@ -58,7 +58,9 @@ public final class AgentServer implements AutoCloseable {
         /** The training process said bye; every rank passed the final barrier. */
         BYE,
         /** The training process went away without bye (it died, or closed its socket): the agent leaves the job. */
-        CLIENT_LOST
+        CLIENT_LOST,
+        /** No training process said hello in time (its launch failed): the agent leaves the job. */
+        NO_CLIENT
     }
 
     /** Floats of one rank's fingerprint in the order check. */
@@ -188,12 +190,26 @@ public final class AgentServer implements AutoCloseable {
         return (mode & 0170000) == 0140000; // S_IFMT, S_IFSOCK
     }
 
-    /** Serves until the training process says bye or goes away; see {@link Outcome}. */
-    public Outcome serve() throws InterruptedException {
+    /**
+     * Serves until the training process says bye or goes away, or until {@code helloTimeout} passes without one
+     * saying hello; see {@link Outcome}.
+     */
+    public Outcome serve(java.time.Duration helloTimeout) throws InterruptedException {
         checker = Thread.ofPlatform().name("xaf-agent-order-check").daemon().start(this::runChecks);
         executor = Thread.ofPlatform().name("xaf-agent-collectives").daemon().start(this::runCollectives);
         acceptor = Thread.ofPlatform().name("xaf-agent-accept").daemon().start(this::accept);
         try {
+            try {
+                return end.get(helloTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                synchronized (this) {
+                    if (served == null) {
+                        log.println("xaf agent: rank " + identity.rank() + ": no training process said hello on "
+                                + socketPath + " within " + helloTimeout.toSeconds() + " s; leaving the job");
+                        end.complete(Outcome.NO_CLIENT);
+                    }
+                }
+            }
             return end.get();
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException("the agent's socket failed: " + e.getCause().getMessage(), e.getCause());
@@ -305,6 +321,7 @@ public final class AgentServer implements AutoCloseable {
                 throw new BadRequest(HELLO, r.id(), "this agent already serves pid " + served.pid
                         + " (one training process per agent)");
             }
+            if (end.isDone()) throw new BadRequest(HELLO, r.id(), "this agent is leaving the job");
             if (r.version() != VERSION) {
                 throw new BadRequest(HELLO, r.id(), "protocol version " + r.version() + " is not spoken here (this agent: "
                         + VERSION + ")");

@@ -40,7 +40,7 @@ public final class RankAgent {
      */
     public record Settings(Path socket, long shmBytes, Integer localRank, WireDtype wireDtype) {}
 
-    /** Exit status of an agent whose training process went away without bye. */
+    /** Exit status of an agent whose training process went away without bye, or never said hello. */
     public static final int EXIT_CLIENT_LOST = 3;
 
     private final WorkerOptions o;
@@ -100,7 +100,7 @@ public final class RankAgent {
         try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out)) {
             awaitEveryRank(runtime, o.startTimeout());
             return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket, shm,
-                    s.shmBytes());
+                    s.shmBytes(), o.startTimeout());
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(cleanup);
@@ -112,19 +112,19 @@ public final class RankAgent {
 
     /**
      * Serves the training process on {@code socket} with a fresh segment at {@code shmPath}, after the rank has
-     * joined; prints the {@code agent} line (socket, segment) once both exist. Leaves the job on the outcome:
+     * joined, waiting up to {@code helloTimeout} for it to say hello; prints the {@code agent} line (socket, segment) once both exist. Leaves the job on the outcome:
      * after bye the runtime's finish has run; when the client was lost the transport is closed at once, so the
      * other ranks' collectives fail naming this rank. Returns the exit status.
      */
     public static int serve(RankRuntime runtime, AgentServer.Identity identity, Path socket, Path shmPath,
-                            long shmBytes) throws Exception {
+                            long shmBytes, java.time.Duration helloTimeout) throws Exception {
         try (SharedSegment shm = SharedSegment.create(shmPath, shmBytes)) {
             AgentServer server = AgentServer.open(runtime, identity, shm, socket, System.err);
             try {
                 runtime.report("agent", "rank", identity.rank(), "size", identity.size(), "local_rank",
                         identity.localRank(), "socket", socket.toAbsolutePath(), "shm", shm.file(), "shm_bytes", shmBytes);
-                AgentServer.Outcome outcome = server.serve();
-                if (outcome == AgentServer.Outcome.CLIENT_LOST) {
+                AgentServer.Outcome outcome = server.serve(helloTimeout);
+                if (outcome != AgentServer.Outcome.BYE) {
                     runtime.transport().close(); // a collective still running fails now, not at its timeout
                     return EXIT_CLIENT_LOST;
                 }

@@ -82,7 +82,7 @@ final class LoopbackAgents implements AutoCloseable {
             AgentServer.Identity identity = new AgentServer.Identity(r, size, r);
             exits.add(CompletableFuture.supplyAsync(() -> {
                 try {
-                    return RankAgent.serve(runtime, identity, socket, shm, shmBytes);
+                    return RankAgent.serve(runtime, identity, socket, shm, shmBytes, Duration.ofMinutes(5));
                 } catch (Exception e) {
                     throw new IllegalStateException("rank " + identity.rank() + "'s agent failed: " + e, e);
                 }
