@@ -65,18 +65,22 @@ class KubernetesManifestsTest {
     static void parseEveryManifest() throws Exception {
         try (Stream<Path> files = Files.list(DIR)) {
             for (Path f : files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList()) {
-                List<HasMetadata> objects = new ArrayList<>();
-                // One object per YAML document; Serialization picks the model class from apiVersion and kind.
-                for (String doc : Files.readString(f).split("(?m)^---\\s*$")) {
-                    if (doc.lines().allMatch(l -> l.isBlank() || l.strip().startsWith("#"))) continue;
-                    Object o = Serialization.unmarshal(doc);
-                    assertTrue(o instanceof HasMetadata, f + ": a document that is no Kubernetes object: " + o);
-                    objects.add((HasMetadata) o);
-                }
-                FILES.put(f.getFileName().toString(), objects);
+                FILES.put(f.getFileName().toString(), read(f));
             }
         }
         assertEquals(Set.of("namespace.yaml", "etcd.yaml", "gateway.yaml", "workers.yaml"), FILES.keySet());
+    }
+
+    /** The objects of one manifest file: one per YAML document, the model class picked from apiVersion and kind. */
+    static List<HasMetadata> read(Path f) throws java.io.IOException {
+        List<HasMetadata> objects = new ArrayList<>();
+        for (String doc : Files.readString(f).split("(?m)^---\\s*$")) {
+            if (doc.lines().allMatch(l -> l.isBlank() || l.strip().startsWith("#"))) continue;
+            Object o = Serialization.unmarshal(doc);
+            assertTrue(o instanceof HasMetadata, f + ": a document that is no Kubernetes object: " + o);
+            objects.add((HasMetadata) o);
+        }
+        return objects;
     }
 
     static <T extends HasMetadata> T only(Class<T> kind, String name) {
