@@ -39,7 +39,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else the cluster file's number of ranks; with --etcd, one of them is required)")
     Integer world;
 
-    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK; with a cluster file one of them is required; with --etcd and neither, the rendezvous assigns the lowest free rank)")
+    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK, else $JOB_COMPLETION_INDEX, a Kubernetes Indexed Job's pod index; with a cluster file one of them is required; with --etcd and none, the rendezvous assigns the lowest free rank)")
     Integer rank;
 
     @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
@@ -64,6 +64,12 @@ final class WorkerCommand implements Callable<Integer> {
     /** The rank of an {@link Identity} whose rank the rendezvous assigns ({@code --etcd} without --rank or RANK). */
     static final int ASSIGNED = -1;
 
+    /**
+     * The environment variables a scheduler gives the rank in, read in this order when --rank is not given: torchrun's
+     * RANK, then the pod index of a Kubernetes Indexed Job (deploy/kubernetes/workers.yaml runs one rank per index).
+     */
+    static final java.util.List<String> RANK_VARIABLES = java.util.List.of("RANK", "JOB_COMPLETION_INDEX");
+
     /** An integer from torchrun's environment, or null when the variable is not set. */
     private Integer fromEnvironment(String name) {
         String v = environment.get(name);
@@ -85,14 +91,16 @@ final class WorkerCommand implements Callable<Integer> {
         Integer w = world != null ? world : fromEnvironment("WORLD_SIZE");
         if (w == null && file != null) w = file.worldSize();
         if (w == null) throw new IllegalArgumentException("give the number of ranks: --world N or WORLD_SIZE" + where);
-        Integer r = rank != null ? rank : fromEnvironment("RANK");
+        String rankFrom = rank != null ? "--rank"
+                : RANK_VARIABLES.stream().filter(v -> fromEnvironment(v) != null).findFirst().orElse(null);
+        Integer r = rank != null ? rank : rankFrom != null ? fromEnvironment(rankFrom) : null;
         if (r == null && file == null) r = ASSIGNED;
         if (r == null) {
-            throw new IllegalArgumentException("give this worker's rank: --rank N or RANK (a cluster file names each"
-                    + " rank's host; with --etcd instead, the rendezvous can assign ranks)");
+            throw new IllegalArgumentException("give this worker's rank: --rank N or " + String.join(" or ", RANK_VARIABLES)
+                    + " (a cluster file names each rank's host; with --etcd instead, the rendezvous can assign ranks)");
         }
         if (r != ASSIGNED && (r < 0 || r >= w)) {
-            throw new IllegalArgumentException((rank != null ? "--rank" : "RANK") + " must be 0.." + (w - 1) + ", was " + r);
+            throw new IllegalArgumentException(rankFrom + " must be 0.." + (w - 1) + ", was " + r);
         }
         NetworkForm f;
         if (form != null) f = NetworkForm.fromName(form);
@@ -297,7 +305,7 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows);
     }
 
-    private WorldSource worldSource() {
+    WorldSource worldSource() {
         if (peers.cluster != null) {
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --etcd URL");
             return WorldSource.clusterFile(peers.cluster);
@@ -305,7 +313,7 @@ final class WorkerCommand implements Callable<Integer> {
         return rendezvous();
     }
 
-    private EtcdRendezvous rendezvous() {
+    EtcdRendezvous rendezvous() {
         if (datacenter == null || gateway == null) {
             throw new IllegalArgumentException("--etcd needs --datacenter and --gateway (the peers learn them from this rank)");
         }

@@ -85,6 +85,20 @@ final class GatewayProcess implements AutoCloseable {
         return new GatewayProcess(pb.start());
     }
 
+    /**
+     * As {@link #startKeepingMounts(String, Path, List)}, with {@code wrapper} (e.g. setpriv ...) run inside the
+     * namespace before java: a pinned gateway with fewer privileges.
+     */
+    static GatewayProcess startKeepingMounts(String ns, Path config, List<String> wrapper, List<String> options) throws IOException {
+        List<String> args = new ArrayList<>(List.of("gateway", "--config", config.toString()));
+        args.addAll(options);
+        List<String> command = new ArrayList<>(wrapper);
+        command.addAll(Netns.javaProcessBuilder(null, List.of(), Main.class.getName(), args).command());
+        ProcessBuilder pb = Netns.processBuilderKeepMounts(ns, command);
+        pb.redirectErrorStream(true);
+        return new GatewayProcess(pb.start());
+    }
+
     /** Waits for the ready line; fails with the gateway's output if it exits or times out first. */
     synchronized void awaitReady(long timeoutMs) throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMs;

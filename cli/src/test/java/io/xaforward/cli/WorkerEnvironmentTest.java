@@ -181,10 +181,37 @@ class WorkerEnvironmentTest {
     }
 
     @Test
+    void aKubernetesIndexedJobsPodIndexIsTheRankWhenNeitherRankNorRANKIsGiven() throws Exception {
+        String[] etcd = {"--job", "7", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
+        WorkerCommand.Identity id = worker(Map.of("JOB_COMPLETION_INDEX", "2", "WORLD_SIZE", "4"), etcd).identity();
+        assertEquals(2, id.rank(), "the pod index of an Indexed Job");
+        assertEquals(4, id.world());
+        assertEquals(1, worker(Map.of("JOB_COMPLETION_INDEX", "2", "RANK", "1", "WORLD_SIZE", "4"), etcd).identity().rank(),
+                "torchrun's RANK comes first");
+        assertEquals(0, worker(Map.of("JOB_COMPLETION_INDEX", "2", "WORLD_SIZE", "4"), add(etcd, "--rank", "0"))
+                .identity().rank(), "--rank wins");
+        assertEquals(3, options(Map.of("JOB_COMPLETION_INDEX", "3"), "--interface", "eth1", "--cluster", cluster.toString())
+                .rank(), "with a cluster file as well");
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> worker(Map.of("JOB_COMPLETION_INDEX", "4", "WORLD_SIZE", "4"), etcd).identity());
+        assertEquals("JOB_COMPLETION_INDEX must be 0..3, was 4", e.getMessage(), "the variable that gave the rank is named");
+        e = assertThrows(IllegalArgumentException.class,
+                () -> worker(Map.of("JOB_COMPLETION_INDEX", "x", "WORLD_SIZE", "4"), etcd).identity());
+        assertTrue(e.getMessage().contains("JOB_COMPLETION_INDEX='x' is not a number"), e.getMessage());
+    }
+
+    private static String[] add(String[] args, String... more) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of(more));
+        return all.toArray(String[]::new);
+    }
+
+    @Test
     void whatIsMissingOrWrongIsNamed() {
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of(), "--interface", "eth1",
                 "--cluster", cluster.toString()));
-        assertTrue(e.getMessage().contains("--rank N or RANK (a cluster file names each rank's host"), e.getMessage());
+        assertTrue(e.getMessage().contains("--rank N or RANK or "), e.getMessage());
+        assertTrue(e.getMessage().contains(" or JOB_COMPLETION_INDEX (a cluster file names each rank's host"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "two"), "--interface", "eth1",
                 "--cluster", cluster.toString()));
         assertTrue(e.getMessage().contains("RANK='two'"), e.getMessage());
