@@ -28,9 +28,11 @@ import java.util.concurrent.Callable;
                 "Joins the job as xaf worker does (cluster file or etcd rendezvous, wire security, gateways), then serves"
                         + " one training process on a Unix socket and a shared-memory segment. See docs/PYTORCH.md."},
         footerHeading = "%nExample:%n",
-        footer = {"  xaf agent --job 7 --world 4 --rank 2 --interface eth1 --cluster cluster.yaml \\",
-                "      --token-file /etc/xaf/job7.token --secret-file /etc/xaf/job7.secret --socket /run/xaf/rank2.sock",
-                "  XAF_AGENT_SOCKET=/run/xaf/rank2.sock RANK=2 WORLD_SIZE=4 /usr/bin/python3 train.py"})
+        footer = {"  xaf agent --job 7 --world 4 --rank 2 --interface eth1 \\",
+                "      --cluster cluster.yaml --token-file /etc/xaf/job7.token \\",
+                "      --secret-file /etc/xaf/job7.secret --socket /run/xaf/rank2.sock",
+                "  XAF_AGENT_SOCKET=/run/xaf/rank2.sock RANK=2 WORLD_SIZE=4 \\",
+                "      /usr/bin/python3 train.py"})
 final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "ID", names = "--job", description = "job id, 1..65535 (default: the cluster file's job; with --etcd, required)")
     Integer job;
