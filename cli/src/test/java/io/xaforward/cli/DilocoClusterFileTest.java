@@ -17,9 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * DiLoCo with {@code xaf worker} as on real machines: the cluster file's training section says
- * {@code sync: diloco, sync-every: 2}; four worker processes in two data centers, one XDP gateway process. Every
+ * {@code sync: diloco, sync-every: 2, outer-dtype: bf16}; four worker processes in two data centers, one XDP gateway process. Every
  * rank reports the same global checksum at every step and after the syncs of steps 2, 4 and 6 (and only then) an
- * outer sync with its bytes; all end with the same weights, and the outer syncs crossed the gateway.
+ * outer sync with its bytes (2 bytes per parameter each way between the two data centers: bf16); all end with the same weights, and the outer syncs crossed the gateway.
  */
 class DilocoClusterFileTest {
     static final int STEPS = 6;
@@ -30,7 +30,7 @@ class DilocoClusterFileTest {
         try (DeployFixture machines = new DeployFixture()) {
             prefix = machines.prefix;
             Path cluster = machines.writeClusterFile();
-            Files.writeString(cluster, "training: {checksum-every: 1, sync: diloco, sync-every: 2}\n",
+            Files.writeString(cluster, "training: {checksum-every: 1, sync: diloco, sync-every: 2, outer-dtype: bf16}\n",
                     java.nio.file.StandardOpenOption.APPEND);
             Path gatewayConfig = machines.writeGatewayConfig("127.0.0.1:9465");
             Path checkpoints = machines.dir.resolve("ckpt-diloco");
@@ -67,7 +67,8 @@ class DilocoClusterFileTest {
                             assertEquals(sync, line.values().containsKey("outer_applied"), "step " + (s + 1) + ": " + line);
                             if (sync) {
                                 assertEquals(1, line.integer("outer_applied"));
-                                assertTrue(line.integer("outer_bytes") > 0, line.toString());
+                                long params = workers.get(r).protocolLines("start").get(0).integer("params");
+                                assertEquals(2 * 2 * params, line.integer("outer_bytes"), line.toString());
                             }
                         }
                     }
