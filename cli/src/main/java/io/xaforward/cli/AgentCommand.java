@@ -1,7 +1,10 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.agent.RankAgent;
+import io.xaforward.cluster.SyncMode;
 import io.xaforward.cluster.deploy.WorkerOptions;
+import io.xaforward.collective.OuterDtype;
+import io.xaforward.training.DilocoConfig;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
@@ -134,7 +137,8 @@ final class AgentCommand implements Callable<Integer> {
         return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(),
                 TrainingLoopOptions.DEFAULT_PRESET, 1, 1, 0, 0, 0, Path.of("-"), Tokenizer.byName("bytes"), 1,
                 bucketMb << 20, Algorithm.fromName(algorithm), Path.of("-"), 0, false, 0,
-                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), mode, w.secret(mode), flows);
+                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), mode, w.secret(mode), flows,
+                SyncMode.DDP, DilocoConfig.of(DilocoConfig.DEFAULT_SYNC_EVERY), OuterDtype.FP32);
     }
 
     private Integer localRankSetting() {
