@@ -175,7 +175,7 @@ final class TrainCommand implements Callable<Integer> {
     void checkBeforeStart() throws Exception {
         if (topology == null) topology = shippedTopology("two-dc.yaml").toAbsolutePath().normalize(); // recorded in the settings
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
-        io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
+        io.xaforward.testbed.Topology topo = io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
         io.xaforward.training.ModelConfig model;
         try {
             model = io.xaforward.training.ModelConfig.preset(loop.preset);
@@ -184,6 +184,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         // Every mode word is parsed here, once: a bad one fails before anything is set up.
         mode = GatewayMode.fromName(gatewayMode);
+        loop.checkSync();
+        TrainJobSpec.checkDatacenters(loop.syncMode(), topo.datacenters().size());
         chosenEndpoint = io.xaforward.cluster.Endpoint.resolve(endpoint, mode);
         io.xaforward.cluster.Endpoint.checkFlows(chosenEndpoint, flows);
         if (resume != null) {
@@ -257,6 +259,7 @@ final class TrainCommand implements Callable<Integer> {
                 .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
                 .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
                 .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
+                .sync(loop.syncMode()).diloco(loop.diloco()).outerDtype(loop.outerFormat())
                 .build();
     }
 

@@ -294,7 +294,8 @@ final class WorkerCommand implements Callable<Integer> {
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
                 Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
                 loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows);
+                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows, loop.syncMode(), loop.diloco(),
+                loop.outerFormat());
     }
 
     private WorldSource worldSource() {
