@@ -163,6 +163,7 @@ final class DilocoReport {
                     number(r.bytesPerStep(), "%,.0f"), number(r.fewerBytes(), "%.0fx")));
         }
         md.append('\n');
+        md.append(BenchTrainText.DILOCO);
         md.append(targets(rows, ref));
         md.append("![validation loss against training time](train-").append(c.name()).append("-diloco-loss.png)\n\n");
         plot(c, byCell, rows, outDir);
