@@ -11,6 +11,7 @@ import io.xaforward.training.Evaluation;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
@@ -160,7 +161,7 @@ final class DilocoReport {
                     Double.isNaN(r.loss()) ? "-" : String.format(Locale.ROOT, "%.4f ± %.4f", r.loss(), r.standardError()),
                     number(r.gapInDdpErrors(), "%+.1f"), number(r.secondsToDdpLoss(), "%.1f"),
                     Double.isNaN(r.speedUp()) || Double.isInfinite(r.secondsToDdpLoss()) ? "-" : String.format(Locale.ROOT, "%.2fx shorter", r.speedUp()),
-                    number(r.bytesPerStep(), "%,.0f"), number(r.fewerBytes(), "%.0fx")));
+                    number(r.bytesPerStep(), "%,.0f"), number(r.fewerBytes(), r.fewerBytes() < 10 ? "%.2fx" : "%.0fx")));
         }
         md.append('\n');
         md.append(BenchTrainText.DILOCO);
@@ -223,6 +224,7 @@ final class DilocoReport {
         JFreeChart chart = ChartFactory.createXYLineChart(c.name() + ": validation loss against training time",
                 "training time, s (sum of step times)", "validation loss (whole split)", data, PlotOrientation.VERTICAL, true, false, false);
         chart.getXYPlot().setRenderer(new XYLineAndShapeRenderer(true, true));
+        ((NumberAxis) chart.getXYPlot().getRangeAxis()).setAutoRangeIncludesZero(false); // losses differ in the decimals
         ChartUtils.saveChartAsPNG(outDir.resolve("train-" + c.name() + "-diloco-loss.png").toFile(), chart, 900, 500);
     }
 }
