@@ -178,7 +178,7 @@ final class DilocoReport {
         if (diloco == null) return "";
         StringBuilder md = new StringBuilder("Targets (issue 32), XAF's DiLoCo over " + ref.mode().configName() + " against its DDP:\n\n");
         md.append(String.format(Locale.ROOT, "- >= 100x fewer bytes through the gateway per step: %s (%sx).%n",
-                verdict(diloco.fewerBytes() >= 100), number(diloco.fewerBytes(), "%.0f")));
+                verdict(diloco.fewerBytes() >= 100), number(diloco.fewerBytes(), "%.1f")));
         md.append(String.format(Locale.ROOT, "- validation loss at equal tokens within 2 standard errors of DDP's: %s (gap %s SE).%n",
                 verdict(Math.abs(diloco.gapInDdpErrors()) <= 2 || diloco.gapInDdpErrors() < 0), number(diloco.gapInDdpErrors(), "%+.1f")));
         md.append(String.format(Locale.ROOT, "- time to DDP's final validation loss >= 2x shorter: %s (%s).%n",
@@ -189,9 +189,9 @@ final class DilocoReport {
             Row best = gloo.stream().min(Comparator.comparingDouble(Row::stepMs)).orElseThrow();
             boolean ahead = diloco.stepMs() < best.stepMs() && !(diloco.secondsToDdpLoss() > best.secondsToDdpLoss());
             md.append(String.format(Locale.ROOT, "- DiLoCo over XAF ahead of DiLoCo over Gloo at the same H: %s (%s against %s ms per"
-                            + " step, the faster Gloo path %s; time to DDP's loss %s against %s s).%n",
+                            + " step, the faster Gloo path %s; time to DDP's loss %s against %s).%n",
                     verdict(ahead), number(diloco.stepMs(), "%.0f"), number(best.stepMs(), "%.0f"), best.cell().mode().configName(),
-                    number(diloco.secondsToDdpLoss(), "%.1f"), number(best.secondsToDdpLoss(), "%.1f")));
+                    number(diloco.secondsToDdpLoss(), "%.1f s"), number(best.secondsToDdpLoss(), "%.1f s")));
         }
         return md.append('\n').toString();
     }
