@@ -46,17 +46,17 @@ class SubGroupTest {
                     // A thread of its own per rank: the common pool may have a single worker on a small machine.
                     CompletableFuture<Void> outerThread = new CompletableFuture<>();
                     Thread.ofPlatform().daemon().start(() -> {
-                      try {
-                        MemorySegment buf = arena.allocate((long) COUNT * Float.BYTES);
-                        for (int round = 0; round < outerRounds; round++) {
-                            for (int i = 0; i < COUNT; i++) buf.setAtIndex(ValueLayout.JAVA_FLOAT, i, value(round, rank, i));
-                            all.allReduce(buf, COUNT, Collectives.Op.SUM, round);
-                            outer[rank][round] = buf.toArray(ValueLayout.JAVA_FLOAT);
+                        try {
+                            MemorySegment buf = arena.allocate((long) COUNT * Float.BYTES);
+                            for (int round = 0; round < outerRounds; round++) {
+                                for (int i = 0; i < COUNT; i++) buf.setAtIndex(ValueLayout.JAVA_FLOAT, i, value(round, rank, i));
+                                all.allReduce(buf, COUNT, Collectives.Op.SUM, round);
+                                outer[rank][round] = buf.toArray(ValueLayout.JAVA_FLOAT);
+                            }
+                            outerThread.complete(null);
+                        } catch (Throwable t) {
+                            outerThread.completeExceptionally(t);
                         }
-                        outerThread.complete(null);
-                      } catch (Throwable t) {
-                        outerThread.completeExceptionally(t);
-                      }
                     });
                     MemorySegment buf = arena.allocate((long) COUNT * Float.BYTES);
                     for (int round = 0; round < innerRounds; round++) {
