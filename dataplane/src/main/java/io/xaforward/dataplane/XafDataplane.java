@@ -35,6 +35,11 @@ public final class XafDataplane implements AutoCloseable {
     private final MemorySegment portValue = arena.allocate(PORT);
     private final MemorySegment perCpu;
     private final List<XdpAttachment> attachments = new ArrayList<>();
+    /** Opens the object this dataplane was loaded from again, unloaded (null when opened from another process). */
+    private java.util.function.Supplier<BpfObject> reopen;
+    /** The program libxdp's dispatcher runs, loaded on the first {@link #attachThroughDispatcher}; null before. */
+    private DispatcherAttachment.Program dispatcherProgram;
+    private final List<DispatcherAttachment> dispatcherAttachments = new ArrayList<>();
 
     private XafDataplane(BpfObject object, int progFd, Map<String, BpfMap> maps, List<Integer> ownedFds) {
         this.object = object;
@@ -108,14 +113,25 @@ public final class XafDataplane implements AutoCloseable {
      * {@value #OBJECT_PROPERTY} when it is set.
      */
     public static XafDataplane load() {
+        return load(XafDataplane::openObject);
+    }
+
+    /** The gateway's object, opened (not loaded): the file named by {@value #OBJECT_PROPERTY}, or the shipped one. */
+    private static BpfObject openObject() {
         String override = System.getProperty(OBJECT_PROPERTY);
-        if (override != null && !override.isBlank()) return load(java.nio.file.Path.of(override));
-        return load(BpfObject.openResource(OBJECT_RESOURCE));
+        return override != null && !override.isBlank() ? BpfObject.open(java.nio.file.Path.of(override))
+                : BpfObject.openResource(OBJECT_RESOURCE);
     }
 
     /** Loads a gateway program from a file (tests, custom builds). */
     public static XafDataplane load(java.nio.file.Path objectFile) {
-        return load(BpfObject.open(objectFile));
+        return load(() -> BpfObject.open(objectFile));
+    }
+
+    private static XafDataplane load(java.util.function.Supplier<BpfObject> opener) {
+        XafDataplane dp = load(opener.get());
+        dp.reopen = opener;
+        return dp;
     }
 
     /**
@@ -125,16 +141,16 @@ public final class XafDataplane implements AutoCloseable {
      */
     public static XafDataplane loadReusing(Map<String, Integer> mapFds) {
         if (mapFds.isEmpty()) return load();
-        String override = System.getProperty(OBJECT_PROPERTY);
-        BpfObject obj = override != null && !override.isBlank() ? BpfObject.open(java.nio.file.Path.of(override))
-                : BpfObject.openResource(OBJECT_RESOURCE);
+        BpfObject obj = openObject();
         try {
             for (Map.Entry<String, Integer> e : mapFds.entrySet()) obj.reuseMap(e.getKey(), e.getValue());
         } catch (RuntimeException e) {
             obj.close();
             throw e;
         }
-        return load(obj);
+        XafDataplane dp = load(obj);
+        dp.reopen = XafDataplane::openObject;
+        return dp;
     }
 
     private static XafDataplane load(BpfObject obj) {
@@ -371,6 +387,46 @@ public final class XafDataplane implements AutoCloseable {
         return a;
     }
 
+    /**
+     * Adds the gateway to libxdp's multiprog dispatcher on {@code ifname} ({@code attach: dispatcher}), beside the
+     * programs already there. The program the dispatcher runs is this dataplane's program loaded a second time, as
+     * an extension, with this dataplane's maps: routes, ports and counters written here apply to it, before and after
+     * it is attached. See {@link DispatcherAttachment} for what differs from {@link #attach}.
+     *
+     * @throws BpfException          when the kernel refuses extension programs (checked before the first attach, so
+     *                               nothing is attached then), or libxdp or the kernel refuses the attach
+     * @throws IllegalStateException when libxdp is missing, /sys/fs/bpf is not a BPF filesystem here, or the
+     *                               interface cannot take another program ({@link DispatcherAttachment#attach})
+     */
+    public DispatcherAttachment attachThroughDispatcher(String ifname) {
+        if (dispatcherProgram == null) {
+            if (reopen == null) throw new IllegalStateException("a dataplane opened from another process's program cannot attach");
+            LibXdp.get();
+            try {
+                GatewayPins.bpffs();
+            } catch (IllegalStateException e) {
+                throw new IllegalStateException("libxdp keeps the programs of its dispatcher pinned on the BPF filesystem,"
+                        + " and " + e.getMessage(), e);
+            }
+            XdpDispatcher.requireExtensions();
+            BpfObject second = reopen.get();
+            try {
+                for (String name : MAP_NAMES) second.reuseMap(name, map(name).fd());
+                dispatcherProgram = new DispatcherAttachment.Program(second);
+            } catch (RuntimeException e) {
+                second.close();
+                throw e;
+            }
+        }
+        DispatcherAttachment a = DispatcherAttachment.attach(dispatcherProgram, ifname);
+        dispatcherProgram.object().loadedElsewhere();
+        dispatcherAttachments.add(a);
+        return a;
+    }
+
+    /** The interfaces this dataplane shares through libxdp's dispatcher. */
+    public List<DispatcherAttachment> dispatcherAttachments() { return List.copyOf(dispatcherAttachments); }
+
     /** Detaches every interface this dataplane attached to; the first failure is thrown after trying all. */
     public void detachAll() {
         RuntimeException first = null;
@@ -382,6 +438,14 @@ public final class XafDataplane implements AutoCloseable {
             }
         }
         attachments.clear();
+        for (DispatcherAttachment a : dispatcherAttachments) {
+            try {
+                a.detach();
+            } catch (RuntimeException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
+            }
+        }
+        dispatcherAttachments.clear();
         if (first != null) throw first;
     }
 
@@ -406,6 +470,10 @@ public final class XafDataplane implements AutoCloseable {
         try {
             detachAll();
         } finally {
+            if (dispatcherProgram != null) {
+                dispatcherProgram.close();
+                dispatcherProgram = null;
+            }
             if (object != null) object.close();
             ownedFds.forEach(LibBpf::closeFd);
             arena.close();
