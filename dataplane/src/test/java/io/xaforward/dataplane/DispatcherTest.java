@@ -163,4 +163,35 @@ class DispatcherTest {
             return null;
         }
     }
+    /**
+     * The safety net behind the probe: where libxdp cannot build a dispatcher it attaches the program alone; the
+     * attachment must notice, detach it and fail, leaving the interface empty. Skipping the probe (the package-private
+     * attach) reaches that path on a kernel that refuses extensions; elsewhere the same call must simply succeed.
+     */
+    @Test
+    void aLoneFallbackOfLibxdpIsDetachedAgain() throws Throwable {
+        boolean supported = XdpDispatcher.probeExtensions().supported();
+        try (NetNs ns = NetNs.create("xafdl-" + ProcessHandle.current().pid(), n -> n.vethPair("dl0", "dl1"))) {
+            ns.call(() -> {
+                try (XafDataplane dp = XafDataplane.load()) {
+                    BpfObject second = BpfObject.openResource(XafDataplane.OBJECT_RESOURCE);
+                    for (String name : XafDataplane.MAP_NAMES) second.reuseMap(name, dp.map(name).fd());
+                    try (DispatcherAttachment.Program program = new DispatcherAttachment.Program(second)) {
+                        int ifindex = LibBpf.ifNameToIndex("dl0");
+                        if (supported) {
+                            DispatcherAttachment a = DispatcherAttachment.attach(program, "dl0");
+                            assertEquals(XafDataplane.PROGRAM, XdpDispatcher.components(ifindex).getFirst().name());
+                            a.detach();
+                        } else {
+                            BpfException e = assertThrows(BpfException.class, () -> DispatcherAttachment.attach(program, "dl0"));
+                            assertEquals(95, e.errno(), e::getMessage);
+                            assertTrue(e.getMessage().contains("libxdp attached the gateway alone, without a dispatcher"), e.getMessage());
+                        }
+                        assertEquals(0, XdpAttachment.attachedProgramId(ifindex, XdpAttachment.Mode.NATIVE), "nothing left on dl0");
+                    }
+                }
+                return null;
+            });
+        }
+    }
 }
