@@ -84,6 +84,8 @@ public final class LibBpf {
     private static final int LIBBPF_WARN = 0, LIBBPF_INFO = 1;
     private static final int PRINT_BUFFER = 8192;
     private static final ThreadLocal<StringBuilder> CAPTURED = new ThreadLocal<>();
+    /** While set on a thread, libbpf's lines are only collected (and logged at DEBUG): an expected failure, a probe. */
+    private static final ThreadLocal<Boolean> QUIET = new ThreadLocal<>();
 
     static {
         try {
@@ -119,7 +121,8 @@ public final class LibBpf {
             if (sink != null) {
                 sink.append(line);
             }
-            System.Logger.Level jl = level == LIBBPF_WARN ? System.Logger.Level.WARNING
+            System.Logger.Level jl = QUIET.get() != null ? System.Logger.Level.DEBUG
+                    : level == LIBBPF_WARN ? System.Logger.Level.WARNING
                     : level == LIBBPF_INFO ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
             if (LOG.isLoggable(jl)) {
                 LOG.log(jl, line.stripTrailing());
@@ -133,9 +136,16 @@ public final class LibBpf {
     /** Starts collecting libbpf output on this thread; {@link #stopCapture} returns it. */
     static void startCapture() { CAPTURED.set(new StringBuilder()); }
 
+    /** As {@link #startCapture}, logging the lines at DEBUG only until {@link #stopCapture}: for a probe expected to fail. */
+    static void startQuietCapture() {
+        startCapture();
+        QUIET.set(Boolean.TRUE);
+    }
+
     static String stopCapture() {
         StringBuilder sb = CAPTURED.get();
         CAPTURED.remove();
+        QUIET.remove();
         return sb == null ? "" : sb.toString();
     }
 

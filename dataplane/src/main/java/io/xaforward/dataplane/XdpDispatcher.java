@@ -49,11 +49,15 @@ public final class XdpDispatcher {
                 check(LibBpf.setAutoload(ext.nativeProgram("xaf_probe_target"), false), "bpf_program__set_autoload(xaf_probe_target)");
                 check(LibBpf.setAttachTarget(ext.nativeProgram("xaf_probe_ext"), targetFd, arena.allocateFrom("xaf_probe_slot")),
                         "bpf_program__set_attach_target(xaf_probe_ext, xaf_probe_slot)");
+                // libbpf's own lines stay out of the log (its hint for EPERM, 'try raising ulimit -l', misleads here)
+                LibBpf.startQuietCapture();
                 try {
                     ext.load();
                     return new ExtensionSupport(0, "");
                 } catch (BpfException e) {
                     return new ExtensionSupport(e.errno(), e.verifierLog());
+                } finally {
+                    LibBpf.stopCapture();
                 }
             }
         }
@@ -75,7 +79,7 @@ public final class XdpDispatcher {
                 + " load; kernels before 5.10, kernels without BPF trampolines and some restricted or virtualised"
                 + " kernels refuse them; xdp-loader then loads programs alone, without a dispatcher). 'attach: dispatcher'"
                 + " cannot work on this host: use 'attach: native' (the gateway then owns the interface), or a kernel"
-                + " that runs extension programs", s.errno(), s.log());
+                + " that runs extension programs", s.errno());
     }
 
     /**
@@ -115,6 +119,36 @@ public final class XdpDispatcher {
             return main.equals(MemorySegment.NULL) ? null : component(x, main);
         } finally {
             x.closeMultiprog(mp);
+        }
+    }
+
+    /**
+     * The XAForward gateway behind {@code attachedProgramId}, the program the interface {@code ifindex} shows: when
+     * that is libxdp's dispatcher, the id of the gateway program it runs (0 when it runs none); otherwise
+     * {@code attachedProgramId} itself. Without libxdp on the host a dispatcher cannot be looked into, and its id is
+     * returned as it is (callers then see a program that is not a gateway).
+     */
+    public static int gatewayBehind(int ifindex, int attachedProgramId) {
+        if (attachedProgramId == 0 || !DISPATCHER_PROGRAM.equals(programName(attachedProgramId))) return attachedProgramId;
+        try {
+            for (Component c : components(ifindex)) {
+                if (c.name().equals(XafDataplane.PROGRAM)) return c.id();
+            }
+            return 0;
+        } catch (IllegalStateException e) {
+            return attachedProgramId;
+        }
+    }
+
+    private static String programName(int id) {
+        int fd = LibBpf.progFdById(id);
+        if (fd < 0) return "";
+        try {
+            return KernelObjects.program(fd).name();
+        } catch (BpfException e) {
+            return "";
+        } finally {
+            LibBpf.closeFd(fd);
         }
     }
 

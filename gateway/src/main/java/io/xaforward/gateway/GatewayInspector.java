@@ -72,8 +72,10 @@ public final class GatewayInspector implements AutoCloseable {
             for (XdpAttachment.Mode m : XdpAttachment.Mode.values()) {
                 int id = XdpAttachment.attachedProgramId(ifindex, m);
                 if (id != 0) {
-                    mode = m.label();
-                    prog = id;
+                    // attach: dispatcher: the interface shows libxdp's dispatcher, which runs the gateway among others
+                    int gateway = io.xaforward.dataplane.XdpDispatcher.gatewayBehind(ifindex, id);
+                    mode = gateway == id ? m.label() : m.label() + ", dispatcher";
+                    prog = gateway;
                     break;
                 }
             }
