@@ -96,6 +96,13 @@ public final class DispatcherAttachment {
             }
         }
         LibXdp x = LibXdp.get();
+        if (program.id() == 0) {
+            // Loaded at this first attach: with fragment support only where the dispatcher it joins has it (libxdp
+            // reads the section's frags flag only after loading, and would build a dispatcher the kernel then
+            // refuses to attach the gateway to).
+            int rc = x.setFragsSupport(program.pointer(), XdpDispatcher.fragsSupport(ifindex));
+            if (rc != 0) throw new BpfException("xdp_program__set_xdp_frags_support(" + XafDataplane.PROGRAM + ")", rc);
+        }
         LibBpf.startCapture();
         int rc;
         String log;

@@ -36,7 +36,8 @@ public final class LibXdp {
     private static volatile LibXdp instance;
 
     final MethodHandle fromBpfObj, openFile, programClose, attach, detach, programId, programName, runPrio, chainCall,
-            fromId, multiprogGet, multiprogNext, multiprogIsLegacy, multiprogMain, multiprogClose, getError;
+            fromId, multiprogGet, multiprogNext, multiprogIsLegacy, multiprogMain, multiprogClose, getError,
+            setFrags, multiprogFrags;
 
     private LibXdp(SymbolLookup lib) {
         fromBpfObj = LINKER.downcallHandle(lib.findOrThrow("xdp_program__from_bpf_obj"), FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
@@ -54,6 +55,8 @@ public final class LibXdp {
         multiprogIsLegacy = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__is_legacy"), FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS));
         multiprogMain = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__main_prog"), FunctionDescriptor.of(ADDRESS, ADDRESS));
         multiprogClose = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__close"), FunctionDescriptor.ofVoid(ADDRESS));
+        setFrags = LINKER.downcallHandle(lib.findOrThrow("xdp_program__set_xdp_frags_support"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BOOLEAN));
+        multiprogFrags = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__xdp_frags_support"), FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS));
         getError = LINKER.downcallHandle(lib.findOrThrow("libxdp_get_error"), FunctionDescriptor.of(JAVA_LONG, ADDRESS));
         MethodHandle setPrint = LINKER.downcallHandle(lib.findOrThrow("libxdp_set_print"), FunctionDescriptor.of(ADDRESS, ADDRESS));
         try {
@@ -185,6 +188,15 @@ public final class LibXdp {
 
     MemorySegment mainProgram(MemorySegment multiprog) {
         try { return (MemorySegment) multiprogMain.invokeExact(multiprog); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** Before the program is loaded: whether it is loaded with fragment support (BPF_F_XDP_HAS_FRAGS); 0 or -errno. */
+    int setFragsSupport(MemorySegment program, boolean frags) {
+        try { return (int) setFrags.invokeExact(program, frags); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    boolean fragsSupport(MemorySegment multiprog) {
+        try { return (boolean) multiprogFrags.invokeExact(multiprog); } catch (Throwable t) { throw rethrow(t); }
     }
 
     void closeMultiprog(MemorySegment multiprog) {

@@ -135,6 +135,34 @@ public final class XafDataplane implements AutoCloseable {
     }
 
     /**
+     * The gateway's maps without its program, for {@link #attachThroughDispatcher} only: the program libxdp's
+     * dispatcher runs is loaded (as an extension) at the first attach, and it must be the first program to use the
+     * maps. The kernel ties a devmap (tx_ports) to the first program that uses it: type, JIT and fragment support;
+     * an extension loaded after a plain XDP program that uses the same devmap is refused with EINVAL (seen on Linux
+     * 6.1). {@link #attach} is refused on such a dataplane.
+     */
+    public static XafDataplane loadForDispatcher() {
+        BpfObject obj = openObject();
+        try {
+            int rc = LibBpf.setAutoload(obj.nativeProgram(PROGRAM), false);
+            if (rc != 0) throw new BpfException("bpf_program__set_autoload(" + PROGRAM + ", false)", rc);
+        } catch (RuntimeException e) {
+            obj.close();
+            throw e;
+        }
+        XafDataplane dp;
+        try {
+            obj.load();
+            dp = new XafDataplane(obj, -1, mapsOf(obj), List.of());
+        } catch (RuntimeException e) {
+            obj.close();
+            throw e;
+        }
+        dp.reopen = XafDataplane::openObject;
+        return dp;
+    }
+
+    /**
      * Loads the gateway program (as {@link #load()}) but makes it use existing maps instead of new ones:
      * {@code mapFds} maps a map name to an fd of a map of the same shape (e.g. opened from a bpffs pin), so the new
      * program starts with the routes, ports and counters the maps hold. The caller keeps and closes its fds.
@@ -170,6 +198,7 @@ public final class XafDataplane implements AutoCloseable {
         }
     }
 
+    /** The plain XDP program's fd; -1 for a dataplane made for the dispatcher ({@link #loadForDispatcher}). */
     public int programFd() { return progFd; }
     /** The loaded object; null for a dataplane opened with {@link #openProgram}. */
     public BpfObject object() { return object; }
@@ -382,6 +411,7 @@ public final class XafDataplane implements AutoCloseable {
 
     /** Attaches the gateway to {@code ifname} (native mode; generic only if {@code allowGenericFallback}). */
     public XdpAttachment attach(String ifname, boolean allowGenericFallback) {
+        if (progFd < 0) throw new IllegalStateException("this dataplane was loaded for libxdp's dispatcher: attach through it");
         XdpAttachment a = XdpAttachment.attach(progFd, ifname, allowGenericFallback);
         attachments.add(a);
         return a;

@@ -106,6 +106,25 @@ public final class XdpDispatcher {
         }
     }
 
+    /**
+     * Whether a program joining {@code ifindex} must be loaded with fragment support (xdp.frags) to be accepted:
+     * the kernel attaches an extension only to a dispatcher with the same fragment support, and libxdp builds a
+     * dispatcher with it only when every program in it has it (xdp-filter's do not). True where no dispatcher runs
+     * yet, so the gateway keeps its jumbo frames as with {@code attach: native}.
+     */
+    public static boolean fragsSupport(int ifindex) {
+        LibXdp x = LibXdp.get();
+        MemorySegment mp = x.multiprog(ifindex);
+        int err = x.error(mp);
+        if (err == -ENOENT) return true;
+        if (err != 0) throw new BpfException("xdp_multiprog__get_from_ifindex(ifindex " + ifindex + ")", err);
+        try {
+            return x.fragsSupport(mp);
+        } finally {
+            x.closeMultiprog(mp);
+        }
+    }
+
     /** The program attached to {@code ifindex} without a dispatcher, or null (none, or a dispatcher). */
     public static Component loneProgram(int ifindex) {
         LibXdp x = LibXdp.get();

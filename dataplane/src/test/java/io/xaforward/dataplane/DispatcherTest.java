@@ -91,7 +91,7 @@ class DispatcherTest {
     private static void refused(NetNs ns, XdpDispatcher.ExtensionSupport support, XdpDispatcher.Component filter) throws Throwable {
         assertTrue(filter.name().startsWith("xdpfilt_"), filter::toString);
         ns.call(() -> {
-            try (XafDataplane dp = XafDataplane.load()) {
+            try (XafDataplane dp = XafDataplane.loadForDispatcher()) {
                 BpfException e = assertThrows(BpfException.class, () -> dp.attachThroughDispatcher("da1"));
                 assertEquals(support.errno(), e.errno());
                 assertTrue(e.getMessage().startsWith("this kernel refuses BPF extension (freplace) programs, which libxdp's"
@@ -110,13 +110,13 @@ class DispatcherTest {
     private static void sharedPort(NetNs ns, XdpDispatcher.Component filter) throws Throwable {
         xdp(ns, "xdp-filter", "port", "9", "--proto", "udp"); // a rule that does not match XAF traffic
         ns.call(() -> {
-            try (XafDataplane dp = XafDataplane.load()) {
+            try (XafDataplane dp = XafDataplane.loadForDispatcher(); XafDataplane peer = XafDataplane.load()) {
                 int da1 = LibBpf.ifNameToIndex("da1"), db1 = LibBpf.ifNameToIndex("db1");
                 dp.setPort(da1, IN_SLOT, SharedLayouts.FORM_IPV4);
                 dp.setTxPort(TX_SLOT, db1);
                 dp.putRoute(NET, route(SharedLayouts.FORM_IPV6));
                 DispatcherAttachment a = dp.attachThroughDispatcher("da1");
-                dp.attach("db0", false); // a veth only accepts redirected XDP frames when its peer runs XDP
+                peer.attach("db0", false); // a veth only accepts redirected XDP frames when its peer runs XDP
 
                 List<XdpDispatcher.Component> chain = XdpDispatcher.components(da1);
                 assertEquals(2, chain.size(), chain::toString);
@@ -173,7 +173,7 @@ class DispatcherTest {
         boolean supported = XdpDispatcher.probeExtensions().supported();
         try (NetNs ns = NetNs.create("xafdl-" + ProcessHandle.current().pid(), n -> n.vethPair("dl0", "dl1"))) {
             ns.call(() -> {
-                try (XafDataplane dp = XafDataplane.load()) {
+                try (XafDataplane dp = XafDataplane.loadForDispatcher()) {
                     BpfObject second = BpfObject.openResource(XafDataplane.OBJECT_RESOURCE);
                     for (String name : XafDataplane.MAP_NAMES) second.reuseMap(name, dp.map(name).fd());
                     try (DispatcherAttachment.Program program = new DispatcherAttachment.Program(second)) {

@@ -80,7 +80,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             macs.put(p.iface(), readMac(p.iface()));
         }
         this.pins = pinName == null ? null : GatewayPins.forGateway(pinName);
-        XafDataplane dp = loadDataplane(pins);
+        // The dispatcher's program is loaded when it attaches; until then the maps stand alone (see loadForDispatcher).
+        XafDataplane dp = config.attach() == GatewayConfig.AttachMode.DISPATCHER ? XafDataplane.loadForDispatcher() : loadDataplane(pins);
         boolean adopting = pins != null && pins.hasMaps();
         List<XdpAttachment> created = new ArrayList<>();
         try {
