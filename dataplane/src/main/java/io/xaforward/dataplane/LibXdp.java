@@ -36,7 +36,7 @@ public final class LibXdp {
     private static volatile LibXdp instance;
 
     final MethodHandle fromBpfObj, openFile, programClose, attach, detach, programId, programName, runPrio, chainCall,
-            fromId, multiprogGet, multiprogNext, multiprogIsLegacy, multiprogMain, multiprogClose, getError,
+            multiprogGet, multiprogNext, multiprogIsLegacy, multiprogMain, multiprogClose, getError,
             setFrags, multiprogFrags;
 
     private LibXdp(SymbolLookup lib) {
@@ -49,7 +49,6 @@ public final class LibXdp {
         programName = LINKER.downcallHandle(lib.findOrThrow("xdp_program__name"), FunctionDescriptor.of(ADDRESS, ADDRESS));
         runPrio = LINKER.downcallHandle(lib.findOrThrow("xdp_program__run_prio"), FunctionDescriptor.of(JAVA_INT, ADDRESS));
         chainCall = LINKER.downcallHandle(lib.findOrThrow("xdp_program__chain_call_enabled"), FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS, JAVA_INT));
-        fromId = LINKER.downcallHandle(lib.findOrThrow("xdp_program__from_id"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
         multiprogGet = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__get_from_ifindex"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
         multiprogNext = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__next_prog"), FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         multiprogIsLegacy = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__is_legacy"), FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS));
@@ -168,10 +167,6 @@ public final class LibXdp {
         } catch (Throwable t) {
             throw rethrow(t);
         }
-    }
-
-    MemorySegment fromId(int id) {
-        try { return (MemorySegment) fromId.invokeExact(id); } catch (Throwable t) { throw rethrow(t); }
     }
 
     MemorySegment multiprog(int ifindex) {

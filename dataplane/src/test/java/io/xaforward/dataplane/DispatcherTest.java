@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * through a dispatcher where it can and alone where it cannot); the two must agree. Where extensions load, the
  * gateway must forward XAF frames while the filter drops what its rule names, and a detach must leave the filter; where
  * they do not (the kernel of the development machines, 6.18 "fc", answers EPERM even to root), the gateway must refuse
- * with an error naming the cause and leave the interface exactly as it found it.
+ * with an error naming the cause and leave the interface exactly as it found it. Both branches have run: the refusal
+ * on 6.18, the shared port on Linux 6.1 (Debian 12's kernel in a VM, the same classes over 9p).
  */
 class DispatcherTest {
     private static final int XDP_FILTER_PRIORITY = 10;
