@@ -36,9 +36,14 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
         /** Native (driver) XDP only; fail if the interface cannot do it. */
         NATIVE,
         /** Native, and generic as an explicit, logged fallback. */
-        NATIVE_OR_GENERIC;
+        NATIVE_OR_GENERIC,
+        /**
+         * Native, through libxdp's multiprog dispatcher (xdp-tools), beside other XDP programs on the same interface
+         * (firewalls, load balancers); docs/DEPLOY.md, "Sharing the NIC".
+         */
+        DISPATCHER;
 
-        /** Reads the config's {@code attach:} word, native or native-or-generic ({@link ConfigWord#parse}). */
+        /** Reads the config's {@code attach:} word, native, native-or-generic or dispatcher ({@link ConfigWord#parse}). */
         public static AttachMode fromName(String name) {
             return ConfigWord.parse(AttachMode.class, "attach mode", name);
         }
