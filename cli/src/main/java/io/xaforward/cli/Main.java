@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
                 TopoCommand.class,
                 TrainCommand.class,
                 WorkerCommand.class,
+                AgentCommand.class,
                 LaunchCommand.class,
                 DemoCommand.class,
                 BenchCommand.class,

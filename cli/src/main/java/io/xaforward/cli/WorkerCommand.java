@@ -297,7 +297,7 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows);
     }
 
-    private WorldSource worldSource() {
+    WorldSource worldSource() {
         if (peers.cluster != null) {
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --etcd URL");
             return WorldSource.clusterFile(peers.cluster);
@@ -305,7 +305,7 @@ final class WorkerCommand implements Callable<Integer> {
         return rendezvous();
     }
 
-    private EtcdRendezvous rendezvous() {
+    EtcdRendezvous rendezvous() {
         if (datacenter == null || gateway == null) {
             throw new IllegalArgumentException("--etcd needs --datacenter and --gateway (the peers learn them from this rank)");
         }

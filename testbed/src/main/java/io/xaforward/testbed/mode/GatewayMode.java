@@ -3,6 +3,8 @@ package io.xaforward.testbed.mode;
 import io.xaforward.protocol.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
 
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Locale;
 
 /**
@@ -16,28 +18,46 @@ import java.util.Locale;
  */
 public enum GatewayMode implements ConfigWord {
     /** The XDP gateway: routes by network index identifier in the driver hook, translating between forms. */
-    XDP,
+    XDP(Trait.XDP_ON_PORT_PEERS, Trait.INJECTS_LOSS),
     /** Linux IP forwarding with an iptables rule set; cannot translate between forms. */
-    KERNEL,
+    KERNEL(Trait.SENDERS_ADDRESS_DESTINATION),
     /**
      * IPv4 carried over IPv6 in kernel tunnels (VXLAN over IPv6; this kernel has no ip6tnl, sit or GRE) between
      * every host of an IPv6 data center and the gateway, which forwards the inner IPv4 to the IPv4 data centers
      * behind the same firewall as {@link #KERNEL}. See {@link KernelTunnelGateway}.
      */
-    KERNEL_TUNNEL,
+    KERNEL_TUNNEL(Trait.SENDERS_ADDRESS_DESTINATION),
     /** User-space relay: sockets in, parse, route, copy, rebuild, sockets out. */
-    RELAY,
+    RELAY(Trait.FORWARDS_IN_PROCESS),
     /**
      * AF_XDP user-space gateway: XAF frames bypass the kernel stack into AF_XDP sockets, and a Java thread routes,
      * checks, copies and rebuilds them (a software router with kernel bypass, decisions in user space).
      */
-    AFXDP,
+    AFXDP(Trait.FORWARDS_IN_PROCESS),
     /**
      * No gateway: the gateway namespace is a plain L2 switch (a bridge of its ports) and every host gets an address
      * in one flat subnet of one family, so workers talk to each other directly. The ideal that no translation can
      * beat. See {@link DirectNetwork}.
      */
-    DIRECT;
+    DIRECT(Trait.SENDERS_ADDRESS_DESTINATION);
+
+    /** What a mode does, one constant per yes/no capability; each mode lists the ones it has. */
+    private enum Trait {
+        /** Every packet is handled in the gateway's user-space process. */
+        FORWARDS_IN_PROCESS,
+        /** Senders address the destination host's IP and the kernel routes it. */
+        SENDERS_ADDRESS_DESTINATION,
+        /** Frames are redirected in the kernel by XDP, so the veth peers of the gateway ports need an XDP program. */
+        XDP_ON_PORT_PEERS,
+        /** The gateway can drop one in N forwarded frames on purpose (tests and loss benchmarks). */
+        INJECTS_LOSS
+    }
+
+    private final EnumSet<Trait> traits;
+
+    GatewayMode(Trait... traits) {
+        this.traits = traits.length == 0 ? EnumSet.noneOf(Trait.class) : EnumSet.copyOf(Arrays.asList(traits));
+    }
 
     /** Reads a mode's {@link #configName()}: xdp, kernel, kernel-tunnel, relay, afxdp or direct ({@link ConfigWord#parse}). */
     public static GatewayMode fromName(String name) {
@@ -82,7 +102,7 @@ public enum GatewayMode implements ConfigWord {
      */
     public void checkLossInjection(int dropOneIn) {
         if (dropOneIn < 0) throw new IllegalArgumentException("dropOneIn must not be negative, was " + dropOneIn);
-        if (dropOneIn > 0 && this != XDP) {
+        if (dropOneIn > 0 && !traits.contains(Trait.INJECTS_LOSS)) {
             throw new IllegalArgumentException("loss injection (dropOneIn) needs the xdp gateway mode, not " + configName());
         }
     }
@@ -92,7 +112,7 @@ public enum GatewayMode implements ConfigWord {
      * time is the gateway's forwarding cost; the XDP mode's process only programs the kernel and serves metrics.
      */
     public boolean forwardsInProcess() {
-        return this == RELAY || this == AFXDP;
+        return traits.contains(Trait.FORWARDS_IN_PROCESS);
     }
 
     /**
@@ -100,7 +120,7 @@ public enum GatewayMode implements ConfigWord {
      * gateway port's IP (or MAC) and the gateway routes by the identifier in the XAF header.
      */
     public boolean sendersAddressDestination() {
-        return this == KERNEL || this == KERNEL_TUNNEL || this == DIRECT;
+        return traits.contains(Trait.SENDERS_ADDRESS_DESTINATION);
     }
 
     /**
@@ -110,7 +130,7 @@ public enum GatewayMode implements ConfigWord {
      * real machines.
      */
     public boolean needsXdpOnPortPeers() {
-        return this == XDP;
+        return traits.contains(Trait.XDP_ON_PORT_PEERS);
     }
 
     /**
@@ -128,24 +148,23 @@ public enum GatewayMode implements ConfigWord {
 
     /** Why this mode cannot carry {@code src -> dst}, or null when it can. */
     public String unsupportedReason(NetworkForm src, NetworkForm dst) {
-        if (this == KERNEL) {
-            if (src == NetworkForm.ID || dst == NetworkForm.ID)
-                return "kernel forwarding cannot carry the identifier-native form (" + src.configName() + " -> "
-                        + dst.configName() + "): Linux has no route for EtherType 0x0812";
-            if (src != dst)
-                return "kernel forwarding cannot translate between network forms (" + src.configName() + " -> "
-                        + dst.configName() + "): it routes IP packets and never rewrites IPv4 into IPv6";
-        }
-        if (this == KERNEL_TUNNEL) {
-            if (src == NetworkForm.ID || dst == NetworkForm.ID)
-                return "the kernel tunnel cannot carry the identifier-native form (" + src.configName() + " -> "
-                        + dst.configName() + "): it tunnels IPv4 in IPv6";
-            if (src == dst)
-                return "the kernel tunnel joins an IPv4 and an IPv6 data center; " + src.configName() + " -> "
-                        + dst.configName() + " needs no tunnel (use the kernel mode)";
-        }
-        if (this == DIRECT && (src == NetworkForm.ID || dst == NetworkForm.ID))
-            return "the direct mode gives every host an IP address in one flat subnet; identifier-native hosts have no IP";
-        return null;
+        String pair = src.configName() + " -> " + dst.configName();
+        boolean identifierNative = src == NetworkForm.ID || dst == NetworkForm.ID;
+        return switch (this) {
+            case KERNEL -> identifierNative
+                    ? "kernel forwarding cannot carry the identifier-native form (" + pair + "): Linux has no route for EtherType 0x0812"
+                    : src != dst
+                    ? "kernel forwarding cannot translate between network forms (" + pair + "): it routes IP packets and never rewrites IPv4 into IPv6"
+                    : null;
+            case KERNEL_TUNNEL -> identifierNative
+                    ? "the kernel tunnel cannot carry the identifier-native form (" + pair + "): it tunnels IPv4 in IPv6"
+                    : src == dst
+                    ? "the kernel tunnel joins an IPv4 and an IPv6 data center; " + pair + " needs no tunnel (use the kernel mode)"
+                    : null;
+            case DIRECT -> identifierNative
+                    ? "the direct mode gives every host an IP address in one flat subnet; identifier-native hosts have no IP"
+                    : null;
+            case XDP, RELAY, AFXDP -> null;
+        };
     }
 }

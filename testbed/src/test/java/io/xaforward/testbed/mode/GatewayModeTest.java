@@ -4,6 +4,10 @@ import io.xaforward.protocol.NetworkForm;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.StringJoiner;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -54,5 +58,30 @@ class GatewayModeTest {
     @Test
     void onlyKernelForwardingNeedsDataCentersOfOneFamily() {
         for (GatewayMode m : GatewayMode.values()) assertEquals(m != GatewayMode.KERNEL, m.crossesIpFamilies(), m.configName());
+    }
+
+    @Test
+    void everyModeCarriesExactlyItsFormPairsAndOnlyXdpNeedsProgramsOnPortPeers() {
+        // mode: the form pairs it carries, as "src>dst" in NetworkForm order; the others must give a reason
+        Map<GatewayMode, String> expected = new EnumMap<>(Map.of(
+                GatewayMode.XDP, "ipv4>ipv4 ipv4>ipv6 ipv4>id ipv6>ipv4 ipv6>ipv6 ipv6>id id>ipv4 id>ipv6 id>id",
+                GatewayMode.KERNEL, "ipv4>ipv4 ipv6>ipv6",
+                GatewayMode.KERNEL_TUNNEL, "ipv4>ipv6 ipv6>ipv4",
+                GatewayMode.RELAY, "ipv4>ipv4 ipv4>ipv6 ipv4>id ipv6>ipv4 ipv6>ipv6 ipv6>id id>ipv4 id>ipv6 id>id",
+                GatewayMode.AFXDP, "ipv4>ipv4 ipv4>ipv6 ipv4>id ipv6>ipv4 ipv6>ipv6 ipv6>id id>ipv4 id>ipv6 id>id",
+                GatewayMode.DIRECT, "ipv4>ipv4 ipv4>ipv6 ipv6>ipv4 ipv6>ipv6"));
+        for (GatewayMode m : GatewayMode.values()) {
+            StringJoiner carried = new StringJoiner(" ");
+            for (NetworkForm src : NetworkForm.values()) {
+                for (NetworkForm dst : NetworkForm.values()) {
+                    String reason = m.unsupportedReason(src, dst);
+                    if (reason == null) carried.add(src.configName() + ">" + dst.configName());
+                    else assertTrue(reason.contains(src.configName() + " -> " + dst.configName())
+                            || reason.contains("identifier-native"), reason);
+                }
+            }
+            assertEquals(expected.get(m), carried.toString(), m.configName());
+            assertEquals(m == GatewayMode.XDP, m.needsXdpOnPortPeers(), m.configName());
+        }
     }
 }

@@ -1,0 +1,164 @@
+package io.xaforward.cluster.agent;
+
+import io.xaforward.cluster.RankRuntime;
+import io.xaforward.cluster.deploy.RunAgreement;
+import io.xaforward.cluster.deploy.WorkerOptions;
+import io.xaforward.cluster.deploy.WorldSource;
+import io.xaforward.cluster.world.RankAddress;
+import io.xaforward.cluster.world.World;
+import io.xaforward.cluster.world.WorldNetwork;
+import io.xaforward.collective.CollectiveConfig;
+import io.xaforward.collective.Collectives;
+import io.xaforward.collective.WireDtype;
+import io.xaforward.transport.DatagramPort;
+import io.xaforward.transport.RunNonce;
+import io.xaforward.transport.TransportConfig;
+
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * {@code xaf agent}: one rank of a job whose training runs in another process (PyTorch through
+ * {@code python/xaforward}). Joins the job as {@code xaf worker} does (its {@link WorldSource}, per-run keys, wire
+ * security, its transport and collectives), waits until every rank is up, then creates the shared segment and the
+ * socket and serves the one training process ({@link AgentServer}) until it says bye or goes away.
+ *
+ * <p>The socket appears only once the whole job has joined, so a launcher may start the training process as soon as
+ * it sees the file.
+ */
+public final class RankAgent {
+    /**
+     * What the agent adds to a worker's options.
+     *
+     * @param socket    the Unix socket to listen on; null: {@link #defaultSocket}
+     * @param shmBytes  size of the shared tensor segment
+     * @param localRank this rank's index on its host; null: counted from the world (ranks before it at the same address)
+     * @param wireDtype number format of all-reduces on the wire (fp32 or bf16)
+     */
+    public record Settings(Path socket, long shmBytes, Integer localRank, WireDtype wireDtype) {}
+
+    /** Exit status of an agent whose training process went away without bye. */
+    public static final int EXIT_CLIENT_LOST = 3;
+
+    private final WorkerOptions o;
+    private final Settings s;
+    private final PrintStream out;
+
+    public RankAgent(WorkerOptions options, Settings settings, PrintStream out) {
+        this.o = options;
+        this.s = settings;
+        this.out = out;
+    }
+
+    /** $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, or under /tmp with the user name when that is not set. */
+    public static Path defaultSocket(int job, int rank) {
+        String runtime = System.getenv("XDG_RUNTIME_DIR");
+        if (runtime != null && !runtime.isBlank() && Files.isDirectory(Path.of(runtime))) {
+            return Path.of(runtime, "xaf-agent-job" + job + "-rank" + rank + ".sock");
+        }
+        return Path.of("/tmp", "xaf-agent-" + System.getProperty("user.name") + "-job" + job + "-rank" + rank + ".sock");
+    }
+
+    /** Runs the agent; returns the process's exit status (0 after bye, {@link #EXIT_CLIENT_LOST}). */
+    public int run(WorldSource source) throws Exception {
+        if (s.shmBytes() < Float.BYTES || s.shmBytes() % Float.BYTES != 0) {
+            throw new IllegalArgumentException("--shm-bytes must be a positive multiple of 4, was " + s.shmBytes());
+        }
+        World world = source.join(o);
+        WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
+        CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
+                .withAlgorithm(o.algorithm()).withWireDtype(s.wireDtype()).withOperationTimeout(o.opTimeout());
+        DatagramPort port = net.openPort(o.flows());
+        RunNonce run;
+        try {
+            run = o.wireSecurity().authenticated() ? RunAgreement.agree(net.group(),
+                    () -> net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT), o.wireSecurity(), o.secret(),
+                    net.addressBook(), port, o.startTimeout()) : null;
+        } catch (RuntimeException e) {
+            port.close();
+            throw e;
+        }
+        TransportConfig transportConfig = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
+                .wireSecurity(o.wireSecurity(), o.secret(), run).build();
+        int localRank = s.localRank() != null ? s.localRank() : localRank(world, o.rank());
+        Path socket = s.socket() != null ? s.socket() : defaultSocket(o.jobId(), o.rank());
+        Path shm = SharedSegment.defaultPath(o.jobId(), o.rank());
+        // Stopped by a signal (a launcher's SIGTERM, Ctrl-C), the agent still removes its files: a segment left in
+        // /dev/shm would hold memory until the next reboot.
+        Thread cleanup = new Thread(() -> {
+            try {
+                if (AgentServer.isSocket(socket)) Files.delete(socket); // never a file of the user's at that path
+                Files.deleteIfExists(shm);
+            } catch (java.io.IOException e) {
+                System.err.println("xaf agent: could not remove " + socket + " or " + shm + ": " + e.getMessage());
+            }
+        }, "xaf-agent-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out)) {
+            awaitEveryRank(runtime, o.startTimeout());
+            return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket, shm,
+                    s.shmBytes());
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
+        }
+    }
+
+    /**
+     * Serves the training process on {@code socket} with a fresh segment at {@code shmPath}, after the rank has
+     * joined; prints the {@code agent} line (socket, segment) once both exist. Leaves the job on the outcome:
+     * after bye the runtime's finish has run; when the client was lost the transport is closed at once, so the
+     * other ranks' collectives fail naming this rank. Returns the exit status.
+     */
+    public static int serve(RankRuntime runtime, AgentServer.Identity identity, Path socket, Path shmPath,
+                            long shmBytes) throws Exception {
+        try (SharedSegment shm = SharedSegment.create(shmPath, shmBytes)) {
+            AgentServer server = AgentServer.open(runtime, identity, shm, socket, System.err);
+            try {
+                runtime.report("agent", "rank", identity.rank(), "size", identity.size(), "local_rank",
+                        identity.localRank(), "socket", socket.toAbsolutePath(), "shm", shm.file(), "shm_bytes", shmBytes);
+                AgentServer.Outcome outcome = server.serve();
+                if (outcome == AgentServer.Outcome.CLIENT_LOST) {
+                    runtime.transport().close(); // a collective still running fails now, not at its timeout
+                    return EXIT_CLIENT_LOST;
+                }
+                return 0;
+            } finally {
+                server.close(); // removes the socket it created (and only that)
+            }
+        }
+    }
+
+    /**
+     * Waits until every rank is up: a one-float sum that must come to the world size, on its own collectives with
+     * the start timeout and a step number the served collectives never use.
+     */
+    static void awaitEveryRank(RankRuntime runtime, java.time.Duration startTimeout) {
+        try (Collectives start = runtime.collectives(startTimeout)) {
+            MemorySegment one = MemorySegment.ofArray(new float[]{1f});
+            start.allReduce(one, 1, Collectives.Op.SUM, -1);
+            float ranks = one.getAtIndex(ValueLayout.JAVA_FLOAT, 0);
+            if (ranks != runtime.collectives().group().worldSize()) {
+                throw new IllegalStateException("the start-up sum over all ranks came to " + ranks + ", not the world size "
+                        + runtime.collectives().group().worldSize());
+            }
+        }
+    }
+
+    /** Ranks before {@code rank} that live at the same address: torchrun's LOCAL_RANK for one host. */
+    static int localRank(World world, int rank) {
+        RankAddress self = world.rank(rank);
+        int local = 0;
+        for (int r = 0; r < rank; r++) {
+            RankAddress other = world.rank(r);
+            if (other.ip().equals(self.ip()) && other.mac().equals(self.mac())) local++;
+        }
+        return local;
+    }
+}
