@@ -47,8 +47,8 @@ public final class PythonTrainingJob {
         }
     }
 
-    /** How each rank ended, in rank order, and the job's wall time. */
-    public record Result(List<RankPair.Exit> ranks, double wallSeconds) {
+    /** How each rank ended, in rank order, the job's wall time and the gateways' counters at its end. */
+    public record Result(List<RankPair.Exit> ranks, double wallSeconds, Map<String, Long> gatewayCounters) {
         public boolean ok() {
             return ranks.stream().allMatch(RankPair.Exit::ok);
         }
@@ -103,7 +103,8 @@ public final class PythonTrainingJob {
                         }));
             }
             Duration grace = spec.opTimeout().plus(RankPair.AGENT_GRACE).plusSeconds(30);
-            return new Result(RankPair.awaitAll(pairs, grace, out), (System.nanoTime() - start) / 1e9);
+            List<RankPair.Exit> exits = RankPair.awaitAll(pairs, grace, out);
+            return new Result(exits, (System.nanoTime() - start) / 1e9, cluster.gatewayCounters());
         }
     }
 
