@@ -49,7 +49,8 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--peers", split = ",", defaultValue = "xaf",
             description = "trainers to run, interleaved run by run: xaf (XAF's workers, the modes and endpoints above) and/or "
                     + "ddp-gloo (PyTorch DDP over Gloo on Debian's python3-torch: kernel on the two-IPv4 topology, "
-                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns) (default: ${DEFAULT-VALUE})")
+                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns) and/or pytorch-xaf (the same PyTorch "
+                    + "model through xaforward.torch and an xaf agent per rank, xdp) (default: ${DEFAULT-VALUE})")
     List<String> peers;
 
     @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
@@ -92,7 +93,8 @@ final class BenchTrainCommand implements Callable<Integer> {
                             + " only the ranks' compute and their sends and receives."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
-        TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers);
+        TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers)
+                .withAgentCommand(LaunchCommand::agentCommand);
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
                 + (modes != null ? " --modes " + String.join(",", modes) : "")
                 + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + String.join(",", endpoints)

@@ -142,7 +142,7 @@ final class LaunchCommand implements Callable<Integer> {
                 var pair = new io.xaforward.cluster.python.RankPair(rank, socket, sockets.resolve("agent-" + rank + ".log"));
                 List<String> options = new ArrayList<>(command(rank));
                 options.subList(0, options.indexOf("worker") + 1).clear(); // the worker's options alone
-                options.addAll(List.of("--socket", socket.toString()));
+                options.addAll(List.of("--socket", socket.toString(), "--local-rank", Integer.toString(i)));
                 pairs.add(pair);
                 pair.startAgent(agentCommand(options));
                 System.out.println(io.xaforward.cluster.WorkerLine.format("launched", "rank", rank, "agent_log", sockets.resolve("agent-" + rank + ".log")));

@@ -53,7 +53,7 @@ public final class TrainBench {
     /** The peer name of XAForward's own workers ({@code --peers xaf,ddp-gloo}). */
     public static final String XAF = "xaf";
     /** The peers {@code --peers} accepts. */
-    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME);
+    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME, PytorchXafPeer.NAME);
 
     /**
      * One cell of the table: XAF's workers with an endpoint through a gateway mode, or a peer trainer (DDP over Gloo)
@@ -66,6 +66,10 @@ public final class TrainBench {
 
         static Cell ddpGloo(GatewayMode mode) {
             return new Cell(DdpGlooPeer.NAME, Endpoint.UDP, mode);
+        }
+
+        static Cell pytorchXaf(GatewayMode mode) {
+            return new Cell(PytorchXafPeer.NAME, Endpoint.UDP, mode);
         }
 
         boolean xaf() {
@@ -97,6 +101,8 @@ public final class TrainBench {
     private double gatewayCpuShare = 1.0;
     private boolean runXaf = true;
     private boolean runDdpGloo;
+    private boolean runPytorchXaf;
+    private java.util.function.Function<List<String>, List<String>> agentCommand;
 
     /**
      * Which trainers run: XAF's workers (the modes and endpoints of each configuration) and/or DDP over Gloo
@@ -107,6 +113,13 @@ public final class TrainBench {
         checkPeers(peers);
         runXaf = peers.contains(XAF);
         runDdpGloo = peers.contains(DdpGlooPeer.NAME);
+        runPytorchXaf = peers.contains(PytorchXafPeer.NAME);
+        return this;
+    }
+
+    /** How to start {@code xaf agent} with given options, for the {@code pytorch-xaf} peer (the CLI knows its main class). */
+    public TrainBench withAgentCommand(java.util.function.Function<List<String>, List<String>> agentCommand) {
+        this.agentCommand = agentCommand;
         return this;
     }
 
@@ -124,6 +137,7 @@ public final class TrainBench {
             for (Endpoint endpoint : c.endpoints())
                 for (GatewayMode mode : c.modes()) cells.add(new Cell(endpoint, mode));
         if (runDdpGloo) for (GatewayMode mode : DdpGlooPeer.MODES) cells.add(Cell.ddpGloo(mode));
+        if (runPytorchXaf) for (GatewayMode mode : PytorchXafPeer.MODES) cells.add(Cell.pytorchXaf(mode));
         return cells;
     }
 
@@ -198,7 +212,8 @@ public final class TrainBench {
                     TrainResult res;
                     try {
                         TrainingJob job = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()));
-                        if (!cell.xaf()) job.startingRanksWith(new DdpGlooPeer(spec));
+                        if (cell.peer().equals(DdpGlooPeer.NAME)) job.startingRanksWith(new DdpGlooPeer(spec));
+                        if (cell.peer().equals(PytorchXafPeer.NAME)) job.startingRanksWith(new PytorchXafPeer(spec, agentCommand));
                         res = job.placed(gatewayCpuShare).run();
                         long expected = ModelConfig.preset(c.preset()).parameterCount();
                         if (res.parameterCount() != expected) {
@@ -351,7 +366,7 @@ public final class TrainBench {
                 StringBuilder vsDdp = new StringBuilder();
                 for (GatewayMode m : ddpModes) {
                     List<Run> ddp = byCell.get(Cell.ddpGloo(m));
-                    vsDdp.append(' ').append(ddp == null || !e.getKey().xaf() ? "-"
+                    vsDdp.append(' ').append(ddp == null || e.getKey().peer().equals(DdpGlooPeer.NAME) ? "-"
                             : String.format(Locale.ROOT, "%+.1f%%", 100 * vsPeer(step, median(ddp, r -> r.result().medianStepMs())))).append(" |");
                 }
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |%s%n",
