@@ -1,5 +1,7 @@
 package io.xaforward.cluster.python;
 
+import io.xaforward.cluster.agent.RankAgent;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -123,28 +125,40 @@ public final class RankPair {
         return script;
     }
 
-    /** Blocks until both processes ended (ending the second one as the class says); how the rank ended. */
+    /**
+     * Blocks until both processes ended (ending the second one as the class says); how the rank ended. The blame
+     * does not go by which process the kernel reaped first (a script fails within milliseconds of losing its agent,
+     * while a JVM takes longer to exit after closing its socket) but by the agent's status: an agent that ended with
+     * {@link RankAgent#EXIT_CLIENT_LOST} left because its script went, so the script is the cause; an agent that
+     * failed otherwise is the cause whatever its script did after.
+     */
     public Exit await() throws InterruptedException {
         CompletableFuture.anyOf(agent.onExit(), script.onExit()).join();
-        if (!script.isAlive()) {
-            int scriptStatus = script.waitFor();
-            boolean agentLeft = agent.waitFor(AGENT_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-            if (!agentLeft) stop(agent);
-            scriptReader.join(5000);
-            if (scriptStatus != 0) return new Exit(rank, "script", scriptStatus, lastWords(scriptLines()));
-            if (!agentLeft) return new Exit(rank, "agent", 1, "it did not leave the job within " + AGENT_GRACE.toSeconds()
-                    + " s of the script's end (its log: " + agentLog + ")");
-            int agentStatus = agent.exitValue();
-            return agentStatus == 0 ? new Exit(rank, "", 0, "")
-                    : new Exit(rank, "agent", agentStatus, lastWords(agentLog) + " (its log: " + agentLog + ")");
+        boolean agentStopped = false, scriptStopped = false;
+        if (agent.isAlive()) {
+            if (!agent.waitFor(AGENT_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                stop(agent);
+                agentStopped = true;
+            }
+        } else if (!script.waitFor(SCRIPT_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+            stop(script);
+            scriptStopped = true;
         }
-        int agentStatus = agent.waitFor();
-        boolean scriptEnded = script.waitFor(SCRIPT_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-        if (!scriptEnded) stop(script);
         scriptReader.join(5000);
-        if (agentStatus == 0 && scriptEnded && script.exitValue() == 0) return new Exit(rank, "", 0, "");
-        return new Exit(rank, "agent", agentStatus == 0 ? 1 : agentStatus, (agentStatus == 0
-                ? "it ended while its script still ran" : lastWords(agentLog)) + " (its log: " + agentLog + ")");
+        int agentStatus = agent.exitValue(), scriptStatus = script.exitValue();
+        String agentWords = lastWords(agentLog) + " (its log: " + agentLog + ")";
+        if (!agentStopped && agentStatus != 0 && agentStatus != RankAgent.EXIT_CLIENT_LOST) {
+            return new Exit(rank, "agent", agentStatus, agentWords);
+        }
+        if (scriptStatus != 0) {
+            return new Exit(rank, "script", scriptStatus, scriptStopped ? "it still ran " + SCRIPT_GRACE.toSeconds()
+                    + " s after its agent ended: stopped" : lastWords(scriptLines()));
+        }
+        if (agentStopped) {
+            return new Exit(rank, "agent", 1, "it did not leave the job within " + AGENT_GRACE.toSeconds()
+                    + " s of the script's end (its log: " + agentLog + ")");
+        }
+        return agentStatus == 0 ? new Exit(rank, "", 0, "") : new Exit(rank, "agent", agentStatus, agentWords);
     }
 
     /**
