@@ -54,8 +54,9 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--peers", split = ",", defaultValue = "xaf",
             description = "trainers to run, interleaved run by run: xaf (XAF's workers, the modes and endpoints above) and/or "
                     + "ddp-gloo (PyTorch DDP over Gloo on Debian's python3-torch: kernel on the two-IPv4 topology, "
-                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns) and/or diloco-gloo (DiLoCo over Gloo, "
-                    + "the same paths, with --sync-every and the outer settings below) (default: ${DEFAULT-VALUE})")
+                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns), diloco-gloo (DiLoCo over Gloo, "
+                    + "the same paths, with --sync-every and the outer settings below) and/or pytorch-xaf (the same PyTorch "
+                    + "model through xaforward.torch and an xaf agent per rank, xdp) (default: ${DEFAULT-VALUE})")
     List<String> peers;
 
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sync", split = ",", defaultValue = "ddp",
@@ -131,7 +132,8 @@ final class BenchTrainCommand implements Callable<Integer> {
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
         TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers)
-                .withSync(chosenSyncs, settings);
+                .withSync(chosenSyncs, settings)
+                .withAgentCommand(LaunchCommand::agentCommand);
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
                 + (modes != null ? " --modes " + String.join(",", modes) : "")
                 + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + String.join(",", endpoints)

@@ -56,7 +56,7 @@ public final class TrainBench {
     /** The peer name of XAForward's own workers ({@code --peers xaf,ddp-gloo}). */
     public static final String XAF = "xaf";
     /** The peers {@code --peers} accepts. */
-    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME, DilocoGlooPeer.NAME);
+    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME, DilocoGlooPeer.NAME, PytorchXafPeer.NAME);
 
     /**
      * One cell of the table: XAF's workers with an endpoint through a gateway mode and a synchronisation (every
@@ -78,6 +78,10 @@ public final class TrainBench {
 
         static Cell dilocoGloo(GatewayMode mode) {
             return new Cell(DilocoGlooPeer.NAME, Endpoint.UDP, mode, SyncMode.DILOCO);
+        }
+
+        static Cell pytorchXaf(GatewayMode mode) {
+            return new Cell(PytorchXafPeer.NAME, Endpoint.UDP, mode, SyncMode.DDP);
         }
 
         boolean xaf() {
@@ -118,6 +122,8 @@ public final class TrainBench {
     private List<SyncMode> syncs = List.of(SyncMode.DDP);
     /** DiLoCo's settings for XAF's diloco cells and the diloco-gloo peer; null when neither runs. */
     private DilocoGlooPeer.Settings diloco;
+    private boolean runPytorchXaf;
+    private java.util.function.Function<List<String>, List<String>> agentCommand;
 
     /**
      * Which trainers run: XAF's workers (the modes and endpoints of each configuration) and/or DDP over Gloo
@@ -129,6 +135,13 @@ public final class TrainBench {
         runXaf = peers.contains(XAF);
         runDdpGloo = peers.contains(DdpGlooPeer.NAME);
         runDilocoGloo = peers.contains(DilocoGlooPeer.NAME);
+        runPytorchXaf = peers.contains(PytorchXafPeer.NAME);
+        return this;
+    }
+
+    /** How to start {@code xaf agent} with given options, for the {@code pytorch-xaf} peer (the CLI knows its main class). */
+    public TrainBench withAgentCommand(java.util.function.Function<List<String>, List<String>> agentCommand) {
+        this.agentCommand = agentCommand;
         return this;
     }
 
@@ -179,6 +192,7 @@ public final class TrainBench {
                     for (GatewayMode mode : c.modes()) cells.add(new Cell(endpoint, mode, sync));
         if (runDdpGloo) for (GatewayMode mode : DdpGlooPeer.MODES) cells.add(Cell.ddpGloo(mode));
         if (runDilocoGloo) for (GatewayMode mode : DdpGlooPeer.MODES) cells.add(Cell.dilocoGloo(mode));
+        if (runPytorchXaf) for (GatewayMode mode : PytorchXafPeer.MODES) cells.add(Cell.pytorchXaf(mode));
         return cells;
     }
 
@@ -265,6 +279,7 @@ public final class TrainBench {
                         TrainingJob job = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()));
                         if (cell.peer().equals(DdpGlooPeer.NAME)) job.startingRanksWith(new DdpGlooPeer(spec));
                         if (cell.peer().equals(DilocoGlooPeer.NAME)) job.startingRanksWith(new DilocoGlooPeer(spec, diloco));
+                        if (cell.peer().equals(PytorchXafPeer.NAME)) job.startingRanksWith(new PytorchXafPeer(spec, agentCommand));
                         res = job.placed(gatewayCpuShare).run();
                         long expected = ModelConfig.preset(c.preset()).parameterCount();
                         if (res.parameterCount() != expected) {
@@ -426,7 +441,7 @@ public final class TrainBench {
                 StringBuilder vsDdp = new StringBuilder();
                 for (GatewayMode m : ddpModes) {
                     List<Run> ddp = byCell.get(Cell.ddpGloo(m));
-                    vsDdp.append(' ').append(ddp == null || !e.getKey().xaf() || e.getKey().sync() != SyncMode.DDP ? "-"
+                    vsDdp.append(' ').append(ddp == null || e.getKey().peer().equals(DdpGlooPeer.NAME) || e.getKey().peer().equals(DilocoGlooPeer.NAME) || e.getKey().sync() != SyncMode.DDP ? "-"
                             : String.format(Locale.ROOT, "%+.1f%%", 100 * vsPeer(step, median(ddp, r -> r.result().medianStepMs())))).append(" |");
                 }
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |%s%n",

@@ -24,6 +24,11 @@ Reports on stdout in the bench's worker-line protocol (`@xaf KIND key=value ...`
 without synchronisation (DDP's no_sync), timed before training on step 0's batch.
 
 --world 1 is a plain single-process run (no DDP, no process group): the reference a test compares DDP against.
+
+--backend xaf trains the same model through XAForward instead (`xaf bench train --peers pytorch-xaf`): xaforward.torch
+with this rank's agent (XAF_AGENT_SOCKET, started beside it by the bench), rank 0's weights broadcast, the gradients
+averaged by xaf.DistributedOptimizer (bucket all-reduces started by gradient hooks during backward, waited for by
+synchronize() before clipping); comm_ms is measured the same way, against forward+backward before the hooks exist.
 """
 import argparse
 import datetime
@@ -112,6 +117,7 @@ def arguments():
     p.add_argument("--bucket-mb", type=float, default=4)
     p.add_argument("--checksum-every", type=int, default=0)
     p.add_argument("--init", help="initial weights: .safetensors under GPT-2's names (XAF's SafetensorsExport)")
+    p.add_argument("--backend", choices=["gloo", "xaf"], default="gloo", help="DDP over Gloo, or xaforward.torch through an agent")
     return p
 
 
@@ -213,7 +219,8 @@ def main():
     if a.global_batch % a.world:
         raise SystemExit(f"xaf: global batch {a.global_batch} does not divide by world size {a.world}")
 
-    if a.world > 1:
+    xaf_backend = a.world > 1 and a.backend == "xaf"
+    if a.world > 1 and not xaf_backend:
         os.environ["GLOO_SOCKET_IFNAME"] = interface_of(a.ip)
     import torch
     import torch.nn.functional as F
@@ -225,7 +232,11 @@ def main():
     count = sum(w.numel() for w in parameters)
     mine = local_batches(a, torch)
 
-    if a.world > 1:
+    if xaf_backend:
+        import xaforward.torch as xaf
+        xaf.init()
+        trained = model
+    elif a.world > 1:
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel
         dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}", rank=a.rank, world_size=a.world,
@@ -234,7 +245,7 @@ def main():
         trained = DistributedDataParallel(model, bucket_cap_mb=a.bucket_mb)
     else:
         trained = model
-    line("start", rank=a.rank, params=count, backend="gloo" if a.world > 1 else "none", torch=torch.__version__,
+    line("start", rank=a.rank, params=count, backend=a.backend if a.world > 1 else "none", torch=torch.__version__,
          bucket_mb=a.bucket_mb, threads=torch.get_num_threads())
 
     optimizer = adamw(a, parameters, torch)
@@ -246,7 +257,17 @@ def main():
 
     # The forward+backward of this rank alone, without the all-reduce: what comm_ms is measured against.
     local_ms = math.inf
-    if a.world > 1:
+    if xaf_backend:  # before DistributedOptimizer registers its hooks: backward alone
+        for i in range(4):
+            start = time.perf_counter()
+            forward_backward(mine[0])
+            if i > 0:
+                local_ms = min(local_ms, (time.perf_counter() - start) * 1e3)
+        optimizer.zero_grad(set_to_none=True)
+        xaf.broadcast_parameters(model.state_dict(), root_rank=0)
+        optimizer = xaf.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                             bucket_bytes=int(a.bucket_mb * (1 << 20)))
+    elif a.world > 1:
         with trained.no_sync():
             for i in range(4):
                 start = time.perf_counter()
@@ -261,6 +282,8 @@ def main():
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         loss = forward_backward(mine[step])
+        if xaf_backend:
+            optimizer.synchronize()  # the averaged gradients, before clipping; step() does not reduce again
         synced = time.perf_counter()
         norm = torch.nn.utils.clip_grad_norm_(parameters, a.clip) if a.clip > 0 else torch.tensor(0.0)
         lr = rate(a, step)
@@ -279,7 +302,7 @@ def main():
     weights = torch.cat([w.detach().reshape(-1) for w in parameters])
     line("done", rank=a.rank, checksum=checksum(parameters), retransmits=tcp_retransmissions() - retransmissions,
          weights_abs_sum=f"{weights.abs().sum().item():.9g}", weights_sum=f"{weights.double().sum().item():.9g}")
-    if a.world > 1:
+    if a.world > 1 and not xaf_backend:
         dist.barrier()
         dist.destroy_process_group()
 
