@@ -6,7 +6,6 @@ import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.bench.train.DilocoGlooPeer;
 import io.xaforward.bench.train.TrainBench;
 import io.xaforward.cluster.SyncMode;
-import io.xaforward.collective.OuterDtype;
 import io.xaforward.training.DilocoConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -103,10 +102,6 @@ final class BenchTrainCommand implements Callable<Integer> {
         boolean diloco = (peers.contains(TrainBench.XAF) && chosenSyncs.contains(SyncMode.DILOCO)) || peers.contains(DilocoGlooPeer.NAME);
         DilocoGlooPeer.Settings settings = diloco
                 ? new DilocoGlooPeer.Settings(syncEvery, outerLr, outerMomentum, outerDtype, syncEvery) : null;
-        if (peers.contains(TrainBench.XAF) && chosenSyncs.contains(SyncMode.DILOCO)) {
-            String why = OuterDtype.fromName(outerDtype).unsupportedReason(); // XAF's workers cannot send it yet
-            if (why != null) throw new IllegalArgumentException(why + " (diloco-gloo alone takes int8 and int4)");
-        }
         out = BenchCommand.outputDirectory(out, "train");
         // Mode and endpoint words are parsed here, once: an unknown one fails before anything is set up.
         List<GatewayMode> chosen = modes != null ? modes.stream().map(GatewayMode::fromName).toList()

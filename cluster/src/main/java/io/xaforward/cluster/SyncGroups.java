@@ -35,7 +35,7 @@ public final class SyncGroups implements AutoCloseable {
     private final GradientReducer innerReducer;
     private final GradientReducer outerReducer;
     private final int datacenters;
-    private final int bytesPerValue;
+    private final double bytesPerValue;
     private int outerSteps;
 
     public SyncGroups(SyncMode mode, OuterDtype outerDtype, Collectives all) {
@@ -50,8 +50,6 @@ public final class SyncGroups implements AutoCloseable {
             return;
         }
         TrainJobSpec.checkDatacenters(mode, datacenters);
-        String why = outerDtype.unsupportedReason();
-        if (why != null) throw new IllegalArgumentException(why);
         Collectives dc = all.datacenterGroup(INNER_SPACE, all.config());
         Collectives across;
         try {
@@ -73,7 +71,7 @@ public final class SyncGroups implements AutoCloseable {
             }
             across.allReduce(segment, count, Collectives.Op.SUM, step);
         };
-        bytesPerValue = outerDtype == OuterDtype.BF16 ? 2 : 4;
+        bytesPerValue = outerDtype.bytesPerValue();
     }
 
     /** Averages gradients every step: over all ranks (ddp) or over this data center's (diloco). */
@@ -91,7 +89,7 @@ public final class SyncGroups implements AutoCloseable {
      * every data center's partial sum of every value to every other data center (headers not counted).
      */
     public long outerWanBytes(long floats) {
-        return (long) datacenters * (datacenters - 1) * floats * bytesPerValue;
+        return (long) ((double) datacenters * (datacenters - 1) * floats * bytesPerValue);
     }
 
     @Override

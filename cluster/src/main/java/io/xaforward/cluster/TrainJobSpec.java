@@ -79,8 +79,6 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         if (sync == SyncMode.DILOCO) {
             if (diloco == null) throw new IllegalArgumentException("--sync diloco needs its outer settings");
             diloco.checkModel(ModelConfig.preset(preset));
-            String why = outerDtype.unsupportedReason();
-            if (why != null) throw new IllegalArgumentException(why);
         }
     }
 
