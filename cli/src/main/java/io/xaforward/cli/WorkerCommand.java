@@ -324,7 +324,7 @@ final class WorkerCommand implements Callable<Integer> {
         options(id.rank() == ASSIGNED ? id.withRank(0) : id); // every option checked before a rank is claimed
         if (id.rank() == ASSIGNED) {
             try (EtcdRendezvous rendezvous = rendezvous()) {
-                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(),
+                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(), flows,
                         ranksRunHere()));
                 run(options(id), rendezvous);
             }
