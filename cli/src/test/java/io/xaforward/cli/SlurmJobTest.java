@@ -285,6 +285,70 @@ class SlurmJobTest {
         assertTrue(gateway.isAlive(), "the gateway outlives the job: " + gateway.output());
     }
 
+    /**
+     * The shipped job file, {@code examples/slurm/train.sbatch}, through sbatch: each node's site file (here one per
+     * task, chosen by SLURM_PROCID, naming the task's emulated host) gives the interface, form, data center, gateway
+     * and the address its network reaches the site's etcd at ({@code XAF_ETCD=site}); {@code XAF} is an xaf that
+     * runs in the host's namespace.
+     */
+    @Test
+    @Order(3)
+    void theExampleJobFileRunsThroughSbatch() throws Exception {
+        Path shared = Files.createDirectories(machines.dir.resolve("shared"));
+        StringBuilder site = new StringBuilder("case \"$SLURM_PROCID\" in\n");
+        for (int r = 0; r < 4; r++) {
+            Node host = machines.plan.host(r);
+            String ip = machines.state.gatewayPort("gw", host.datacenter()).ip().getHostAddress();
+            site.append("  ").append(r).append(") export XAF_NETNS=").append(host.namespace())
+                    .append("; XAF_INTERFACE=").append(host.iface()).append("; XAF_FORM=").append(host.form().configName())
+                    .append("; XAF_DATACENTER=").append(host.datacenter()).append("; XAF_GATEWAY=").append(ip)
+                    .append("; XAF_ETCD_URL=http://").append(ip.contains(":") ? "[" + ip + "]" : ip).append(':')
+                    .append(CLIENT_PORT).append(" ;;\n");
+        }
+        Path siteFile = machines.dir.resolve("site.env");
+        Files.writeString(siteFile, site.append("esac\n").toString());
+        StringBuilder xaf = new StringBuilder("#!/bin/sh\nexec");
+        for (String c : Netns.javaProcessBuilder("XAFNETNS", DeployFixture.WORKER_JVM, Main.class.getName(), List.of()).command()) {
+            xaf.append(' ').append(c.contains("XAFNETNS") ? '"' + c.replace("XAFNETNS", "${XAF_NETNS}") + '"' : quote(c));
+        }
+        Path xafInNamespace = machines.dir.resolve("xaf-in-netns.sh");
+        Files.writeString(xafInNamespace, xaf.append(" \"$@\"\n").toString());
+        xafInNamespace.toFile().setExecutable(true);
+
+        Path out = machines.dir.resolve("example-%j.out");
+        ProcessBuilder pb = slurm.clientProcess(List.of("sbatch", "--wait", "--parsable", "--nodes=1", "--ntasks=4",
+                "--overcommit", "-J", "xaf-example", "-o", out.toString(),
+                Path.of("..", "examples", "slurm", "train.sbatch").toAbsolutePath().normalize().toString()));
+        pb.environment().putAll(Map.of("XAF", xafInNamespace.toString(), "XAF_SHARED", shared.toString(),
+                "XAF_SITE", siteFile.toString(), "XAF_DATA", machines.corpus.toString(), "XAF_ETCD", "site",
+                "XAF_ETCD_OPTS", "", "XAF_PRESET", "tiny", "XAF_STEPS", "3",
+                "XAF_WORKER_ARGS", "--batch 8 --seed 31 --warmup 2 --start-timeout 90 --rendezvous-timeout 120"));
+        pb.redirectErrorStream(true);
+        Process sbatch = pb.start();
+        String said;
+        try {
+            assertTrue(sbatch.waitFor(300, TimeUnit.SECONDS), "sbatch --wait still waiting");
+            said = new String(sbatch.getInputStream().readAllBytes()).strip();
+        } finally {
+            sbatch.destroyForcibly();
+        }
+        String id = said.lines().findFirst().orElse("").replaceFirst(";.*", "");
+        Path jobOut = machines.dir.resolve("example-" + id + ".out");
+        String output = Files.exists(jobOut) ? Files.readString(jobOut) : "(no job output)";
+        assertEquals(0, sbatch.exitValue(), "sbatch: " + said + "\n" + output);
+        assertEquals("COMPLETED", awaitJobState(id, "COMPLETED").get("JobState"), output);
+        List<WorkerLine> done = output.lines().map(WorkerLine::parse).filter(l -> l != null && l.kind().equals("done")).toList();
+        assertEquals(4, done.size(), output);
+        Set<String> ranks = new TreeSet<>();
+        for (WorkerLine d : done) {
+            ranks.add(d.get("rank"));
+            assertEquals(done.get(0).get("checksum"), d.get("checksum"), "rank " + d.get("rank") + " ends with other weights");
+        }
+        assertEquals(Set.of("0", "1", "2", "3"), ranks);
+        assertTrue(Files.isRegularFile(shared.resolve("job-" + id).resolve("job.secret")), "the job file's secret");
+        assertEquals(List.of(), registrations(), "finished workers revoke their registrations");
+    }
+
     /** The processes whose environment holds {@code SLURM_JOB_ID=id}: every task of the job and its children. */
     static List<Long> jobProcesses(String id) throws IOException {
         byte[] marker = ("\0SLURM_JOB_ID=" + id + "\0").getBytes();
