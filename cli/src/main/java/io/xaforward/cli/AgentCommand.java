@@ -162,7 +162,7 @@ final class AgentCommand implements Callable<Integer> {
         options(w, id.rank() == WorkerCommand.ASSIGNED ? id.withRank(0) : id); // every option checked first
         if (id.rank() == WorkerCommand.ASSIGNED) {
             try (EtcdRendezvous rendezvous = w.rendezvous()) {
-                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(), Set.of()));
+                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(), flows, Set.of()));
                 return new RankAgent(options(w, id), settings, System.out).run(rendezvous);
             }
         }

@@ -54,6 +54,7 @@ final class LaunchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (python != null) return launchScript();
         if (workerArgs.contains("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
+        checkSlurmWorld(System.getenv());
         if (interfaces != null && interfaces.size() != ranks.size()) {
             throw new IllegalArgumentException("--interfaces needs one interface per local rank (" + ranks.size() + ")");
         }
@@ -61,6 +62,18 @@ final class LaunchCommand implements Callable<Integer> {
         long delay = restartDelaySeconds > 0 ? restartDelaySeconds : optionValue("--op-timeout", 120) + 5;
         Launcher.Spec spec = new Launcher.Spec(ranks, rank -> command(rank), maxRestarts, Duration.ofSeconds(delay));
         return new Launcher(spec, System.out).run();
+    }
+
+    /**
+     * One xaf launch per node under srun is one Slurm task per node, so SLURM_NTASKS, which the workers would take as
+     * their world size, counts the launchers, not the ranks: the world size must then be given.
+     */
+    void checkSlurmWorld(java.util.Map<String, String> environment) {
+        var env = new io.xaforward.cluster.deploy.SchedulerEnvironment(environment);
+        if (env.slurmTask() && !workerArgs.contains("--world") && environment.get("WORLD_SIZE") == null) {
+            throw new IllegalArgumentException("xaf launch under Slurm: give the job's number of ranks, --world N, after"
+                    + " --: SLURM_NTASKS (" + environment.get("SLURM_NTASKS") + ") counts the launchers, not their ranks");
+        }
     }
 
     /**
