@@ -50,8 +50,8 @@ class SyncSpecTest {
                 .getMessage().contains("needs its outer settings"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).diloco(DilocoConfig.of(4)).build())
                 .getMessage().contains("need --sync diloco"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO)
-                .diloco(DilocoConfig.of(4)).outerDtype(OuterDtype.INT4).build()).getMessage().contains("int4"));
+        assertEquals(OuterDtype.INT4, spec(dir).sync(SyncMode.DILOCO).diloco(DilocoConfig.of(4)).outerDtype(OuterDtype.INT4)
+                .build().outerDtype(), "the quantized outer formats are taken");
         assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO)
                 .diloco(new DilocoConfig(4, 3, 0, 0.7, 0.9)).build()).getMessage().contains("2 layers"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainJobSpec.checkDatacenters(SyncMode.DILOCO, 1))
