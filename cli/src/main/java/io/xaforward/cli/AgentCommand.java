@@ -4,7 +4,6 @@ import io.xaforward.cluster.agent.RankAgent;
 import io.xaforward.cluster.SyncMode;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.collective.OuterDtype;
-import io.xaforward.training.DilocoConfig;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
@@ -98,7 +97,7 @@ final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "DTYPE", names = "--wire-dtype", defaultValue = "fp32", description = "all-reduce numbers on the wire: fp32 or bf16; the same on every rank (default: ${DEFAULT-VALUE})")
     String wireDtype = "fp32";
 
-    @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET); default: $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, else /tmp/xaf-agent-USER-jobJ-rankR.sock; printed on the agent line")
+    @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET); printed on the agent line (default: $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, else /tmp/xaf-agent-USER-jobJ-rankR.sock)")
     Path socket;
 
     @Option(paramLabel = "N", names = "--shm-bytes", defaultValue = "268435456", description = "size of the shared tensor segment (a file under /dev/shm, mode 0600, removed at exit); the training process's gradients must fit (default: ${DEFAULT-VALUE}, 256 MiB)")
@@ -138,7 +137,7 @@ final class AgentCommand implements Callable<Integer> {
                 TrainingLoopOptions.DEFAULT_PRESET, 1, 1, 0, 0, 0, Path.of("-"), Tokenizer.byName("bytes"), 1,
                 bucketMb << 20, Algorithm.fromName(algorithm), Path.of("-"), 0, false, 0,
                 Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), mode, w.secret(mode), flows,
-                SyncMode.DDP, DilocoConfig.of(DilocoConfig.DEFAULT_SYNC_EVERY), OuterDtype.FP32);
+                SyncMode.DDP, null, OuterDtype.FP32);
     }
 
     private Integer localRankSetting() {

@@ -24,7 +24,8 @@ import java.util.concurrent.Callable;
         description = "Training-time ablation: endpoint x gateway mode, comm-bound and gateway-bound; writes train.md, train.json and PNG plots.",
         footerHeading = "%nExample:%n",
         footer = {"  xaf bench train --quick --out bench-results",
-                "  xaf bench train --sync ddp,diloco --configs comm-bound --modes xdp --peers xaf,diloco-gloo --steps 200 --runs 1"})
+                "  xaf bench train --sync ddp,diloco --configs comm-bound --modes xdp \\",
+                "      --peers xaf,diloco-gloo --steps 200 --runs 1"})
 final class BenchTrainCommand implements Callable<Integer> {
     static final List<String> CONFIGS = List.of("comm-bound", "gateway-bound", "edge");
     /** What runs without --configs. */

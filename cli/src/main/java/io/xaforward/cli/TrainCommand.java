@@ -101,7 +101,7 @@ final class TrainCommand implements Callable<Integer> {
     @picocli.CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
     java.util.List<String> scriptArgs = new java.util.ArrayList<>();
 
-    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "60", description = "with --python: seconds an agent's"
+    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "with --python: seconds an agent's"
             + " all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds = 60;
 

@@ -47,7 +47,7 @@ class GatewayCpuOptionTest {
         cl.setErr(new PrintWriter(err, true));
         int rc = cl.execute("bench", "train", "--peers", "xaf,ddp-nccl", "--out", "/nonexistent/never-created");
         assertEquals(1, rc, err.toString());
-        assertTrue(err.toString().contains("unknown peer 'ddp-nccl' (known: xaf, ddp-gloo, diloco-gloo)"), err.toString());
+        assertTrue(err.toString().contains("unknown peer 'ddp-nccl' (known: xaf, ddp-gloo, diloco-gloo, pytorch-xaf)"), err.toString());
     }
 
     @Test
