@@ -41,6 +41,18 @@ import zlib
 from xaf_torch_rank import interface_of, line
 
 
+def fastest_pass_ms(forward_backward, batch):
+    """The fastest of three forward+backward passes over `batch` after one warm-up, in ms: what this rank's compute
+    alone takes, which comm_ms is measured against."""
+    fastest = math.inf
+    for i in range(4):
+        start = time.perf_counter()
+        forward_backward(batch)
+        if i > 0:
+            fastest = min(fastest, (time.perf_counter() - start) * 1e3)
+    return fastest
+
+
 def tcp_retransmissions():
     """TCP segments retransmitted in this network namespace so far (/proc/net/snmp is per namespace)."""
     with open("/proc/net/snmp") as f:
@@ -258,22 +270,14 @@ def main():
     # The forward+backward of this rank alone, without the all-reduce: what comm_ms is measured against.
     local_ms = math.inf
     if xaf_backend:  # before DistributedOptimizer registers its hooks: backward alone
-        for i in range(4):
-            start = time.perf_counter()
-            forward_backward(mine[0])
-            if i > 0:
-                local_ms = min(local_ms, (time.perf_counter() - start) * 1e3)
+        local_ms = fastest_pass_ms(forward_backward, mine[0])
         optimizer.zero_grad(set_to_none=True)
         xaf.broadcast_parameters(model.state_dict(), root_rank=0)
         optimizer = xaf.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
                                              bucket_bytes=int(a.bucket_mb * (1 << 20)))
     elif a.world > 1:
         with trained.no_sync():
-            for i in range(4):
-                start = time.perf_counter()
-                forward_backward(mine[0])
-                if i > 0:
-                    local_ms = min(local_ms, (time.perf_counter() - start) * 1e3)
+            local_ms = fastest_pass_ms(forward_backward, mine[0])
         optimizer.zero_grad(set_to_none=True)
 
     retransmissions = tcp_retransmissions()

@@ -34,7 +34,8 @@ import math
 import os
 import time
 
-from ddp_gloo_train import adamw, arguments, build_model, checksum, local_batches, rate, tcp_retransmissions
+from ddp_gloo_train import (adamw, arguments, build_model, checksum, fastest_pass_ms, local_batches, rate,
+                             tcp_retransmissions)
 from xaf_torch_rank import interface_of, line
 
 DTYPES = ("fp32", "bf16", "int8", "int4")
@@ -225,11 +226,7 @@ def main():
     local_ms = math.inf
     if trained is not model:
         with trained.no_sync():
-            for i in range(4):
-                start = time.perf_counter()
-                forward_backward(mine[0])
-                if i > 0:
-                    local_ms = min(local_ms, (time.perf_counter() - start) * 1e3)
+            local_ms = fastest_pass_ms(forward_backward, mine[0])
         optimizer.zero_grad(set_to_none=True)
 
     retransmissions = tcp_retransmissions()
