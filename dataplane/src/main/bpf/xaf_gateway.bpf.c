@@ -34,6 +34,28 @@
 #include "xaf_csum.h"
 #include "xaf_rewrite.h"
 
+/*
+ * Run configuration for libxdp's multiprog dispatcher (xaf gateway --attach dispatcher), read from the
+ * .xdp_run_config BTF section when the gateway shares an interface with other XDP programs; ignored by a plain
+ * attach. Priority 20: after firewalls such as xdp-filter (10), so their drops apply to XAF traffic too, and before
+ * programs at libxdp's default (50). Chain call on XDP_PASS only: frames that are not XAF traffic (the gateway passes
+ * them) go on to the next program; a frame the gateway forwarded (XDP_REDIRECT) or dropped stops here.
+ * The macro comes from xdp-tools' xdp/xdp_helpers.h (libxdp-dev); the fallback spells the same section so the
+ * program also builds where libxdp-dev is not installed.
+ */
+#if __has_include(<xdp/xdp_helpers.h>)
+#include <xdp/xdp_helpers.h>
+#else
+#define _CONCAT(x, y) x##y
+#define XDP_RUN_CONFIG(f) _CONCAT(_, f) SEC(".xdp_run_config")
+#endif
+#define XAF_RUN_PRIO 20
+
+struct {
+	__uint(priority, XAF_RUN_PRIO);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xaf_gateway);
+
 /* Outcome of one frame, recorded at the single exit. */
 struct verdict {
 	__u32 action;

@@ -1,7 +1,9 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.agent.RankAgent;
+import io.xaforward.cluster.SyncMode;
 import io.xaforward.cluster.deploy.WorkerOptions;
+import io.xaforward.collective.OuterDtype;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
@@ -28,9 +30,11 @@ import java.util.concurrent.Callable;
                 "Joins the job as xaf worker does (cluster file or etcd rendezvous, wire security, gateways), then serves"
                         + " one training process on a Unix socket and a shared-memory segment. See docs/PYTORCH.md."},
         footerHeading = "%nExample:%n",
-        footer = {"  xaf agent --job 7 --world 4 --rank 2 --interface eth1 --cluster cluster.yaml \\",
-                "      --token-file /etc/xaf/job7.token --secret-file /etc/xaf/job7.secret --socket /run/xaf/rank2.sock",
-                "  XAF_AGENT_SOCKET=/run/xaf/rank2.sock RANK=2 WORLD_SIZE=4 /usr/bin/python3 train.py"})
+        footer = {"  xaf agent --job 7 --world 4 --rank 2 --interface eth1 \\",
+                "      --cluster cluster.yaml --token-file /etc/xaf/job7.token \\",
+                "      --secret-file /etc/xaf/job7.secret --socket /run/xaf/rank2.sock",
+                "  XAF_AGENT_SOCKET=/run/xaf/rank2.sock RANK=2 WORLD_SIZE=4 \\",
+                "      /usr/bin/python3 train.py"})
 final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "ID", names = "--job", description = "job id, 1..65535 (default: the cluster file's job; with --etcd, required)")
     Integer job;
@@ -93,7 +97,7 @@ final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "DTYPE", names = "--wire-dtype", defaultValue = "fp32", description = "all-reduce numbers on the wire: fp32 or bf16; the same on every rank (default: ${DEFAULT-VALUE})")
     String wireDtype = "fp32";
 
-    @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET); default: $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, else /tmp/xaf-agent-USER-jobJ-rankR.sock; printed on the agent line")
+    @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET); printed on the agent line (default: $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, else /tmp/xaf-agent-USER-jobJ-rankR.sock)")
     Path socket;
 
     @Option(paramLabel = "N", names = "--shm-bytes", defaultValue = "268435456", description = "size of the shared tensor segment (a file under /dev/shm, mode 0600, removed at exit); the training process's gradients must fit (default: ${DEFAULT-VALUE}, 256 MiB)")
@@ -132,7 +136,8 @@ final class AgentCommand implements Callable<Integer> {
         return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(),
                 TrainingLoopOptions.DEFAULT_PRESET, 1, 1, 0, 0, 0, Path.of("-"), Tokenizer.byName("bytes"), 1,
                 bucketMb << 20, Algorithm.fromName(algorithm), Path.of("-"), 0, false, 0,
-                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), mode, w.secret(mode), flows);
+                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), mode, w.secret(mode), flows,
+                SyncMode.DDP, null, OuterDtype.FP32);
     }
 
     private Integer localRankSetting() {
@@ -156,7 +161,7 @@ final class AgentCommand implements Callable<Integer> {
         options(w, id.rank() == WorkerCommand.ASSIGNED ? id.withRank(0) : id); // every option checked first
         if (id.rank() == WorkerCommand.ASSIGNED) {
             try (EtcdRendezvous rendezvous = w.rendezvous()) {
-                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(), Set.of()));
+                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(), flows, Set.of()));
                 return new RankAgent(options(w, id), settings, System.out).run(rendezvous);
             }
         }

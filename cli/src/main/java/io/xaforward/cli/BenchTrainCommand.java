@@ -3,7 +3,10 @@ package io.xaforward.cli;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.testbed.mode.GatewayMode;
 
+import io.xaforward.bench.train.DilocoGlooPeer;
 import io.xaforward.bench.train.TrainBench;
+import io.xaforward.cluster.SyncMode;
+import io.xaforward.training.DilocoConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -20,7 +23,9 @@ import java.util.concurrent.Callable;
 @Command(name = "train", mixinStandardHelpOptions = true,
         description = "Training-time ablation: endpoint x gateway mode, comm-bound and gateway-bound; writes train.md, train.json and PNG plots.",
         footerHeading = "%nExample:%n",
-        footer = {"  xaf bench train --quick --out bench-results"})
+        footer = {"  xaf bench train --quick --out bench-results",
+                "  xaf bench train --sync ddp,diloco --configs comm-bound --modes xdp \\",
+                "      --peers xaf,diloco-gloo --steps 200 --runs 1"})
 final class BenchTrainCommand implements Callable<Integer> {
     static final List<String> CONFIGS = List.of("comm-bound", "gateway-bound", "edge");
     /** What runs without --configs. */
@@ -49,8 +54,33 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--peers", split = ",", defaultValue = "xaf",
             description = "trainers to run, interleaved run by run: xaf (XAF's workers, the modes and endpoints above) and/or "
                     + "ddp-gloo (PyTorch DDP over Gloo on Debian's python3-torch: kernel on the two-IPv4 topology, "
-                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns) (default: ${DEFAULT-VALUE})")
+                    + "kernel-tunnel across the IPv4/IPv6 one; adds \"vs ddp-gloo\" columns), diloco-gloo (DiLoCo over Gloo, "
+                    + "the same paths, with --sync-every and the outer settings below) and/or pytorch-xaf (the same PyTorch "
+                    + "model through xaforward.torch and an xaf agent per rank, xdp) (default: ${DEFAULT-VALUE})")
     List<String> peers;
+
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sync", split = ",", defaultValue = "ddp",
+            description = "how XAF's workers synchronise, each a cell of its own: ddp (every step's gradient through the gateway) "
+                    + "and/or diloco (inside each data center every step, across every --sync-every steps); with diloco (or the "
+                    + "diloco-gloo peer) every job evaluates the whole validation split every --sync-every steps and the report "
+                    + "adds a DDP-against-DiLoCo table and a plot of validation loss against training time (default: ${DEFAULT-VALUE})")
+    List<String> syncs;
+
+    @Option(paramLabel = "H", names = "--sync-every", description = "DiLoCo: inner steps between outer steps, for XAF and "
+            + "diloco-gloo alike (default: " + DilocoConfig.DEFAULT_SYNC_EVERY + ")")
+    int syncEvery = DilocoConfig.DEFAULT_SYNC_EVERY;
+
+    @Option(paramLabel = "LR", names = "--outer-lr", description = "DiLoCo: the outer Nesterov SGD's learning rate (default: "
+            + DilocoConfig.DEFAULT_OUTER_LR + ")")
+    double outerLr = DilocoConfig.DEFAULT_OUTER_LR;
+
+    @Option(paramLabel = "M", names = "--outer-momentum", description = "DiLoCo: the outer SGD's Nesterov momentum, 0 for none "
+            + "(default: " + DilocoConfig.DEFAULT_OUTER_MOMENTUM + ")")
+    double outerMomentum = DilocoConfig.DEFAULT_OUTER_MOMENTUM;
+
+    @Option(paramLabel = "DTYPE", names = "--outer-dtype", defaultValue = "fp32",
+            description = "DiLoCo: number format of the outer all-reduce: fp32, bf16, int8 or int4 (default: ${DEFAULT-VALUE})")
+    String outerDtype;
 
     @Option(paramLabel = "PERCENT", names = "--gateway-cpu", description = "budget the gateway's CPU for every mode alike, "
             + "e.g. 25%%: the job is placed (gateway on its own CPU) and a real-time duty-cycle thread on that CPU takes the "
@@ -68,6 +98,11 @@ final class BenchTrainCommand implements Callable<Integer> {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
         }
         TrainBench.checkPeers(peers); // an unknown peer fails before anything is set up
+        List<SyncMode> chosenSyncs = TrainBench.parseSyncs(syncs);
+        // DiLoCo's settings are checked when a DiLoCo cell will run; evaluations fall on its outer steps.
+        boolean diloco = (peers.contains(TrainBench.XAF) && chosenSyncs.contains(SyncMode.DILOCO)) || peers.contains(DilocoGlooPeer.NAME);
+        DilocoGlooPeer.Settings settings = diloco
+                ? new DilocoGlooPeer.Settings(syncEvery, outerLr, outerMomentum, outerDtype, syncEvery) : null;
         out = BenchCommand.outputDirectory(out, "train");
         // Mode and endpoint words are parsed here, once: an unknown one fails before anything is set up.
         List<GatewayMode> chosen = modes != null ? modes.stream().map(GatewayMode::fromName).toList()
@@ -92,11 +127,16 @@ final class BenchTrainCommand implements Callable<Integer> {
                             + " only the ranks' compute and their sends and receives."));
         }
         Path work = Files.createTempDirectory("xaf-bench-train-");
-        TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers);
+        TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers)
+                .withSync(chosenSyncs, settings)
+                .withAgentCommand(LaunchCommand::agentCommand);
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
                 + (modes != null ? " --modes " + String.join(",", modes) : "")
                 + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + String.join(",", endpoints)
                 + (peers.equals(List.of(TrainBench.XAF)) ? "" : " --peers " + String.join(",", peers))
+                + (syncs.equals(List.of("ddp")) ? "" : " --sync " + String.join(",", syncs))
+                + (diloco ? " --sync-every " + syncEvery + " --outer-lr " + outerLr + " --outer-momentum " + outerMomentum
+                        + " --outer-dtype " + outerDtype : "")
                 + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu) + " --out " + out);
         bench.run();
         return 0;

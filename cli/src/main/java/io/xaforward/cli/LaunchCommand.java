@@ -42,12 +42,19 @@ final class LaunchCommand implements Callable<Integer> {
             description = "seconds to wait before a restart; at least the workers' --op-timeout plus a margin, so every rank of the old run has failed (default: --op-timeout + 5)")
     long restartDelaySeconds;
 
-    @Parameters(paramLabel = "WORKER-OPTIONS", description = "options passed to every xaf worker")
+    @Option(paramLabel = "SCRIPT", names = "--python", description = "run a PyTorch script that uses xaforward.torch: per local rank an"
+            + " xaf agent (given the worker options) and the script beside it, with /usr/bin/python3 (or $XAF_PYTHON); the"
+            + " script's arguments follow a second -- (docs/PYTORCH.md)")
+    Path python;
+
+    @Parameters(paramLabel = "WORKER-OPTIONS", description = "options passed to every xaf worker (with --python: every xaf agent)")
     List<String> workerArgs = new ArrayList<>();
 
     @Override
     public Integer call() throws Exception {
+        if (python != null) return launchScript();
         if (workerArgs.contains("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
+        checkSlurmWorld(System.getenv());
         if (interfaces != null && interfaces.size() != ranks.size()) {
             throw new IllegalArgumentException("--interfaces needs one interface per local rank (" + ranks.size() + ")");
         }
@@ -55,6 +62,18 @@ final class LaunchCommand implements Callable<Integer> {
         long delay = restartDelaySeconds > 0 ? restartDelaySeconds : optionValue("--op-timeout", 120) + 5;
         Launcher.Spec spec = new Launcher.Spec(ranks, rank -> command(rank), maxRestarts, Duration.ofSeconds(delay));
         return new Launcher(spec, System.out).run();
+    }
+
+    /**
+     * One xaf launch per node under srun is one Slurm task per node, so SLURM_NTASKS, which the workers would take as
+     * their world size, counts the launchers, not the ranks: the world size must then be given.
+     */
+    void checkSlurmWorld(java.util.Map<String, String> environment) {
+        var env = new io.xaforward.cluster.deploy.SchedulerEnvironment(environment);
+        if (env.slurmTask() && !workerArgs.contains("--world") && environment.get("WORLD_SIZE") == null) {
+            throw new IllegalArgumentException("xaf launch under Slurm: give the job's number of ranks, --world N, after"
+                    + " --: SLURM_NTASKS (" + environment.get("SLURM_NTASKS") + ") counts the launchers, not their ranks");
+        }
     }
 
     /**
@@ -96,5 +115,88 @@ final class LaunchCommand implements Callable<Integer> {
             cmd.addAll(List.of("--interface", interfaces.get(ranks.indexOf(rank))));
         }
         return cmd;
+    }
+
+    /** The command that runs {@code xaf agent} with {@code options}: this JVM's java, class path and main class. */
+    static List<String> agentCommand(List<String> options) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "agent"));
+        cmd.addAll(options);
+        return cmd;
+    }
+
+    /**
+     * {@code xaf launch --python}: per local rank an agent with the worker options (as {@code xaf worker} would get
+     * them) and the script beside it, supervised in pairs; the first failure gives the other local ranks the agents'
+     * operation timeout to fail on their own, then stops them.
+     */
+    int launchScript() throws Exception {
+        int split = workerArgs.indexOf("--");
+        List<String> scriptArgs = split < 0 ? List.of() : List.copyOf(workerArgs.subList(split + 1, workerArgs.size()));
+        if (split >= 0) workerArgs = new ArrayList<>(workerArgs.subList(0, split));
+        if (workerArgs.contains("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
+        if (maxRestarts > 0) throw new IllegalArgumentException("--max-restarts needs checkpoints xaf writes; a --python script"
+                + " keeps its own: restart it with its own resume option");
+        if (interfaces != null && interfaces.size() != ranks.size()) {
+            throw new IllegalArgumentException("--interfaces needs one interface per local rank (" + ranks.size() + ")");
+        }
+        Path script = UserPaths.requireFile(UserPaths.resolve(python.toString()), "--python script");
+        provideSecret();
+        int world = worldSize();
+        Path sockets = java.nio.file.Files.createTempDirectory("xaf-launch-");
+        List<io.xaforward.cluster.python.RankPair> pairs = new ArrayList<>();
+        Thread hook = new Thread(() -> pairs.forEach(io.xaforward.cluster.python.RankPair::stop), "xaf-launch-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            for (int i = 0; i < ranks.size(); i++) {
+                int rank = ranks.get(i);
+                Path socket = sockets.resolve("rank-" + rank + ".sock");
+                var pair = new io.xaforward.cluster.python.RankPair(rank, socket, sockets.resolve("agent-" + rank + ".log"));
+                List<String> options = new ArrayList<>(command(rank));
+                options.subList(0, options.indexOf("worker") + 1).clear(); // the worker's options alone
+                options.addAll(List.of("--socket", socket.toString(), "--local-rank", Integer.toString(i)));
+                pairs.add(pair);
+                pair.startAgent(agentCommand(options));
+                System.out.println(io.xaforward.cluster.WorkerLine.format("launched", "rank", rank, "agent_log", sockets.resolve("agent-" + rank + ".log")));
+            }
+            var env = System.getenv();
+            for (int i = 0; i < pairs.size(); i++) {
+                var pair = pairs.get(i);
+                List<String> cmd = new ArrayList<>(List.of(io.xaforward.cluster.python.PythonSetup.interpreter(env), script.toString()));
+                cmd.addAll(scriptArgs);
+                pair.startScript(cmd, UserPaths.workingDirectory(),
+                        io.xaforward.cluster.python.PythonSetup.scriptEnvironment(env, pair.rank(), world, i, pairs.size(),
+                                sockets.resolve("rank-" + pair.rank() + ".sock")),
+                        Duration.ofSeconds(optionValue("--start-timeout", 300)), line -> {
+                            synchronized (System.out) {
+                                System.out.println("[rank " + pair.rank() + "] " + line);
+                            }
+                        });
+            }
+            Duration grace = Duration.ofSeconds(optionValue("--op-timeout", 120)).plus(io.xaforward.cluster.python.RankPair.AGENT_GRACE).plusSeconds(30);
+            var exits = io.xaforward.cluster.python.RankPair.awaitAll(pairs, grace, System.out);
+            return exits.stream().allMatch(io.xaforward.cluster.python.RankPair.Exit::ok) ? 0 : 1;
+        } finally {
+            pairs.forEach(io.xaforward.cluster.python.RankPair::stop);
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException ignored) {
+                // shutting down
+            }
+        }
+    }
+
+    /** The job's number of ranks, for the scripts' WORLD_SIZE: --world, else $WORLD_SIZE, else the cluster file's. */
+    private int worldSize() {
+        int i = workerArgs.indexOf("--world");
+        if (i >= 0 && i + 1 < workerArgs.size()) return Integer.parseInt(workerArgs.get(i + 1));
+        String env = System.getenv("WORLD_SIZE");
+        if (env != null && !env.isBlank()) return Integer.parseInt(env.strip());
+        int c = workerArgs.indexOf("--cluster");
+        if (c >= 0 && c + 1 < workerArgs.size()) {
+            return io.xaforward.cluster.world.ClusterFile.read(UserPaths.resolve(workerArgs.get(c + 1))).worldSize();
+        }
+        throw new IllegalArgumentException("give the number of ranks: --world N among the worker options (or a --cluster file)");
     }
 }

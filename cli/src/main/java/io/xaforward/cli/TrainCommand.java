@@ -93,6 +93,18 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
 
+    @Option(paramLabel = "SCRIPT", names = "--python", description = "train a PyTorch script that uses xaforward.torch instead of"
+            + " XAF's GPT: per rank an xaf agent and the script beside it (with /usr/bin/python3, or $XAF_PYTHON); the"
+            + " arguments after -- go to the script; the model and training options above are the script's (docs/PYTORCH.md)")
+    Path python;
+
+    @picocli.CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
+    java.util.List<String> scriptArgs = new java.util.ArrayList<>();
+
+    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "with --python: seconds an agent's"
+            + " all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
+    long opTimeoutSeconds = 60;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec commandSpec;
 
@@ -176,7 +188,7 @@ final class TrainCommand implements Callable<Integer> {
     void checkBeforeStart() throws Exception {
         if (topology == null) topology = shippedTopology("two-dc.yaml").toAbsolutePath().normalize(); // recorded in the settings
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
-        io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
+        io.xaforward.testbed.Topology topo = io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
         io.xaforward.training.ModelConfig model;
         try {
             model = io.xaforward.training.ModelConfig.preset(loop.preset);
@@ -185,6 +197,8 @@ final class TrainCommand implements Callable<Integer> {
         }
         // Every mode word is parsed here, once: a bad one fails before anything is set up.
         mode = GatewayMode.fromName(gatewayMode);
+        loop.checkSync();
+        TrainJobSpec.checkDatacenters(loop.syncMode(), topo.datacenters().size());
         chosenEndpoint = io.xaforward.cluster.Endpoint.resolve(endpoint, mode);
         io.xaforward.cluster.Endpoint.checkFlows(chosenEndpoint, flows);
         if (resume != null) {
@@ -258,6 +272,7 @@ final class TrainCommand implements Callable<Integer> {
                 .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
                 .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
                 .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
+                .sync(loop.syncMode()).diloco(loop.diloco()).outerDtype(loop.outerFormat())
                 .build();
     }
 
@@ -271,6 +286,9 @@ final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (python != null) return trainScript();
+        if (!scriptArgs.isEmpty()) throw new IllegalArgumentException("arguments after -- go to a --python script; without"
+                + " --python, xaf train takes none: " + String.join(" ", scriptArgs));
         inheritSettings();
         TrainJobSpec spec = spec();
         TrainResult r = TrainOutputs.run(spec, this, System.out);
@@ -278,5 +296,26 @@ final class TrainCommand implements Callable<Integer> {
         System.out.print(SummaryTable.render(r));
         TrainOutputs.finish(spec, this, r, System.out);
         return 0;
+    }
+
+    /** {@code xaf train --python}: the user's script on every rank of the topology, beside an agent. */
+    int trainScript() throws Exception {
+        if (resume != null) throw new IllegalArgumentException("--resume is for XAF's GPT; a --python script resumes from its own checkpoints");
+        checkBeforeStart();
+        Path script = UserPaths.requireFile(python, "--python script");
+        createdWorkDir = workDir == null;
+        Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
+        String prefix = "p" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
+        var cluster = new io.xaforward.cluster.ClusterRun.Spec(topology, prefix, mode, 1, new SecureRandom().nextInt(), dir,
+                chosenEndpoint, flows);
+        var spec = new io.xaforward.cluster.python.PythonTrainingJob.Spec(cluster, WireSecurity.fromName(wireSecurity), script,
+                scriptArgs, UserPaths.workingDirectory(), LaunchCommand::agentCommand,
+                java.time.Duration.ofSeconds(opTimeoutSeconds), java.time.Duration.ofSeconds(120), false);
+        var result = new io.xaforward.cluster.python.PythonTrainingJob(spec, System.out, System.getenv()).run();
+        boolean remove = result.ok() && createdWorkDir && !keepWorkDir;
+        System.out.printf("xaf: %s in %.1f s%s%n", result.ok() ? "every rank finished" : "the job failed",
+                result.wallSeconds(), remove ? "" : "; agent logs, cluster file and sockets in " + dir);
+        if (remove) DataCommand.deleteTree(dir);
+        return result.ok() ? 0 : 1;
     }
 }

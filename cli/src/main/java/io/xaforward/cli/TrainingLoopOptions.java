@@ -1,5 +1,8 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.SyncMode;
+import io.xaforward.collective.OuterDtype;
+import io.xaforward.training.DilocoConfig;
 import picocli.CommandLine.Option;
 
 /**
@@ -45,4 +48,58 @@ final class TrainingLoopOptions {
 
     @Option(paramLabel = "ALGORITHM", names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical, ring or ps (default: ${DEFAULT-VALUE})")
     String algorithm = "hierarchical";
+
+    @Option(paramLabel = "ddp|diloco", names = "--sync", defaultValue = "ddp", description = "ddp: every step's gradient"
+            + " is all-reduced over all ranks, through the gateways; diloco: every step's gradient is all-reduced inside"
+            + " each data center only, and every --sync-every steps the data centers average their models through the"
+            + " gateways with an outer Nesterov SGD (docs/TRAINING.md, \"DiLoCo\") (default: ${DEFAULT-VALUE})")
+    String sync = "ddp";
+
+    @Option(paramLabel = "H", names = "--sync-every", defaultValue = "" + DilocoConfig.DEFAULT_SYNC_EVERY,
+            description = "diloco: inner steps between two outer syncs of a fragment (default: ${DEFAULT-VALUE})")
+    int syncEvery = DilocoConfig.DEFAULT_SYNC_EVERY;
+
+    @Option(paramLabel = "F", names = "--fragments", defaultValue = "1", description = "diloco: split the parameters"
+            + " by layer into F fragments synced in turn at staggered steps (streaming DiLoCo); at most --sync-every"
+            + " and the model's layers (default: ${DEFAULT-VALUE})")
+    int fragments = 1;
+
+    @Option(paramLabel = "D", names = "--fragment-sync-delay", defaultValue = "0", description = "diloco: apply a"
+            + " fragment's outer all-reduce D steps after it started, while inner steps go on; less than --sync-every"
+            + " (default: ${DEFAULT-VALUE}: at once)")
+    int fragmentSyncDelay = 0;
+
+    @Option(paramLabel = "RATE", names = "--outer-lr", defaultValue = "" + DilocoConfig.DEFAULT_OUTER_LR,
+            description = "diloco: learning rate of the outer SGD (default: ${DEFAULT-VALUE})")
+    double outerLr = DilocoConfig.DEFAULT_OUTER_LR;
+
+    @Option(paramLabel = "M", names = "--outer-momentum", defaultValue = "" + DilocoConfig.DEFAULT_OUTER_MOMENTUM,
+            description = "diloco: Nesterov momentum of the outer SGD, in [0, 1) (default: ${DEFAULT-VALUE})")
+    double outerMomentum = DilocoConfig.DEFAULT_OUTER_MOMENTUM;
+
+    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--outer-dtype", defaultValue = "fp32", description = "diloco:"
+            + " number format of the outer all-reduce across data centers (int8 and int4 need the quantized"
+            + " all-reduce) (default: ${DEFAULT-VALUE})")
+    String outerDtype = "fp32";
+
+    /** The --sync word, parsed. */
+    SyncMode syncMode() {
+        return SyncMode.fromName(sync);
+    }
+
+    /** The outer loop of --sync diloco (checked: a malformed setting is one clear error), or null under ddp. */
+    DilocoConfig diloco() {
+        return syncMode() == SyncMode.DILOCO
+                ? new DilocoConfig(syncEvery, fragments, fragmentSyncDelay, outerLr, outerMomentum) : null;
+    }
+
+    /** The --outer-dtype word, parsed. */
+    OuterDtype outerFormat() {
+        return OuterDtype.fromName(outerDtype);
+    }
+
+    /** Every synchronisation setting parsed and checked together, before anything starts. */
+    void checkSync() {
+        io.xaforward.cluster.TrainJobSpec.checkSync(syncMode(), diloco(), outerFormat(), preset);
+    }
 }

@@ -1,6 +1,7 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.deploy.ClusterWorker;
+import io.xaforward.cluster.deploy.SchedulerEnvironment;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
@@ -33,26 +34,28 @@ import java.util.concurrent.Callable;
                 "      --cluster cluster.yaml --data corpus.txt --steps 1000 \\",
                 "      --checkpoint-dir /var/lib/xaf/job7"})
 final class WorkerCommand implements Callable<Integer> {
-    @Option(paramLabel = "ID", names = "--job", description = "job id, 1..65535 (default: the cluster file's job; with --etcd, required)")
+    @Option(paramLabel = "ID", names = "--job", description = "job id, 1..65535 (default: the cluster file's job, else under Slurm $SLURM_JOB_ID folded into 1..65535; with --etcd, one of them is required)")
     Integer job;
 
-    @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else the cluster file's number of ranks; with --etcd, one of them is required)")
+    @Option(paramLabel = "N", names = "--world", description = "number of ranks in the job (default: $WORLD_SIZE, else $SLURM_NTASKS, else the cluster file's number of ranks; with --etcd, one of them is required)")
     Integer world;
 
-    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK, else $JOB_COMPLETION_INDEX, a Kubernetes Indexed Job's pod index; with a cluster file one of them is required; with --etcd and none, the rendezvous assigns the lowest free rank)")
+    @Option(paramLabel = "N", names = "--rank", description = "this process's rank, 0..world-1 (default: $RANK, else $SLURM_PROCID, else $JOB_COMPLETION_INDEX, a Kubernetes Indexed Job's pod index; with a cluster file one of them is required; with --etcd and none, the rendezvous assigns the lowest free rank)")
     Integer rank;
 
-    @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
+    @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK (else $SLURM_LOCALID) picks it")
     String iface;
 
     @Option(paramLabel = "FORM", names = "--form", description = "network form of this host's data center: ipv4, ipv6 or id (default: the cluster file's, for this rank; with --etcd, required)")
     String form;
 
-    /** Where torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK) are read; tests give their own. */
+    /** Where torchrun's and Slurm's variables ({@link SchedulerEnvironment}) are read; tests give their own. */
     java.util.Map<String, String> environment = System.getenv();
 
     /**
-     * Who this worker is, resolved: an option given wins, then torchrun's environment variable, then the cluster file.
+     * Who this worker is, resolved: an option given wins, then torchrun's environment variable, then Slurm's, then
+     * the cluster file (the job: the option, the cluster file, then Slurm's job id, since a cluster file's job is the
+     * one its gateways' routes were written for).
      * {@code rank} is {@link #ASSIGNED} when the etcd rendezvous is to assign it.
      */
     record Identity(int job, int world, int rank, String iface, NetworkForm form) {
@@ -64,43 +67,31 @@ final class WorkerCommand implements Callable<Integer> {
     /** The rank of an {@link Identity} whose rank the rendezvous assigns ({@code --etcd} without --rank or RANK). */
     static final int ASSIGNED = -1;
 
-    /**
-     * The environment variables a scheduler gives the rank in, read in this order when --rank is not given: torchrun's
-     * RANK, then the pod index of a Kubernetes Indexed Job (deploy/kubernetes/workers.yaml runs one rank per index).
-     */
-    static final java.util.List<String> RANK_VARIABLES = java.util.List.of("RANK", "JOB_COMPLETION_INDEX");
-
-    /** An integer from torchrun's environment, or null when the variable is not set. */
-    private Integer fromEnvironment(String name) {
-        String v = environment.get(name);
-        if (v == null || v.isBlank()) return null;
-        try {
-            return Integer.parseInt(v.strip());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("the environment variable " + name + "='" + v + "' is not a number");
-        }
+    private SchedulerEnvironment scheduler() {
+        return new SchedulerEnvironment(environment);
     }
 
     Identity identity() {
         io.xaforward.cluster.world.World file = peers.cluster != null ? io.xaforward.cluster.world.ClusterFile.read(peers.cluster) : null;
         String where = file != null ? "" : " (with --etcd there is no cluster file to take it from)";
+        SchedulerEnvironment env = scheduler();
         int j;
         if (job != null) j = job;
         else if (file != null) j = file.jobId();
+        else if (env.slurmJob().isPresent()) j = env.slurmJob().get().value();
         else throw new IllegalArgumentException("give the job id: --job ID" + where);
-        Integer w = world != null ? world : fromEnvironment("WORLD_SIZE");
+        Integer w = world != null ? world : env.worldSize().map(SchedulerEnvironment.Value::value).orElse(null);
         if (w == null && file != null) w = file.worldSize();
         if (w == null) throw new IllegalArgumentException("give the number of ranks: --world N or WORLD_SIZE" + where);
-        String rankFrom = rank != null ? "--rank"
-                : RANK_VARIABLES.stream().filter(v -> fromEnvironment(v) != null).findFirst().orElse(null);
-        Integer r = rank != null ? rank : rankFrom != null ? fromEnvironment(rankFrom) : null;
+        Integer r = rank != null ? rank : env.rank().map(SchedulerEnvironment.Value::value).orElse(null);
         if (r == null && file == null) r = ASSIGNED;
         if (r == null) {
-            throw new IllegalArgumentException("give this worker's rank: --rank N or " + String.join(" or ", RANK_VARIABLES)
+            throw new IllegalArgumentException("give this worker's rank: --rank N or " + String.join(" or ", SchedulerEnvironment.RANK_VARIABLES)
                     + " (a cluster file names each rank's host; with --etcd instead, the rendezvous can assign ranks)");
         }
         if (r != ASSIGNED && (r < 0 || r >= w)) {
-            throw new IllegalArgumentException(rankFrom + " must be 0.." + (w - 1) + ", was " + r);
+            throw new IllegalArgumentException((rank != null ? "--rank" : env.rank().orElseThrow().variable()) + " must be 0.."
+                    + (w - 1) + ", was " + r);
         }
         NetworkForm f;
         if (form != null) f = NetworkForm.fromName(form);
@@ -113,15 +104,14 @@ final class WorkerCommand implements Callable<Integer> {
     private String localInterface() {
         if (!iface.contains(",")) return iface;
         java.util.List<String> list = java.util.Arrays.stream(iface.split(",")).map(String::strip).toList();
-        Integer local = fromEnvironment("LOCAL_RANK");
-        if (local == null) {
-            throw new IllegalArgumentException("--interface " + iface + " lists " + list.size() + " interfaces: LOCAL_RANK picks"
-                    + " this worker's (torchrun sets it), or give one interface");
+        var local = scheduler().localRank().orElseThrow(() -> new IllegalArgumentException("--interface " + iface
+                + " lists " + list.size() + " interfaces: LOCAL_RANK picks this worker's (torchrun sets it, as srun"
+                + " sets SLURM_LOCALID), or give one interface"));
+        if (local.value() >= list.size()) {
+            throw new IllegalArgumentException(local.variable() + "=" + local.value() + " but --interface lists "
+                    + list.size() + " interfaces");
         }
-        if (local < 0 || local >= list.size()) {
-            throw new IllegalArgumentException("LOCAL_RANK=" + local + " but --interface lists " + list.size() + " interfaces");
-        }
-        return list.get(local);
+        return list.get(local.value());
     }
 
     @ArgGroup(exclusive = true, multiplicity = "1")
@@ -149,6 +139,28 @@ final class WorkerCommand implements Callable<Integer> {
 
         @Option(names = "--etcd", paramLabel = "URL", description = "etcd endpoint of the rendezvous, e.g. https://10.0.0.5:2379 (TLS and credentials: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user)")
         URI etcd;
+
+        @Option(names = "--etcd-first-node", paramLabel = "PORT", description = "under Slurm: the rendezvous is the etcd the job file started on the first node of the allocation (scontrol show hostnames $SLURM_JOB_NODELIST), at this client port; https with --etcd-ca, else http")
+        Integer etcdFirstNode;
+    }
+
+    /** --etcd-first-node: the endpoint of the etcd on the allocation's first node, set as --etcd. */
+    void resolveFirstNodeEtcd() throws IOException, InterruptedException {
+        if (peers == null || peers.etcdFirstNode == null) return;
+        int port = peers.etcdFirstNode;
+        if (port < 1 || port > 65535) throw new IllegalArgumentException("--etcd-first-node must be a port, 1..65535, was " + port);
+        String host = scheduler().firstNode();
+        peers.etcd = URI.create((etcd.ca != null ? "https" : "http") + "://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port);
+        log.println("xaf worker: the rendezvous is etcd on the allocation's first node, " + peers.etcd);
+    }
+
+    /** Under Slurm without --job or a cluster file: the job is Slurm's ({@link SchedulerEnvironment#slurmJob}). */
+    void jobFromSlurm() {
+        if (job != null || peers == null || peers.cluster != null) return;
+        scheduler().slurmJob().ifPresent(j -> {
+            job = j.value();
+            log.println("xaf worker: job " + job + " from SLURM_JOB_ID=" + environment.get("SLURM_JOB_ID"));
+        });
     }
 
     @Mixin
@@ -302,7 +314,8 @@ final class WorkerCommand implements Callable<Integer> {
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
                 Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
                 loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows);
+                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows, loop.syncMode(), loop.diloco(),
+                loop.outerFormat());
     }
 
     WorldSource worldSource() {
@@ -323,6 +336,8 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        resolveFirstNodeEtcd();
+        jobFromSlurm();
         applyClusterTraining();
         // No secret, no job: said before anything else is read. etcd's training settings cannot make the secret
         // unnecessary, since they may raise the wire security but never lower it (InheritedSettings).
@@ -332,7 +347,7 @@ final class WorkerCommand implements Callable<Integer> {
         options(id.rank() == ASSIGNED ? id.withRank(0) : id); // every option checked before a rank is claimed
         if (id.rank() == ASSIGNED) {
             try (EtcdRendezvous rendezvous = rendezvous()) {
-                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(),
+                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(), id.form(), flows,
                         ranksRunHere()));
                 run(options(id), rendezvous);
             }

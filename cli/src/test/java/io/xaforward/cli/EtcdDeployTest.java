@@ -345,19 +345,37 @@ class EtcdDeployTest {
 
     @Test
     @Order(3)
-    void workersWithoutRanksTrainThroughAGatewayWhoseRoutesFollowTheirRegistrations() throws Exception {
+    void workersClaimingRanksInAShuffledOrderTrainThroughAGatewayWhoseRoutesFollowTheirRegistrations() throws Exception {
         gateway.close(); // the operator's routes make way; the gateway is back for the later tests
         Path checkpoints = machines.dir.resolve("ckpt-assigned");
         List<DeployFixture.XafProcess> workers = new ArrayList<>();
         try (GatewayProcess follower = startGateway("gateway-follow.yaml", true, List.of("--follow-jobs", "/xaf/jobs/"),
                 "xaf-gw-jobs")) {
             assertEquals(Set.of(), routeMapKeys(follower), "no job registered: no route");
-            for (int h = 0; h < 4; h++) {
-                // No --rank: the rendezvous assigns one, whichever host asks first.
+            // The hosts ask in a shuffled order, each once the one before holds its rank, so rank i lands on host
+            // order[i]: never the plan's layout, and the data centers' ranks interleave. A gateway routing by the
+            // plan would send every rank's frames to the wrong host; only routes derived from the registrations work.
+            long seed = System.nanoTime();
+            List<Integer> order = new ArrayList<>(List.of(0, 1, 2, 3));
+            java.util.Random random = new java.util.Random(seed);
+            while (order.equals(List.of(0, 1, 2, 3))) java.util.Collections.shuffle(order, random);
+            System.out.println("hosts in the order they claim ranks: " + order + " (seed " + seed + ")");
+            DeployFixture.XafProcess[] onHost = new DeployFixture.XafProcess[4];
+            for (int i = 0; i < 4; i++) {
+                int h = order.get(i);
+                // No --rank: the rendezvous assigns the lowest free one. --flows 2: the routes' span comes from the
+                // registrations too.
                 List<String> args = etcdWorkerArgs(h, 4, 3, checkpoints);
                 args.subList(args.indexOf("--rank"), args.indexOf("--rank") + 2).clear();
-                workers.add(new DeployFixture.XafProcess(machines.plan.host(h).namespace(), args,
-                        machines.dir.resolve("assigned-worker-" + h + ".log")));
+                args.addAll(List.of("--flows", "2"));
+                Path log = machines.dir.resolve("assigned-worker-" + h + ".log");
+                onHost[h] = new DeployFixture.XafProcess(machines.plan.host(h).namespace(), args, log);
+                workers.add(onHost[h]);
+                long deadline = System.currentTimeMillis() + 120_000;
+                while (!(Files.exists(log) && Files.readString(log).contains("the rendezvous assigned rank " + i))
+                        && onHost[h].process.isAlive() && System.currentTimeMillis() < deadline) Thread.sleep(100);
+                assertTrue(Files.readString(log).contains("the rendezvous assigned rank " + i),
+                        "host " + h + " (order " + order + ") should hold rank " + i + ":\n" + DeployFixture.log(log));
             }
             Set<Integer> ids = Set.of(DeployFixture.JOB << 16, DeployFixture.JOB << 16 | 1, DeployFixture.JOB << 16 | 2,
                     DeployFixture.JOB << 16 | 3);
@@ -365,7 +383,7 @@ class EtcdDeployTest {
             String checksum = null;
             Set<String> ranks = new java.util.TreeSet<>();
             for (int h = 0; h < 4; h++) {
-                DeployFixture.XafProcess w = workers.get(h);
+                DeployFixture.XafProcess w = onHost[h];
                 int rc = w.await(180);
                 String log = DeployFixture.log(machines.dir.resolve("assigned-worker-" + h + ".log"));
                 assertEquals(0, rc, "worker on host " + h + ": exit status; output:\n" + w.output() + "\nlog:\n" + log);
@@ -375,6 +393,7 @@ class EtcdDeployTest {
                 assertEquals(checksum, done.get(0).get("checksum"), "worker on host " + h + " ends with other weights");
                 String rank = done.get(0).get("rank");
                 assertTrue(log.contains("xaf worker: the rendezvous assigned rank " + rank), log);
+                assertEquals(Integer.toString(order.indexOf(h)), rank, "host " + h + " trained as the rank it claimed");
                 ranks.add(rank);
             }
             assertEquals(Set.of("0", "1", "2", "3"), ranks, "the rendezvous gave every rank once");

@@ -228,4 +228,79 @@ class WorkerEnvironmentTest {
                 "--interface", "eth1", "--etcd", "http://127.0.0.1:1"));
         assertTrue(e.getMessage().contains("--form"), e.getMessage());
     }
+
+    /** What srun sets for task 2 of 4 of Slurm job 70001, the second task on its node. */
+    static final Map<String, String> SRUN = Map.of("SLURM_PROCID", "2", "SLURM_NTASKS", "4", "SLURM_LOCALID", "1",
+            "SLURM_JOB_ID", "70001", "SLURM_JOB_NODELIST", "gpu[07-09]");
+
+    @Test
+    void slurmsVariablesGiveRankWorldLocalRankAndJobAfterTorchrunsAndTheOptions() throws Exception {
+        String[] etcd = {"--interface", "eth1,eth2", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
+        WorkerCommand w = worker(SRUN, etcd);
+        w.jobFromSlurm();
+        WorkerOptions o = w.options(w.identity());
+        assertEquals(2, o.rank(), "SLURM_PROCID");
+        assertEquals(4, o.worldSize(), "SLURM_NTASKS");
+        assertEquals("eth2", o.iface(), "SLURM_LOCALID picks the interface");
+        assertEquals(70001 - 65535, o.jobId(), "SLURM_JOB_ID folded into 1..65535");
+
+        // torchrun inside an allocation: its variables describe the worker, Slurm's the torchrun task
+        Map<String, String> both = new java.util.HashMap<>(SRUN);
+        both.putAll(Map.of("RANK", "5", "WORLD_SIZE", "8", "LOCAL_RANK", "0"));
+        o = options(both, "--job", "7", "--interface", "eth1,eth2", "--etcd", "http://127.0.0.1:1", "--form", "ipv4");
+        assertEquals(5, o.rank());
+        assertEquals(8, o.worldSize());
+        assertEquals("eth1", o.iface());
+
+        // options win; a cluster file's job wins over Slurm's (its gateways' routes are written for it)
+        o = options(SRUN, "--rank", "1", "--world", "2", "--job", "9", "--interface", "eth1", "--etcd",
+                "http://127.0.0.1:1", "--form", "ipv4");
+        assertEquals(List.of(1, 2, 9), List.of(o.rank(), o.worldSize(), o.jobId()));
+        w = worker(SRUN, "--interface", "eth1", "--cluster", cluster.toString());
+        w.jobFromSlurm();
+        o = w.options(w.identity());
+        assertEquals(List.of(2, 4, 7), List.of(o.rank(), o.worldSize(), o.jobId()));
+        assertEquals(NetworkForm.IPV6, o.form(), "rank 2's data center in the cluster file");
+
+        var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("SLURM_PROCID", "4", "SLURM_NTASKS", "4"),
+                "--job", "7", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"));
+        assertTrue(e.getMessage().contains("SLURM_PROCID must be 0..3, was 4"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("SLURM_PROCID", "1", "SLURM_NTASKS", "4",
+                "SLURM_LOCALID", "2"), "--job", "7", "--interface", "eth1,eth2", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"));
+        assertTrue(e.getMessage().contains("SLURM_LOCALID=2 but --interface lists 2 interfaces"), e.getMessage());
+        assertEquals(1, io.xaforward.cluster.deploy.SchedulerEnvironment.foldJob(65536));
+        assertEquals(65535, io.xaforward.cluster.deploy.SchedulerEnvironment.foldJob(65535));
+    }
+
+    @Test
+    void etcdOnTheFirstNodeOfTheAllocationIsFoundWithSlurmsScontrol(@TempDir Path tmp) throws Exception {
+        // scontrol expands host lists from the cluster's slurm.conf; a minimal one is enough for that
+        Path conf = tmp.resolve("slurm.conf");
+        Files.writeString(conf, "ClusterName=x\nSlurmctldHost=localhost\nNodeName=localhost CPUs=1\nPartitionName=p Nodes=localhost\n");
+        Map<String, String> env = new java.util.HashMap<>(SRUN);
+        env.put("SLURM_CONF", conf.toString());
+        WorkerCommand w = worker(env, "--interface", "eth1", "--etcd-first-node", "2379", "--form", "ipv4");
+        java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+        w.log = new java.io.PrintStream(said, true);
+        w.resolveFirstNodeEtcd();
+        assertEquals(java.net.URI.create("http://gpu07:2379"), w.peers.etcd);
+        assertTrue(said.toString().contains("etcd on the allocation's first node, http://gpu07:2379"), said.toString());
+
+        WorkerCommand outside = worker(Map.of(), "--interface", "eth1", "--etcd-first-node", "2379", "--form", "ipv4");
+        var e = assertThrows(IllegalArgumentException.class, outside::resolveFirstNodeEtcd);
+        assertTrue(e.getMessage().contains("SLURM_JOB_NODELIST is not set"), e.getMessage());
+    }
+
+    @Test
+    void xafLaunchUnderSlurmNeedsTheWorldSize() {
+        LaunchCommand launch = new LaunchCommand();
+        new CommandLine(launch).parseArgs("--local-ranks", "0,1", "--", "--job", "7", "--interface", "eth1");
+        var e = assertThrows(IllegalArgumentException.class, () -> launch.checkSlurmWorld(Map.of("SLURM_PROCID", "0",
+                "SLURM_NTASKS", "2")));
+        assertTrue(e.getMessage().contains("SLURM_NTASKS (2) counts the launchers"), e.getMessage());
+        launch.checkSlurmWorld(Map.of()); // not under Slurm: nothing to check
+        LaunchCommand withWorld = new LaunchCommand();
+        new CommandLine(withWorld).parseArgs("--local-ranks", "0,1", "--", "--world", "4", "--interface", "eth1");
+        withWorld.checkSlurmWorld(Map.of("SLURM_PROCID", "0", "SLURM_NTASKS", "2"));
+    }
 }

@@ -120,8 +120,8 @@ public final class ClusterRun implements AutoCloseable {
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
     private Topology topology;
-    private IdentifierPlan plan;
     private TestbedState state;
+    private IdentifierPlan plan;
     private boolean hookAdded;
 
     public ClusterRun(Spec spec, PrintStream out) {
@@ -261,13 +261,48 @@ public final class ClusterRun implements AutoCloseable {
      * lines become {@link Event}s, its stderr goes to {@link #workerLog}.
      */
     public synchronized void startProcess(int rank, List<String> command) throws IOException {
-        List<String> full = new ArrayList<>(placed ? placement.workerCommandPrefix() : List.of());
-        full.addAll(command);
-        ProcessBuilder pb = new ProcessBuilder(full); // the affinity is inherited through exec by the process and its threads
+        ProcessBuilder pb = new ProcessBuilder(placedCommand(command)); // the affinity is inherited through exec by the process and its threads
         pb.redirectError(workerLog(rank).toFile());
         Process p = pb.start();
         workers.add(p);
         Thread.ofPlatform().daemon(true).name("worker-" + rank + "-out").start(() -> pump(rank, p));
+    }
+
+    /**
+     * {@code command} (already wrapped to run in a host namespace) as a rank's process must run: under the job's
+     * placement when it is placed. For processes a job starts and follows itself ({@link #stopOnTeardown}).
+     */
+    public List<String> placedCommand(List<String> command) {
+        List<String> full = new ArrayList<>(placed ? placement.workerCommandPrefix() : List.of());
+        full.addAll(command);
+        return full;
+    }
+
+    /** Stops {@code process} with the workers on {@link #close()} (or Ctrl-C): a process a job started itself. */
+    public synchronized void stopOnTeardown(Process process) {
+        workers.add(process);
+    }
+
+    /**
+     * The job's world as an operator would write it into a cluster file ({@link io.xaforward.cluster.world.ClusterFile}):
+     * every rank's host address and each data center's gateway port. Processes that join a job as on real hosts
+     * ({@code xaf worker}, {@code xaf agent}) read it.
+     */
+    public io.xaforward.cluster.world.World world() {
+        IdentifierPlan p = plan();
+        List<io.xaforward.cluster.world.RankAddress> ranks = new ArrayList<>();
+        for (int r = 0; r < p.worldSize(); r++) {
+            Node h = p.host(r);
+            ranks.add(new io.xaforward.cluster.world.RankAddress(r, h.datacenter(), h.form(), h.mtu(),
+                    java.util.Optional.ofNullable(h.ip()), java.util.Optional.ofNullable(h.mac()), h.identity(),
+                    java.util.Optional.of(h.iface())));
+        }
+        Map<String, io.xaforward.cluster.world.NextHop> hops = new LinkedHashMap<>();
+        for (Node port : state.gatewayPorts()) {
+            hops.putIfAbsent(port.datacenter(), new io.xaforward.cluster.world.NextHop(
+                    java.util.Optional.ofNullable(port.ip()), java.util.Optional.ofNullable(port.mac())));
+        }
+        return new io.xaforward.cluster.world.World(spec.jobId(), ranks, hops);
     }
 
     /** The namespaces of the gateways (where the edge firewall runs). */
@@ -370,6 +405,7 @@ public final class ClusterRun implements AutoCloseable {
                 out.println("xaf: teardown: " + e.getMessage());
             }
             topology = null;
+            state = null;
         }
     }
 }

@@ -39,6 +39,10 @@ final class JobMetrics implements AutoCloseable {
         r.put("step_ms", step.stepMs());
         r.put("wire_bytes", ranks.values().stream().mapToLong(l -> (long) number(l, "sent_bytes")).sum());
         r.put("retransmits", ranks.values().stream().mapToLong(l -> (long) number(l, "retransmits")).sum());
+        if (any.values().containsKey("local_loss")) { // diloco: what the outer loop did after this step
+            r.put("outer_applied", any.values().containsKey("outer_applied") ? any.integer("outer_applied") : 0);
+            r.put("outer_bytes", any.values().containsKey("outer_bytes") ? any.integer("outer_bytes") : 0);
+        }
         r.put("gateway_drops", cluster.gatewayCounters().entrySet().stream()
                 .filter(e -> e.getKey().contains("drop")).mapToLong(Map.Entry::getValue).sum());
         log.write(r);

@@ -92,6 +92,18 @@ public final class RankRuntime implements AutoCloseable {
      * {@code checksumEvery} steps and after the last of {@code steps} (none when {@code checksumEvery} is 0).
      */
     public void reportStep(StepStats s, long checksumEvery, long steps, LongSupplier weightChecksum) {
+        reportStep(s, checksumEvery, steps, weightChecksum, null);
+    }
+
+    /**
+     * As {@link #reportStep(StepStats, long, long, LongSupplier)}, for DiLoCo ({@code outerWanBytes} not null): the
+     * line also carries this rank's own loss ({@code local_loss}: its data center's loss is not the global batch's)
+     * and, after a step with outer sync activity, {@code outer_started}, {@code outer_applied} (fragments) and
+     * {@code outer_bytes} (payload bytes the applied fragments' all-reduces sent between data centers, all
+     * together); {@code weightChecksum} is then the global parameters' checksum, equal on every rank at every step.
+     */
+    public void reportStep(StepStats s, long checksumEvery, long steps, LongSupplier weightChecksum,
+                           java.util.function.LongUnaryOperator outerWanBytes) {
         long step = s.step() + 1;
         StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
                 "loss", String.format(Locale.ROOT, "%.6f", s.loss()),
@@ -102,6 +114,14 @@ public final class RankRuntime implements AutoCloseable {
                 "lr", String.format(Locale.ROOT, "%.6g", s.learningRate()),
                 "sent_bytes", transport.stats().bytesSent(), "retransmits", transport.stats().retransmits(),
                 "resent_bytes", transport.stats().retransmittedBytes()));
+        if (outerWanBytes != null) {
+            line.append(' ').append(WorkerLine.values("local_loss", String.format(Locale.ROOT, "%.6f", s.localLoss())));
+            if (s.outer().synced()) {
+                line.append(' ').append(WorkerLine.values("outer_started", s.outer().started(),
+                        "outer_applied", s.outer().applied(),
+                        "outer_bytes", outerWanBytes.applyAsLong(s.outer().appliedFloats())));
+            }
+        }
         if (s.validation() != null) line.append(' ').append(WorkerLine.validationValues(s.validation()));
         if (checksumEvery > 0 && (step % checksumEvery == 0 || step == steps)) {
             line.append(" checksum=").append(Long.toHexString(weightChecksum.getAsLong()));

@@ -1,8 +1,11 @@
 package io.xaforward.cluster;
 
 import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.OuterDtype;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.training.DilocoConfig;
+import io.xaforward.training.ModelConfig;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
 
@@ -31,6 +34,9 @@ import java.util.Properties;
  * @param endpoint     the workers' {@link Endpoint}: afxdp or udp (null: the gateway mode's default)
  * @param evalWindows  validation windows per evaluation when the split holds more (the whole split otherwise)
  * @param flows        UDP flows each worker sends from ({@link ClusterRun.Spec#flows()}); 1 by default
+ * @param sync         ddp (every step's gradient averaged over all ranks) or diloco (docs/TRAINING.md, "DiLoCo")
+ * @param diloco       DiLoCo's outer loop (H, fragments, delay, outer lr and momentum): set iff {@code sync} is diloco
+ * @param outerDtype   number format of DiLoCo's outer all-reduce (recorded under ddp too, where it is unused)
  */
 public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
                            long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
@@ -38,7 +44,7 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                            int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
                            String rateLimit, long checkpointEvery, Path resume, boolean overlap,
                            WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint, int evalWindows,
-                           int flows) {
+                           int flows, SyncMode sync, DilocoConfig diloco, OuterDtype outerDtype) {
 
     public TrainJobSpec {
         Objects.requireNonNull(topology, "topology");
@@ -55,6 +61,36 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         Endpoint.checkFlows(endpoint, flows);
         if (evalWindows <= 0) {
             throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
+        }
+        Objects.requireNonNull(sync, "sync");
+        Objects.requireNonNull(outerDtype, "outerDtype");
+        checkSync(sync, diloco, outerDtype, preset);
+    }
+
+    /**
+     * The one check of the synchronisation settings, before anything starts: diloco needs its outer settings (and
+     * ddp has none), fragments must fit the model's layers, and the outer format must be one this build can send.
+     */
+    public static void checkSync(SyncMode sync, DilocoConfig diloco, OuterDtype outerDtype, String preset) {
+        if (sync == SyncMode.DDP && diloco != null) {
+            throw new IllegalArgumentException("--sync ddp has no outer loop: --sync-every, --fragments and the outer"
+                    + " settings need --sync diloco");
+        }
+        if (sync == SyncMode.DILOCO) {
+            if (diloco == null) throw new IllegalArgumentException("--sync diloco needs its outer settings");
+            diloco.checkModel(ModelConfig.preset(preset));
+        }
+    }
+
+    /**
+     * Refuses diloco on fewer than two data centers: with one, the all-reduce of every step already stays inside it
+     * and there is nothing for an outer loop to save.
+     */
+    public static void checkDatacenters(SyncMode sync, int datacenters) {
+        if (sync == SyncMode.DILOCO && datacenters < 2) {
+            throw new IllegalArgumentException("--sync diloco needs at least two data centers, the topology has "
+                    + datacenters + ": inside one data center every step's all-reduce never crosses a gateway"
+                    + " (use --sync ddp)");
         }
     }
 
@@ -81,7 +117,8 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                 .jobToken(jobToken).threadsPerWorker(threadsPerWorker).bucketBytes(bucketBytes)
                 .pacingBytesPerSecond(pacingBytesPerSecond).workDir(workDir).rateLimit(rateLimit)
                 .checkpointEvery(checkpointEvery).resume(resume).overlap(overlap).wireDtype(wireDtype)
-                .wireSecurity(wireSecurity).endpoint(endpoint).evalWindows(evalWindows).flows(flows);
+                .wireSecurity(wireSecurity).endpoint(endpoint).evalWindows(evalWindows).flows(flows)
+                .sync(sync).diloco(diloco).outerDtype(outerDtype);
     }
 
     /** Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. */
@@ -114,6 +151,9 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         private Endpoint endpoint;
         private int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
         private int flows = 1;
+        private SyncMode sync = SyncMode.DDP;
+        private DilocoConfig diloco;
+        private OuterDtype outerDtype = OuterDtype.DEFAULT;
 
         private Builder() {}
 
@@ -153,12 +193,16 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         public Builder endpoint(Endpoint v) { endpoint = v; return this; }
         public Builder evalWindows(int v) { evalWindows = v; return this; }
         public Builder flows(int v) { flows = v; return this; }
+        /** ddp (the default) or diloco; diloco also needs {@link #diloco(DilocoConfig)}. */
+        public Builder sync(SyncMode v) { sync = v; return this; }
+        public Builder diloco(DilocoConfig v) { diloco = v; return this; }
+        public Builder outerDtype(OuterDtype v) { outerDtype = v; return this; }
 
         public TrainJobSpec build() {
             return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed,
                     learningRate, warmupSteps, evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker,
                     bucketBytes, pacingBytesPerSecond, workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype,
-                    wireSecurity, endpoint, evalWindows, flows);
+                    wireSecurity, endpoint, evalWindows, flows, sync, diloco, outerDtype);
         }
     }
 
@@ -213,6 +257,15 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         p.setProperty("wireDtype", wireDtype.configName());
         p.setProperty("wireSecurity", wireSecurity.configName());
         p.setProperty("evalWindows", Integer.toString(evalWindows));
+        p.setProperty("sync", sync.configName());
+        p.setProperty("outerDtype", outerDtype.configName());
+        if (diloco != null) {
+            p.setProperty("syncEvery", Integer.toString(diloco.syncEvery()));
+            p.setProperty("fragments", Integer.toString(diloco.fragments()));
+            p.setProperty("fragmentSyncDelay", Integer.toString(diloco.fragmentSyncDelay()));
+            p.setProperty("outerLr", Double.toString(diloco.outerLearningRate()));
+            p.setProperty("outerMomentum", Double.toString(diloco.outerMomentum()));
+        }
         JobProperties.write(p, file, "XAForward training job");
     }
 
@@ -240,6 +293,13 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
                 .wireDtype(WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())))
                 .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)));
         if (p.getProperty("evalWindows") != null) b.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
+        SyncMode sync = SyncMode.fromName(p.getProperty("sync", SyncMode.DDP.configName()));
+        b.sync(sync).outerDtype(OuterDtype.fromName(p.getProperty("outerDtype", OuterDtype.DEFAULT.configName())));
+        if (sync == SyncMode.DILOCO) {
+            b.diloco(new DilocoConfig(Integer.parseInt(p.getProperty("syncEvery")),
+                    Integer.parseInt(p.getProperty("fragments")), Integer.parseInt(p.getProperty("fragmentSyncDelay")),
+                    Double.parseDouble(p.getProperty("outerLr")), Double.parseDouble(p.getProperty("outerMomentum"))));
+        }
         return b.build();
     }
 }

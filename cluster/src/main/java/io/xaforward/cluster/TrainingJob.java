@@ -170,6 +170,12 @@ public final class TrainingJob {
                         steps.add(st);
                         metrics.write(st, at);
                         view.update(s, st.loss(), st.tokensPerSecond(), st.computeMs(), st.commMs(), st.stepMs());
+                        WorkerLine line0 = at.values().iterator().next();
+                        if (line0.values().containsKey("outer_applied") && line0.integer("outer_applied") > 0) {
+                            view.message(String.format(java.util.Locale.ROOT, "step %d: outer sync of %d fragment(s), "
+                                    + "%.2f MB of pseudo-gradients between the data centers", s,
+                                    line0.integer("outer_applied"), line0.integer("outer_bytes") / 1e6));
+                        }
                         if (st.validation() != null) view.message("step " + s + ": validation loss " + st.validation().figure()
                                 + " (standard error) over " + st.validation().coverage(contextLength));
                         byStep.remove(s);

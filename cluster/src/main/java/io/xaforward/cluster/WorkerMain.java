@@ -48,23 +48,28 @@ public final class WorkerMain {
                 .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
                 .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
                 .evalEvery(spec.evalEvery()).evalWindows(spec.evalWindows()).threads(spec.threadsPerWorker())
-                .overlap(spec.overlap())
+                .overlap(spec.overlap()).diloco(spec.diloco())
                 .build();
         CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes())
                 .withAlgorithm(spec.algorithm()).withOperationTimeout(Duration.ofSeconds(120))
                 .withWireDtype(spec.wireDtype());
 
         try (RankRuntime runtime = RankRuntime.start(net, tc.build(), net.openPort(spec.jobToken()), collectiveConfig, System.out);
+             SyncGroups sync = new SyncGroups(spec.sync(), spec.outerDtype(), runtime.collectives());
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank,
-                     net.worldSize(), runtime.collectives()::allReduceMean, new BroadcastSums(runtime.collectives()))) {
+                     net.worldSize(), sync.inner(), new BroadcastSums(runtime.collectives()), sync.outer())) {
             Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run
             if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
-            if (spec.resume() != null) trainer.loadCheckpoint(spec.resume());
+            if (spec.resume() != null) trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, runtime.collectives().group()));
             runtime.report("start", "rank", rank, "params", trainer.parameterCount(),
                     "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName());
             trainer.train(stats -> {
-                runtime.reportStep(stats, spec.checksumEvery(), spec.steps(), trainer::weightChecksum);
-                JobCheckpoints.afterStep(spec, rank, trainer);
+                if (trainer.diloco()) {
+                    runtime.reportStep(stats, spec.checksumEvery(), spec.steps(), trainer::syncedChecksum, sync::outerWanBytes);
+                } else {
+                    runtime.reportStep(stats, spec.checksumEvery(), spec.steps(), trainer::weightChecksum);
+                }
+                JobCheckpoints.afterStep(spec, runtime.collectives().group(), trainer);
             });
             if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
             runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));

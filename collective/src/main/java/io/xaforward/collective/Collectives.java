@@ -31,6 +31,11 @@ import static io.xaforward.collective.Wire.F32;
  * <p>Buffers must be accessible from the transport's event-loop thread (heap, global, auto or shared arena
  * segments, not confined ones) and hold little-endian floats. Not thread-safe: one operation at a time per instance.
  * After a failure the group is in an unknown state; this instance refuses further operations.
+ *
+ * <p>Several instances may share one transport and run at the same time (DiLoCo's inner all-reduce inside a data
+ * center while its outer all-reduce crosses the gateways): each then needs its own <em>step space</em>, so their
+ * message ids never collide ({@link #withStepSpace}, {@link #datacenterGroup}). A sub-group's ranks are numbered
+ * 0..n-1 in its {@link CollectiveGroup}; the instance maps them to the transport's ranks itself.
  */
 public final class Collectives implements AutoCloseable {
 
@@ -41,6 +46,11 @@ public final class Collectives implements AutoCloseable {
     }
 
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
+    /** Step spaces: the top bits of a message's step; space 0 (the default instance) leaves steps as they are. */
+    static final int STEP_SPACE_BITS = 4;
+    private static final int STEP_BITS = Integer.SIZE - STEP_SPACE_BITS;
+    /** Largest step space, and the steps one space holds (2^28: beyond any training run's operation count). */
+    public static final int MAX_STEP_SPACE = (1 << STEP_SPACE_BITS) - 1;
 
     private final CollectiveGroup group;
     private final ReliableTransport transport;
@@ -48,8 +58,14 @@ public final class Collectives implements AutoCloseable {
     private final int rank;
     private final int worldSize;
     private final int jobId;
+    /** Members of each data center, as group ranks (broadcast trees). */
     private final int[][] datacenters;
+    /** The same as transport ranks (what the all-reduce plans send to). */
+    private final int[][] datacenterPeers;
     private final int[][] flat;
+    /** Transport rank of each group rank. */
+    private final int[] peers;
+    private final int stepSpace;
     private final Arena arena = Arena.ofShared();
     private final Map<PlanKey, Object> plans = new HashMap<>();
 
@@ -63,22 +79,98 @@ public final class Collectives implements AutoCloseable {
 
     /** Does not take ownership of {@code transport} (it must be started, or driven, by its owner). */
     public Collectives(CollectiveGroup group, ReliableTransport transport, CollectiveConfig config) {
+        this(group, identity(group.worldSize()), 0, transport, config);
+    }
+
+    /**
+     * @param peers     transport rank of each group rank ({@code peers.length == group.worldSize()})
+     * @param stepSpace 0..{@link #MAX_STEP_SPACE}: the top bits of every message step of this instance
+     */
+    private Collectives(CollectiveGroup group, int[] peers, int stepSpace, ReliableTransport transport,
+                        CollectiveConfig config) {
         this.group = Objects.requireNonNull(group, "group");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.config = Objects.requireNonNull(config, "config");
-        if (transport.config().localRank() != group.rank()) {
-            throw new IllegalArgumentException("transport serves rank " + transport.config().localRank()
-                    + " but the group says this is rank " + group.rank());
+        if (peers.length != group.worldSize()) {
+            throw new IllegalArgumentException(peers.length + " transport ranks for a group of " + group.worldSize());
         }
+        if (stepSpace < 0 || stepSpace > MAX_STEP_SPACE) {
+            throw new IllegalArgumentException("step space " + stepSpace + " is outside [0, " + MAX_STEP_SPACE + "]");
+        }
+        if (transport.config().localRank() != peers[group.rank()]) {
+            throw new IllegalArgumentException("transport serves rank " + transport.config().localRank()
+                    + " but the group says this is rank " + peers[group.rank()]);
+        }
+        this.peers = peers.clone();
+        this.stepSpace = stepSpace;
         this.rank = group.rank();
         this.worldSize = group.worldSize();
         this.jobId = transport.config().jobId();
         this.datacenters = group.datacenters();
-        int[] all = new int[worldSize];
-        for (int r = 0; r < worldSize; r++) {
+        this.datacenterPeers = new int[datacenters.length][];
+        for (int d = 0; d < datacenters.length; d++) {
+            datacenterPeers[d] = java.util.Arrays.stream(datacenters[d]).map(r -> this.peers[r]).toArray();
+        }
+        this.flat = new int[][]{this.peers.clone()};
+    }
+
+    private static int[] identity(int n) {
+        int[] all = new int[n];
+        for (int r = 0; r < n; r++) {
             all[r] = r;
         }
-        this.flat = new int[][]{all};
+        return all;
+    }
+
+    /**
+     * Collectives among the same ranks over the same transport whose messages live in step space {@code stepSpace}
+     * (1..{@link #MAX_STEP_SPACE}, distinct from every other instance on the transport that runs at the same time),
+     * with {@code config}. The caller closes them.
+     */
+    public Collectives withStepSpace(int stepSpace, CollectiveConfig config) {
+        checkOwnSpace(stepSpace);
+        return new Collectives(group, peers, stepSpace, transport, config);
+    }
+
+    /**
+     * Collectives among the ranks of this rank's data center only (a sub-group numbered 0..n-1 in rank order, one
+     * data center: its all-reduces never cross a gateway), in step space {@code stepSpace}, with {@code config}.
+     * The caller closes them.
+     */
+    public Collectives datacenterGroup(int stepSpace, CollectiveConfig config) {
+        checkOwnSpace(stepSpace);
+        int[] members = datacenters[group.datacenterIndexOf(rank)];
+        int[] memberPeers = new int[members.length];
+        int me = -1;
+        for (int i = 0; i < members.length; i++) {
+            memberPeers[i] = peers[members[i]];
+            if (members[i] == rank) me = i;
+        }
+        return new Collectives(CollectiveGroup.flat(me, members.length), memberPeers, stepSpace, transport, config);
+    }
+
+    private void checkOwnSpace(int space) {
+        if (space == stepSpace) {
+            throw new IllegalArgumentException("step space " + space + " is this instance's own: concurrent"
+                    + " operations of both would reuse message ids");
+        }
+    }
+
+    /** The transport rank of group rank {@code r}. */
+    public int transportRank(int r) {
+        return peers[r];
+    }
+
+    /** The step a message of this instance carries on the wire: the caller's step in this instance's space. */
+    private int wireStep(int step) {
+        if (stepSpace == 0) {
+            return step;
+        }
+        if (step < 0 || step >= (1 << STEP_BITS)) {
+            throw new IllegalStateException("step " + Integer.toUnsignedString(step) + " does not fit the "
+                    + STEP_BITS + " bits of a step space");
+        }
+        return stepSpace << STEP_BITS | step;
     }
 
     public CollectiveGroup group() { return group; }
@@ -136,15 +228,16 @@ public final class Collectives implements AutoCloseable {
             return;
         }
         MemorySegment data = floats.asSlice(0, (long) count * Float.BYTES);
+        int onWire = wireStep(step);
         Operation operation = new Operation(transport, algorithm.name().toLowerCase().replace('_', '-')
                 + " all-reduce of step " + Integer.toUnsignedString(step) + " (" + count + " floats)");
         Object plan = plans.computeIfAbsent(new PlanKey(algorithm, count, wireDtype),
                 k -> newPlan(algorithm, count, wireDtype));
         run(() -> {
             if (plan instanceof RingAllReduce ring) {
-                ring.start(operation, data, step);
+                ring.start(operation, data, onWire);
             } else {
-                ((ParameterServerAllReduce) plan).start(operation, data, step);
+                ((ParameterServerAllReduce) plan).start(operation, data, onWire);
             }
             operation.await(config.operationTimeout());
         });
@@ -194,6 +287,7 @@ public final class Collectives implements AutoCloseable {
             throw new IllegalArgumentException("root " + root + " is outside [0, " + worldSize + ")");
         }
         int step = broadcasts++;
+        int onWire = wireStep(step);
         Operation operation = new Operation(transport, "broadcast " + step + " from rank " + root + " ("
                 + data.byteSize() + " bytes)");
         long bucketBytes = config.bucketBytes();
@@ -210,16 +304,16 @@ public final class Collectives implements AutoCloseable {
             for (int b = 0; b < buckets; b++) {
                 long from = b * bucketBytes;
                 MemorySegment bucket = data.asSlice(from, Math.min(bucketBytes, data.byteSize() - from));
-                MessageId id = Wire.id(jobId, Wire.KIND_BROADCAST, step, b, 1, 0);
+                MessageId id = Wire.id(jobId, Wire.KIND_BROADCAST, onWire, b, 1, 0);
                 Runnable forward = () -> {
                     for (int child : children) {
-                        operation.send(child, id, bucket, null);
+                        operation.send(peers[child], id, bucket, null);
                     }
                 };
                 if (parent < 0) {
                     forward.run();
                 } else {
-                    operation.expect(parent, id, bucket, ChunkSink.COPY, forward);
+                    operation.expect(peers[parent], id, bucket, ChunkSink.COPY, forward);
                 }
             }
             operation.await(config.operationTimeout());
@@ -254,8 +348,9 @@ public final class Collectives implements AutoCloseable {
      */
     public synchronized void barrier() {
         checkUsable();
-        int step = barriers++;
-        Operation operation = new Operation(transport, "barrier " + step);
+        int counter = barriers++;
+        int step = wireStep(counter);
+        Operation operation = new Operation(transport, "barrier " + counter);
         int rounds = 0;
         while ((1 << rounds) < worldSize) {
             rounds++;
@@ -266,7 +361,7 @@ public final class Collectives implements AutoCloseable {
                 int round = k;
                 int from = Math.floorMod(rank - (1 << k), worldSize);
                 Runnable then = round + 1 < totalRounds ? () -> signal(operation, step, round + 1) : null;
-                operation.expect(from, Wire.id(jobId, Wire.KIND_BARRIER, step, k, 1, 0), EMPTY, ChunkSink.COPY,
+                operation.expect(peers[from], Wire.id(jobId, Wire.KIND_BARRIER, step, k, 1, 0), EMPTY, ChunkSink.COPY,
                         then);
             }
             if (totalRounds > 0) {
@@ -288,7 +383,7 @@ public final class Collectives implements AutoCloseable {
     }
 
     private void signal(Operation operation, int step, int round) {
-        operation.send((rank + (1 << round)) % worldSize, Wire.id(jobId, Wire.KIND_BARRIER, step, round, 1, 0),
+        operation.send(peers[(rank + (1 << round)) % worldSize], Wire.id(jobId, Wire.KIND_BARRIER, step, round, 1, 0),
                 EMPTY, null);
     }
 
@@ -325,10 +420,11 @@ public final class Collectives implements AutoCloseable {
         }
         int chunkBytes = transport.config().chunkDataBytes();
         return switch (algorithm) {
-            case RING -> new RingAllReduce(rank, flat, jobId, count, bucketFloats, wireDtype, chunkBytes, arena);
-            case HIERARCHICAL -> new RingAllReduce(rank, datacenters, jobId, count, bucketFloats, wireDtype,
+            case RING -> new RingAllReduce(peers[rank], flat, jobId, count, bucketFloats, wireDtype, chunkBytes, arena);
+            case HIERARCHICAL -> new RingAllReduce(peers[rank], datacenterPeers, jobId, count, bucketFloats, wireDtype,
                     chunkBytes, arena);
-            case PARAMETER_SERVER -> new ParameterServerAllReduce(rank, datacenters, jobId, count, bucketFloats, arena);
+            case PARAMETER_SERVER -> new ParameterServerAllReduce(peers[rank], datacenterPeers, jobId, count,
+                    bucketFloats, arena);
         };
     }
 

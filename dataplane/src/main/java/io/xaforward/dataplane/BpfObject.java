@@ -157,6 +157,24 @@ public final class BpfObject implements AutoCloseable {
 
     public String origin() { return origin; }
 
+    /** The libbpf {@code struct bpf_object *}, for a library that takes the object (libxdp). */
+    MemorySegment nativeHandle() { return handle(); }
+
+    /** The libbpf {@code struct bpf_program *} of the program whose C function is {@code name} (loaded or not). */
+    MemorySegment nativeProgram(String name) {
+        try (Arena arena = Arena.ofConfined()) {
+            LibBpf.PointerResult r = LibBpf.findProgram(handle(), arena.allocateFrom(name));
+            if (r.isNull()) throw new BpfException("bpf_object__find_program_by_name('" + name + "') in " + origin, r.errno());
+            return r.pointer();
+        }
+    }
+
+    /** Records that another library (libxdp, when it attaches the program) loaded this object. */
+    void loadedElsewhere() {
+        handle();
+        loaded = true;
+    }
+
     public boolean isLoaded() { return loaded && handle != null; }
 
     /** Releases programs and maps (idempotent) and deletes an extracted temp file. */

@@ -13,6 +13,7 @@ import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -69,6 +70,8 @@ public final class LibBpf {
     private static final MethodHandle OBJ_PIN = handle("bpf_obj_pin", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle OBJ_GET = handle("bpf_obj_get", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     private static final MethodHandle MAP_REUSE_FD = handle("bpf_map__reuse_fd", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SET_AUTOLOAD = handle("bpf_program__set_autoload", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BOOLEAN));
+    private static final MethodHandle SET_ATTACH_TARGET = handle("bpf_program__set_attach_target", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
     private static final MethodHandle CLOSE_FD = LINKER.downcallHandle(LIBC.findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle STRERROR = handle("libbpf_strerror", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle SET_PRINT = handle("libbpf_set_print", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -81,6 +84,8 @@ public final class LibBpf {
     private static final int LIBBPF_WARN = 0, LIBBPF_INFO = 1;
     private static final int PRINT_BUFFER = 8192;
     private static final ThreadLocal<StringBuilder> CAPTURED = new ThreadLocal<>();
+    /** While set on a thread, libbpf's lines are only collected (and logged at DEBUG): an expected failure, a probe. */
+    private static final ThreadLocal<Boolean> QUIET = new ThreadLocal<>();
 
     static {
         try {
@@ -103,8 +108,11 @@ public final class LibBpf {
         return LINKER.downcallHandle(BPF.findOrThrow(name), fd, Linker.Option.captureCallState("errno"));
     }
 
-    /** libbpf's print callback: format with vsnprintf, log, and collect when capturing. Never throws. */
-    private static int onPrint(int level, MemorySegment fmt, MemorySegment args) {
+    /**
+     * libbpf's print callback: format with vsnprintf, log, and collect when capturing. Never throws. libxdp, whose
+     * print callback has the same signature, prints through it too ({@link LibXdp}).
+     */
+    static int onPrint(int level, MemorySegment fmt, MemorySegment args) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(PRINT_BUFFER);
             int n = (int) VSNPRINTF.invokeExact(buf, (long) PRINT_BUFFER, fmt, args);
@@ -113,7 +121,8 @@ public final class LibBpf {
             if (sink != null) {
                 sink.append(line);
             }
-            System.Logger.Level jl = level == LIBBPF_WARN ? System.Logger.Level.WARNING
+            System.Logger.Level jl = QUIET.get() != null ? System.Logger.Level.DEBUG
+                    : level == LIBBPF_WARN ? System.Logger.Level.WARNING
                     : level == LIBBPF_INFO ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
             if (LOG.isLoggable(jl)) {
                 LOG.log(jl, line.stripTrailing());
@@ -127,9 +136,16 @@ public final class LibBpf {
     /** Starts collecting libbpf output on this thread; {@link #stopCapture} returns it. */
     static void startCapture() { CAPTURED.set(new StringBuilder()); }
 
+    /** As {@link #startCapture}, logging the lines at DEBUG only until {@link #stopCapture}: for a probe expected to fail. */
+    static void startQuietCapture() {
+        startCapture();
+        QUIET.set(Boolean.TRUE);
+    }
+
     static String stopCapture() {
         StringBuilder sb = CAPTURED.get();
         CAPTURED.remove();
+        QUIET.remove();
         return sb == null ? "" : sb.toString();
     }
 
@@ -297,6 +313,19 @@ public final class LibBpf {
     /** bpf_map__reuse_fd: before load, makes the object use an existing map instead of creating one; 0 or -errno. */
     static int mapReuseFd(MemorySegment map, int fd) {
         try { return (int) MAP_REUSE_FD.invokeExact(map, fd); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** bpf_program__set_autoload: before load, whether the object's load loads this program; 0 or -errno. */
+    static int setAutoload(MemorySegment prog, boolean autoload) {
+        try { return (int) SET_AUTOLOAD.invokeExact(prog, autoload); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /**
+     * bpf_program__set_attach_target: before load, the program (by fd) and function an extension (freplace) program
+     * replaces; 0 or -errno.
+     */
+    static int setAttachTarget(MemorySegment prog, int targetFd, MemorySegment function) {
+        try { return (int) SET_ATTACH_TARGET.invokeExact(prog, targetFd, function); } catch (Throwable t) { throw rethrow(t); }
     }
 
     static void closeFd(int fd) {

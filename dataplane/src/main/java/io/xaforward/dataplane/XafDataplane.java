@@ -35,6 +35,11 @@ public final class XafDataplane implements AutoCloseable {
     private final MemorySegment portValue = arena.allocate(PORT);
     private final MemorySegment perCpu;
     private final List<XdpAttachment> attachments = new ArrayList<>();
+    /** Opens the object this dataplane was loaded from again, unloaded (null when opened from another process). */
+    private java.util.function.Supplier<BpfObject> reopen;
+    /** The program libxdp's dispatcher runs, loaded on the first {@link #attachThroughDispatcher}; null before. */
+    private DispatcherAttachment.Program dispatcherProgram;
+    private final List<DispatcherAttachment> dispatcherAttachments = new ArrayList<>();
 
     private XafDataplane(BpfObject object, int progFd, Map<String, BpfMap> maps, List<Integer> ownedFds) {
         this.object = object;
@@ -108,14 +113,53 @@ public final class XafDataplane implements AutoCloseable {
      * {@value #OBJECT_PROPERTY} when it is set.
      */
     public static XafDataplane load() {
+        return load(XafDataplane::openObject);
+    }
+
+    /** The gateway's object, opened (not loaded): the file named by {@value #OBJECT_PROPERTY}, or the shipped one. */
+    private static BpfObject openObject() {
         String override = System.getProperty(OBJECT_PROPERTY);
-        if (override != null && !override.isBlank()) return load(java.nio.file.Path.of(override));
-        return load(BpfObject.openResource(OBJECT_RESOURCE));
+        return override != null && !override.isBlank() ? BpfObject.open(java.nio.file.Path.of(override))
+                : BpfObject.openResource(OBJECT_RESOURCE);
     }
 
     /** Loads a gateway program from a file (tests, custom builds). */
     public static XafDataplane load(java.nio.file.Path objectFile) {
-        return load(BpfObject.open(objectFile));
+        return load(() -> BpfObject.open(objectFile));
+    }
+
+    private static XafDataplane load(java.util.function.Supplier<BpfObject> opener) {
+        XafDataplane dp = load(opener.get());
+        dp.reopen = opener;
+        return dp;
+    }
+
+    /**
+     * The gateway's maps without its program, for {@link #attachThroughDispatcher} only: the program libxdp's
+     * dispatcher runs is loaded (as an extension) at the first attach, and it must be the first program to use the
+     * maps. The kernel ties a devmap (tx_ports) to the first program that uses it: type, JIT and fragment support;
+     * an extension loaded after a plain XDP program that uses the same devmap is refused with EINVAL (seen on Linux
+     * 6.1). {@link #attach} is refused on such a dataplane.
+     */
+    public static XafDataplane loadForDispatcher() {
+        BpfObject obj = openObject();
+        try {
+            int rc = LibBpf.setAutoload(obj.nativeProgram(PROGRAM), false);
+            if (rc != 0) throw new BpfException("bpf_program__set_autoload(" + PROGRAM + ", false)", rc);
+        } catch (RuntimeException e) {
+            obj.close();
+            throw e;
+        }
+        XafDataplane dp;
+        try {
+            obj.load();
+            dp = new XafDataplane(obj, -1, mapsOf(obj), List.of());
+        } catch (RuntimeException e) {
+            obj.close();
+            throw e;
+        }
+        dp.reopen = XafDataplane::openObject;
+        return dp;
     }
 
     /**
@@ -125,16 +169,16 @@ public final class XafDataplane implements AutoCloseable {
      */
     public static XafDataplane loadReusing(Map<String, Integer> mapFds) {
         if (mapFds.isEmpty()) return load();
-        String override = System.getProperty(OBJECT_PROPERTY);
-        BpfObject obj = override != null && !override.isBlank() ? BpfObject.open(java.nio.file.Path.of(override))
-                : BpfObject.openResource(OBJECT_RESOURCE);
+        BpfObject obj = openObject();
         try {
             for (Map.Entry<String, Integer> e : mapFds.entrySet()) obj.reuseMap(e.getKey(), e.getValue());
         } catch (RuntimeException e) {
             obj.close();
             throw e;
         }
-        return load(obj);
+        XafDataplane dp = load(obj);
+        dp.reopen = XafDataplane::openObject;
+        return dp;
     }
 
     private static XafDataplane load(BpfObject obj) {
@@ -154,6 +198,7 @@ public final class XafDataplane implements AutoCloseable {
         }
     }
 
+    /** The plain XDP program's fd; -1 for a dataplane made for the dispatcher ({@link #loadForDispatcher}). */
     public int programFd() { return progFd; }
     /** The loaded object; null for a dataplane opened with {@link #openProgram}. */
     public BpfObject object() { return object; }
@@ -366,10 +411,51 @@ public final class XafDataplane implements AutoCloseable {
 
     /** Attaches the gateway to {@code ifname} (native mode; generic only if {@code allowGenericFallback}). */
     public XdpAttachment attach(String ifname, boolean allowGenericFallback) {
+        if (progFd < 0) throw new IllegalStateException("this dataplane was loaded for libxdp's dispatcher: attach through it");
         XdpAttachment a = XdpAttachment.attach(progFd, ifname, allowGenericFallback);
         attachments.add(a);
         return a;
     }
+
+    /**
+     * Adds the gateway to libxdp's multiprog dispatcher on {@code ifname} ({@code attach: dispatcher}), beside the
+     * programs already there. The program the dispatcher runs is this dataplane's program loaded a second time, as
+     * an extension, with this dataplane's maps: routes, ports and counters written here apply to it, before and after
+     * it is attached. See {@link DispatcherAttachment} for what differs from {@link #attach}.
+     *
+     * @throws BpfException          when the kernel refuses extension programs (checked before the first attach, so
+     *                               nothing is attached then), or libxdp or the kernel refuses the attach
+     * @throws IllegalStateException when libxdp is missing, /sys/fs/bpf is not a BPF filesystem here, or the
+     *                               interface cannot take another program ({@link DispatcherAttachment#attach})
+     */
+    public DispatcherAttachment attachThroughDispatcher(String ifname) {
+        if (dispatcherProgram == null) {
+            if (reopen == null) throw new IllegalStateException("a dataplane opened from another process's program cannot attach");
+            LibXdp.get();
+            try {
+                GatewayPins.bpffs();
+            } catch (IllegalStateException e) {
+                throw new IllegalStateException("libxdp keeps the programs of its dispatcher pinned on the BPF filesystem,"
+                        + " and " + e.getMessage(), e);
+            }
+            XdpDispatcher.requireExtensions();
+            BpfObject second = reopen.get();
+            try {
+                for (String name : MAP_NAMES) second.reuseMap(name, map(name).fd());
+                dispatcherProgram = new DispatcherAttachment.Program(second);
+            } catch (RuntimeException e) {
+                second.close();
+                throw e;
+            }
+        }
+        DispatcherAttachment a = DispatcherAttachment.attach(dispatcherProgram, ifname);
+        dispatcherProgram.object().loadedElsewhere();
+        dispatcherAttachments.add(a);
+        return a;
+    }
+
+    /** The interfaces this dataplane shares through libxdp's dispatcher. */
+    public List<DispatcherAttachment> dispatcherAttachments() { return List.copyOf(dispatcherAttachments); }
 
     /** Detaches every interface this dataplane attached to; the first failure is thrown after trying all. */
     public void detachAll() {
@@ -382,6 +468,14 @@ public final class XafDataplane implements AutoCloseable {
             }
         }
         attachments.clear();
+        for (DispatcherAttachment a : dispatcherAttachments) {
+            try {
+                a.detach();
+            } catch (RuntimeException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
+            }
+        }
+        dispatcherAttachments.clear();
         if (first != null) throw first;
     }
 
@@ -406,6 +500,10 @@ public final class XafDataplane implements AutoCloseable {
         try {
             detachAll();
         } finally {
+            if (dispatcherProgram != null) {
+                dispatcherProgram.close();
+                dispatcherProgram = null;
+            }
             if (object != null) object.close();
             ownedFds.forEach(LibBpf::closeFd);
             arena.close();

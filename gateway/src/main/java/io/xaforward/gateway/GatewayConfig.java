@@ -2,6 +2,7 @@ package io.xaforward.gateway;
 
 import io.xaforward.common.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.RankRegistration;
 
 import java.util.List;
 import java.util.Optional;
@@ -36,9 +37,14 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
         /** Native (driver) XDP only; fail if the interface cannot do it. */
         NATIVE,
         /** Native, and generic as an explicit, logged fallback. */
-        NATIVE_OR_GENERIC;
+        NATIVE_OR_GENERIC,
+        /**
+         * Native, through libxdp's multiprog dispatcher (xdp-tools), beside other XDP programs on the same interface
+         * (firewalls, load balancers); docs/DEPLOY.md, "Sharing the NIC".
+         */
+        DISPATCHER;
 
-        /** Reads the config's {@code attach:} word, native or native-or-generic ({@link ConfigWord#parse}). */
+        /** Reads the config's {@code attach:} word, native, native-or-generic or dispatcher ({@link ConfigWord#parse}). */
         public static AttachMode fromName(String name) {
             return ConfigWord.parse(AttachMode.class, "attach mode", name);
         }
@@ -77,7 +83,7 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
                               int srcPort, int srcPortSpan, int dstPort, int srcId) {}
 
     /** The most UDP source ports one route spreads flows over ({@code src-port-span}). */
-    public static final int MAX_SRC_PORT_SPAN = 4096;
+    public static final int MAX_SRC_PORT_SPAN = RankRegistration.MAX_FLOWS;
 
     public Optional<PortConfig> port(String iface) {
         return ports.stream().filter(p -> p.iface().equals(iface)).findFirst();

@@ -72,8 +72,10 @@ public final class GatewayInspector implements AutoCloseable {
             for (XdpAttachment.Mode m : XdpAttachment.Mode.values()) {
                 int id = XdpAttachment.attachedProgramId(ifindex, m);
                 if (id != 0) {
-                    mode = m.label();
-                    prog = id;
+                    // attach: dispatcher: the interface shows libxdp's dispatcher, which runs the gateway among others
+                    int gateway = io.xaforward.dataplane.XdpDispatcher.gatewayBehind(ifindex, id);
+                    mode = gateway == id ? m.label() : m.label() + ", dispatcher";
+                    prog = gateway;
                     break;
                 }
             }
@@ -119,7 +121,12 @@ public final class GatewayInspector implements AutoCloseable {
         StringBuilder b = new StringBuilder();
         int prog = ports.stream().mapToInt(PortState::programId).filter(id -> id != 0).findFirst().orElse(0);
         b.append("gateway ").append(configFile).append(": XDP program ").append(XafDataplane.PROGRAM).append(" id ").append(prog);
-        if (pins != null && pins.hasMaps()) b.append(", pinned at ").append(pins.dir());
+        boolean dispatcher = ports.stream().anyMatch(p -> p.mode().endsWith(", dispatcher"));
+        if (dispatcher) {
+            // libxdp keeps the program in its dispatcher, process or not: a stop removes it, a kill -9 does not
+            b.append(", through libxdp's dispatcher (removed when its gateway stops; left forwarding if the process is killed:"
+                    + " xdp-loader unload IFACE -i ").append(prog).append(')');
+        } else if (pins != null && pins.hasMaps()) b.append(", pinned at ").append(pins.dir());
         else if (pinsUnknown != null) b.append(", pins unknown (").append(pinsUnknown).append(')');
         else b.append(", not pinned (detached when its process ends)");
         b.append('\n');
@@ -127,7 +134,8 @@ public final class GatewayInspector implements AutoCloseable {
         io.xaforward.dataplane.PortCounterSnapshot traffic = dataplane.portCounters();
         for (PortState p : ports) {
             t.row(p.iface(), Integer.toString(p.ifindex()), p.form().configName(), Integer.toString(p.slot()), mtuText(p),
-                    p.mode(), p.programId() == 0 ? "-" : p.linkId() == 0 ? "none (no link)" : Integer.toString(p.linkId()),
+                    p.mode(), p.programId() == 0 ? "-" : p.mode().endsWith(", dispatcher") ? "libxdp's"
+                            : p.linkId() == 0 ? "none (no link)" : Integer.toString(p.linkId()),
                     p.programId() == 0 ? "not attached" : p.programId() == prog ? Integer.toString(p.programId())
                             : p.programId() + " (another program)",
                     Long.toString(traffic.rxPackets(p.slot())), Long.toString(traffic.txPackets(p.slot())),

@@ -105,9 +105,15 @@ public final class GatewayMain {
     /** As above, each job getting routes for at most {@code maxRanksPerJob} ranks ({@link JobRoutes}, quotas). */
     public static int run(Path config, URI registry, EtcdSecurity security, String prefix, boolean followJobs,
                           int maxRanksPerJob, String pinName) {
+        return run(config, registry, security, prefix, followJobs, maxRanksPerJob, pinName, null);
+    }
+
+    /** As above; a non-null {@code attach} replaces the file's {@code attach:} word ({@code xaf gateway --attach}). */
+    public static int run(Path config, URI registry, EtcdSecurity security, String prefix, boolean followJobs,
+                          int maxRanksPerJob, String pinName, GatewayConfig.AttachMode attach) {
         GatewayService service;
         try {
-            service = GatewayService.start(config, pinName, registry != null);
+            service = GatewayService.start(config, pinName, registry != null, attach);
         } catch (RuntimeException e) {
             LOG.error("cannot start: {}", e.getMessage());
             return 1;

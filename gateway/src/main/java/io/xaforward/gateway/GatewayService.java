@@ -2,10 +2,12 @@ package io.xaforward.gateway;
 
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
+import io.xaforward.dataplane.DispatcherAttachment;
 import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.XdpAttachment;
 import io.xaforward.dataplane.XafDataplane;
+import io.xaforward.dataplane.XdpDispatcher;
 import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.protocol.NetworkForm;
 import org.slf4j.Logger;
@@ -64,8 +66,12 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
     /** The route map's writer, which keeps the gateway's view of the routes it installed (read once at start). */
     private final RouteReconciler reconciler;
     private final List<Supplier<String>> extraMetrics = new CopyOnWriteArrayList<>();
+    /** The attach mode given on the command line ({@code --attach}), which wins over the file's; null when none. */
+    private final GatewayConfig.AttachMode attachOverride;
 
-    private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry) {
+    private GatewayService(Path configFile, GatewayConfig config, String pinName, boolean routesFromRegistry,
+                           GatewayConfig.AttachMode attachOverride) {
+        this.attachOverride = attachOverride;
         this.configFile = configFile;
         this.configReader = new StableFileReader(configFile, SETTLE_MS, IN_PLACE_SETTLE_MS, WRITER_WAIT_MS);
         this.config = config;
@@ -74,7 +80,8 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             macs.put(p.iface(), readMac(p.iface()));
         }
         this.pins = pinName == null ? null : GatewayPins.forGateway(pinName);
-        XafDataplane dp = loadDataplane(pins);
+        // The dispatcher's program is loaded when it attaches; until then the maps stand alone (see loadForDispatcher).
+        XafDataplane dp = config.attach() == GatewayConfig.AttachMode.DISPATCHER ? XafDataplane.loadForDispatcher() : loadDataplane(pins);
         boolean adopting = pins != null && pins.hasMaps();
         List<XdpAttachment> created = new ArrayList<>();
         try {
@@ -98,6 +105,13 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
                     dp.adopt(a);
                     a.replaceProgram(dp.programFd()); // atomic: every frame meets the old or the new program
                     how = "adopted pinned ";
+                } else if (config.attach() == GatewayConfig.AttachMode.DISPATCHER) {
+                    DispatcherAttachment d = dp.attachThroughDispatcher(p.iface());
+                    LOG.info(String.format("attached to %s (ifindex %d, %s, native mode, through libxdp's dispatcher as"
+                                    + " program id %d; the dispatcher runs %s)", p.iface(), d.ifindex(), p.form().configName(),
+                            d.programId(), XdpDispatcher.components(d.ifindex()).stream()
+                                    .map(c -> c.name() + " (id " + c.id() + ", priority " + c.priority() + ")").toList()));
+                    continue;
                 } else {
                     a = dp.attach(p.iface(), config.attach() == GatewayConfig.AttachMode.NATIVE_OR_GENERIC);
                     created.add(a);
@@ -160,8 +174,29 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
      * the file, so an adopted route map is left as it is (it keeps forwarding) until the registry's routes are applied.
      */
     public static GatewayService start(Path configFile, String pinName, boolean routesFromRegistry) {
-        GatewayConfig config = GatewayConfigParser.parse(configFile);
-        return new GatewayService(configFile, config, pinName, routesFromRegistry);
+        return start(configFile, pinName, routesFromRegistry, null);
+    }
+
+    /**
+     * As {@link #start(Path, String, boolean)}; a non-null {@code attach} (the command line's {@code --attach})
+     * replaces the file's {@code attach:} word, now and on every reload.
+     *
+     * @throws IllegalArgumentException for {@code --pin} with the dispatcher, which a restart cannot adopt yet
+     */
+    public static GatewayService start(Path configFile, String pinName, boolean routesFromRegistry, GatewayConfig.AttachMode attach) {
+        GatewayConfig config = withAttach(GatewayConfigParser.parse(configFile), attach);
+        if (pinName != null && config.attach() == GatewayConfig.AttachMode.DISPATCHER) {
+            throw new IllegalArgumentException("--pin does not work with attach: dispatcher yet: libxdp pins the"
+                    + " program's place in the dispatcher itself, and a restarted gateway cannot adopt it; run without"
+                    + " --pin (a restart then stops forwarding until the new gateway attaches), or attach: native for a"
+                    + " hitless restart");
+        }
+        return new GatewayService(configFile, config, pinName, routesFromRegistry, attach);
+    }
+
+    private static GatewayConfig withAttach(GatewayConfig c, GatewayConfig.AttachMode attach) {
+        if (attach == null || attach == c.attach()) return c;
+        return new GatewayConfig(attach, c.metrics(), c.reload(), c.ports(), c.routes(), c.maxHopLimit());
     }
 
     private static XafDataplane loadDataplane(GatewayPins pins) {
@@ -363,6 +398,14 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
      */
     public synchronized void apply(GatewayConfig next) {
         RouteReconciler.Result result;
+        if (next.attach() != config.attach()) {
+            // The interfaces stay attached as they are; only a restart changes how.
+            if (attachOverride == null) {
+                LOG.warn("{}: attach: {} needs a restart; the gateway stays attached as {}", configFile,
+                        next.attach().configName(), config.attach().configName());
+            }
+            next = withAttach(next, config.attach());
+        }
         try {
             if (!next.ports().equals(config.ports())) {
                 throw new IllegalArgumentException(configFile + ": ports changed; port changes need a restart");

@@ -115,6 +115,16 @@ public final class HostXdpStatus {
                     continue; // the interface went away meanwhile
                 }
                 if (prog == 0) continue;
+                String label = mode.label();
+                int gateway = io.xaforward.dataplane.XdpDispatcher.gatewayBehind(ifindex, prog);
+                if (gateway != prog) { // libxdp's dispatcher: what counts is the gateway it runs, if any
+                    if (gateway == 0) {
+                        synchronized (others) { others[0]++; }
+                        continue;
+                    }
+                    prog = gateway;
+                    label += ", dispatcher";
+                }
                 String name;
                 synchronized (programNames) {
                     name = programNames.computeIfAbsent(prog, HostXdpStatus::programName);
@@ -127,7 +137,7 @@ public final class HostXdpStatus {
                 for (KernelObjects.LinkInfo l : links) {
                     if (l.xdpIfindex() == ifindex && l.programId() == prog) linkId = l.id();
                 }
-                out.add(new Attached(ns, iface.getValue(), ifindex, mode.label(), name, prog, linkId, pinned.get(linkId)));
+                out.add(new Attached(ns, iface.getValue(), ifindex, label, name, prog, linkId, pinned.get(linkId)));
             }
         }
         return out;

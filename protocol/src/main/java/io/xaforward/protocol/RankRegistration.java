@@ -10,7 +10,9 @@ import java.util.function.Function;
 /**
  * What a worker registers at the etcd rendezvous under {@code /xaf/jobs/JOB/ranks/RANK}: one YAML flow mapping with
  * its data center, network form, MTU, interface, MAC, IP (IP forms) or identity (id form), the job token, the job's
- * world size (optional: workers before it did not write one), and the data center's gateway next hop. The workers build their world from it; a gateway that follows the jobs
+ * world size (optional: workers before it did not write one), the UDP flows it sends from (optional, written only
+ * when more than one, so gateways older than the key still read the registrations of single-flow ranks), and the
+ * data center's gateway next hop. The workers build their world from it; a gateway that follows the jobs
  * ({@code xaf gateway --follow-jobs}, the gateway's {@code JobRoutes}) derives its routes from it. It lives here, with
  * the other formats that cross between XAForward's parts, because both ends read it: the rendezvous (cluster) and the
  * gateway, neither of which depends on the other.
@@ -19,9 +21,16 @@ public final class RankRegistration {
     private RankRegistration() {}
 
     /**
+     * The most UDP flows a rank may register: the largest {@code src-port-span} a gateway route carries (the gateway's
+     * {@code GatewayConfig.MAX_SRC_PORT_SPAN} is this value, so a registration a gateway reads always fits a route).
+     */
+    public static final int MAX_FLOWS = 4096;
+
+    /**
      * One registration, read with no YAML 1.1 coercions and duplicate keys refused ({@link YamlTree}), every key
      * known and every value checked, typed: {@code mtu} an Integer, {@code identity} and {@code token} Longs, the
-     * gateway a map with {@code ip} or {@code mac}, {@code world} (1..65536) an Integer, the rest Strings.
+     * gateway a map with {@code ip} or {@code mac}, {@code world} (1..65536) and {@code flows} (1..4096, a route's
+     * largest {@code src-port-span}) Integers, the rest Strings.
      */
     public static Map<String, Object> read(String text, String source) {
         Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
@@ -55,6 +64,7 @@ public final class RankRegistration {
                 }
                 case "mtu" -> out.put(key, (int) number(s, 68, 65535, key, fail));
                 case "world" -> out.put(key, (int) number(s, 1, 65536, key, fail));
+                case "flows" -> out.put(key, (int) number(s, 1, MAX_FLOWS, key, fail));
                 case "identity", "token" -> out.put(key, number(s, 0, 0xFFFF_FFFFL, key, fail));
                 default -> throw fail.apply("unknown key '" + key + "'");
             }

@@ -63,7 +63,10 @@ public final class CheckpointModel implements AutoCloseable {
             }
             // Only the parameter section is read; the optimizer moments after it are not needed here.
             CheckpointFile.read(file, DataParallelTrainer.CHECKPOINT_MAGIC, List.of(memory), h -> {
-                if (!h.names().equals(model.names) || !java.util.Arrays.equals(h.sizes(), sizes)) {
+                // A DiLoCo checkpoint lists its outer state after the parameters: only the parameters are read here.
+                int n = model.names.size();
+                if (h.names().size() < n || !h.names().subList(0, n).equals(model.names)
+                        || !java.util.Arrays.equals(java.util.Arrays.copyOf(h.sizes(), Math.min(n, h.sizes().length)), sizes)) {
                     throw new IOException("checkpoint " + file + " does not match the parameter layout of preset "
                             + header.preset());
                 }

@@ -29,6 +29,10 @@ import java.util.zip.CRC32C;
  * Ranks start from the same seeded weights and apply identical updates, so their weights stay identical; compare
  * {@link #weightChecksum()} to check.
  *
+ * <p>With DiLoCo ({@link TrainerConfig#diloco()}), the gradient reducer averages over this rank's data center only,
+ * and an {@link OuterLoop} averages the data centers' pseudo-gradients every H steps through the outer reducer
+ * (docs/TRAINING.md, "DiLoCo").
+ *
  * <p>Autograd is driven through JniUtils rather than DJL's GradientCollector, which allows only one collector per
  * JVM and would serialise the ranks of an in-process test. Not thread-safe: one thread per trainer.
  */
@@ -61,6 +65,9 @@ public final class DataParallelTrainer implements AutoCloseable {
     private final AdamW optimizer;
     private long completedSteps;
 
+    /** DiLoCo's outer loop, or null under plain data parallelism. */
+    private final OuterLoop outer;
+
     /** Computes a step's gradients and reduces them to the mean over the ranks (plain or overlapped). */
     private final Backward backward;
     private final FlatGradients gradients;
@@ -81,6 +88,17 @@ public final class DataParallelTrainer implements AutoCloseable {
      */
     public DataParallelTrainer(TrainerConfig config, TokenDataset train, TokenDataset validation, int rank,
                                int worldSize, GradientReducer reducer, SumReducer evaluationSums) {
+        this(config, train, validation, rank, worldSize, reducer, evaluationSums, null);
+    }
+
+    /**
+     * @param reducer         under DiLoCo: the mean over the ranks of this rank's data center only
+     * @param outerReducer    DiLoCo's outer all-reduce: replaces a slice of pseudo-gradients by their mean over the
+     *                        data centers, bitwise the same on every rank (needed iff the config has DiLoCo)
+     */
+    public DataParallelTrainer(TrainerConfig config, TokenDataset train, TokenDataset validation, int rank,
+                               int worldSize, GradientReducer reducer, SumReducer evaluationSums,
+                               GradientReducer outerReducer) {
         this.config = Objects.requireNonNull(config);
         this.model = config.model();
         this.rank = rank;
@@ -134,6 +152,31 @@ public final class DataParallelTrainer implements AutoCloseable {
                 ? new StagedBackward(manager, network, store, gradients, reducer, parameters, rank)
                 : new WholeGraphBackward(manager, network, store, gradients, reducer);
         initializeWeights(config.seed());
+        if (config.diloco() != null) {
+            if (outerReducer == null) {
+                throw new IllegalArgumentException("DiLoCo needs an outer reducer (the mean over data centers)");
+            }
+            this.outer = new OuterLoop(config.diloco(), new FragmentPlan(tensorLayers(), model.layers(),
+                    config.diloco()), parameterMemory, outerReducer, rank);
+        } else {
+            this.outer = null;
+        }
+    }
+
+    /** Per parameter in flat order: -1 for the embeddings, b for block b, the layer count after the last block. */
+    private int[] tensorLayers() {
+        java.util.IdentityHashMap<Parameter, Integer> stageOf = new java.util.IdentityHashMap<>();
+        List<List<Parameter>> stages = network.stageParameters();
+        for (int s = 0; s < stages.size(); s++) {
+            for (Parameter p : stages.get(s)) stageOf.putIfAbsent(p, s - 1); // a tied head stays with the embedding
+        }
+        int[] layers = new int[parameters.size()];
+        for (int i = 0; i < layers.length; i++) {
+            Integer layer = stageOf.get(parameters.get(i));
+            if (layer == null) throw new IllegalStateException("parameter " + parameterNames.get(i) + " is in no stage");
+            layers[i] = layer;
+        }
+        return layers;
     }
 
     /** GPT-2 initialisation from a seeded Java RNG, independent of the engine's global generator and of threads. */
@@ -191,12 +234,21 @@ public final class DataParallelTrainer implements AutoCloseable {
         double lr = schedule.at(step);
         optimizer.step(parameterMemory, flat, scale, decay, lr, config.weightDecay());
         completedSteps++;
+        long optimized = System.nanoTime();
+        StepStats.Outer outerActivity = StepStats.Outer.NONE;
+        if (outer != null) {
+            // The last step ends with every fragment synced, so all ranks hold the identical global model.
+            outerActivity = completedSteps >= config.steps() ? outer.finish(completedSteps)
+                    : outer.afterStep(completedSteps);
+        }
         long end = System.nanoTime();
         Evaluation validation = config.evalEvery() > 0 && completedSteps % config.evalEvery() == 0
                 && evaluator != null ? evaluate() : null;
         double tokens = (double) config.globalBatch() * model.contextLength();
+        // The outer sync is communication: its all-reduces, and its few passes over the fragment's parameters.
         return new StepStats(step, meanLoss, localLoss, lr, norm, millis(computed - start),
-                millis(reduced - computed), millis(end - reduced), tokens / ((end - start) / 1e9), validation);
+                millis(reduced - computed) + millis(end - optimized), millis(optimized - reduced),
+                tokens / ((end - start) / 1e9), validation, outerActivity);
     }
 
     /**
@@ -233,6 +285,37 @@ public final class DataParallelTrainer implements AutoCloseable {
             crc.update(buffer.duplicate().clear());
         }
         return crc.getValue();
+    }
+
+    /**
+     * Under DiLoCo: CRC32C of the global parameters, identical on every rank of every data center at every step
+     * (each data center's own parameters differ between syncs). Under plain data parallelism: {@link #weightChecksum()}.
+     */
+    public long syncedChecksum() {
+        return outer == null ? weightChecksum() : outer.globalChecksum();
+    }
+
+    /** Whether this trainer runs DiLoCo's outer loop. */
+    public boolean diloco() {
+        return outer != null;
+    }
+
+    /** DiLoCo's global parameters in flat order (plain data parallelism: the parameters). */
+    public float[] globalSnapshot() {
+        return outer == null ? parameterSnapshot() : outer.globalSnapshot();
+    }
+
+    /** Overwrites all parameters from {@code values} in flat order (tests build reference runs with it). */
+    void setParameters(float[] values) {
+        if (values.length != parameterFloats) {
+            throw new IllegalArgumentException(values.length + " values for " + parameterFloats + " parameters");
+        }
+        int offset = 0;
+        for (MemorySegment w : parameterMemory) {
+            int n = (int) (w.byteSize() / Float.BYTES);
+            MemorySegment.copy(values, offset, w, F32, 0, n);
+            offset += n;
+        }
     }
 
     /** Copy of all parameters in flat order. */
@@ -282,10 +365,28 @@ public final class DataParallelTrainer implements AutoCloseable {
      * (seed, step), so seed and step are the whole RNG state. Written to a temporary file and moved into place.
      */
     public void saveCheckpoint(Path file) throws IOException {
-        CheckpointFile.Header header = new CheckpointFile.Header(CHECKPOINT_MAGIC, model.name(), config.seed(),
-                completedSteps, optimizer.updates(), settings, parameterNames, sizes());
-        CheckpointFile.write(file, header, List.of(parameterMemory, List.of(optimizer.firstMoment()),
+        List<String> names = parameterNames;
+        long[] sizes = sizes();
+        List<List<MemorySegment>> sections = new ArrayList<>(List.of(parameterMemory, List.of(optimizer.firstMoment()),
                 List.of(optimizer.secondMoment())));
+        if (outer != null) {
+            // DiLoCo's outer state follows the moments, listed after the parameters in the header. A running outer
+            // all-reduce is waited for (not applied): its result is saved as pending, to be applied at its step.
+            outer.awaitInFlight();
+            names = new ArrayList<>(parameterNames);
+            names.addAll(OuterLoop.CHECKPOINT_NAMES);
+            sizes = concat(sizes, outer.checkpointSizes());
+            sections.add(outer.checkpointSections());
+        }
+        CheckpointFile.Header header = new CheckpointFile.Header(CHECKPOINT_MAGIC, model.name(), config.seed(),
+                completedSteps, optimizer.updates(), settings, names, sizes);
+        CheckpointFile.write(file, header, sections);
+    }
+
+    private static long[] concat(long[] a, long[] b) {
+        long[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 
     /**
@@ -306,22 +407,48 @@ public final class DataParallelTrainer implements AutoCloseable {
         return CheckpointFile.readHeader(file, CHECKPOINT_MAGIC).settings();
     }
 
-    /** Restores a checkpoint written by a trainer of the same preset, seed and parameter layout. */
+    /**
+     * Restores a checkpoint written by a trainer of the same preset, seed and parameter layout. Under DiLoCo a
+     * checkpoint with outer state continues it exactly; one without (plain data parallelism) starts the outer loop
+     * from its weights. A DiLoCo checkpoint is refused by a plain data-parallel trainer (each data center's weights
+     * differ between syncs).
+     */
     public void loadCheckpoint(Path file) throws IOException {
         if (!Files.isRegularFile(file)) {
             throw new IOException("no checkpoint at " + file);
         }
-        CheckpointFile.Header header = CheckpointFile.read(file, CHECKPOINT_MAGIC, List.of(parameterMemory,
-                List.of(optimizer.firstMoment()), List.of(optimizer.secondMoment())), h -> {
-                    if (!h.preset().equals(model.name()) || h.seed() != config.seed()
-                            || !h.names().equals(parameterNames) || !java.util.Arrays.equals(h.sizes(), sizes())) {
+        boolean hasOuter = CheckpointFile.readHeader(file, CHECKPOINT_MAGIC).names().size() > parameterNames.size();
+        if (hasOuter && outer == null) {
+            throw new IOException("checkpoint " + file + " holds DiLoCo's outer state: resume it with --sync diloco");
+        }
+        List<String> names = parameterNames;
+        long[] sizes = sizes();
+        List<List<MemorySegment>> sections = new ArrayList<>(List.of(parameterMemory, List.of(optimizer.firstMoment()),
+                List.of(optimizer.secondMoment())));
+        if (hasOuter) {
+            names = new ArrayList<>(parameterNames);
+            names.addAll(OuterLoop.CHECKPOINT_NAMES);
+            sizes = concat(sizes, outer.checkpointSizes());
+            sections.add(outer.checkpointSections());
+        }
+        List<String> expectedNames = names;
+        long[] expectedSizes = sizes;
+        CheckpointFile.Header header = CheckpointFile.read(file, CHECKPOINT_MAGIC, sections, h -> {
+                    if (!h.preset().equals(model.name()) || h.seed() != config.seed()) {
                         throw new IOException("checkpoint " + file + " (preset " + h.preset() + ", seed " + h.seed()
                                 + ") does not match this trainer (preset " + model.name() + ", seed " + config.seed()
                                 + ")");
                     }
+                    if (!h.names().equals(expectedNames) || !java.util.Arrays.equals(h.sizes(), expectedSizes)) {
+                        throw new IOException("checkpoint " + file + " has another parameter layout"
+                                + (hasOuter ? " or another number of DiLoCo fragments" : "") + " than this trainer");
+                    }
                 });
         completedSteps = header.step();
         optimizer.restoreUpdates(header.optimizerUpdates());
+        if (outer != null && !hasOuter) {
+            outer.reset();
+        }
     }
 
     private long[] sizes() {
@@ -339,6 +466,9 @@ public final class DataParallelTrainer implements AutoCloseable {
     @Override
     public void close() {
         backward.close(); // before the arena: an overlapped all-reduce writes into the flat buffer
+        if (outer != null) {
+            outer.close();
+        }
         optimizer.close();
         manager.close();
         arena.close();

@@ -15,10 +15,36 @@ package io.xaforward.training;
  * @param optimizerMillis     clipping and the AdamW update over the flat buffer
  * @param tokensPerSecond     global-batch tokens divided by the step's wall time
  * @param validation          validation loss after this step with its standard error, or null when not evaluated
+ * @param outer               what DiLoCo's outer loop did after this step ({@link Outer#NONE} under plain data
+ *                            parallelism and between syncs)
  */
 public record StepStats(long step, float loss, float localLoss, double learningRate, double gradNorm,
                         double computeMillis, double communicationMillis, double optimizerMillis,
-                        double tokensPerSecond, Evaluation validation) {
+                        double tokensPerSecond, Evaluation validation, Outer outer) {
+
+    /** A step without an outer sync. */
+    public StepStats(long step, float loss, float localLoss, double learningRate, double gradNorm,
+                     double computeMillis, double communicationMillis, double optimizerMillis,
+                     double tokensPerSecond, Evaluation validation) {
+        this(step, loss, localLoss, learningRate, gradNorm, computeMillis, communicationMillis, optimizerMillis,
+                tokensPerSecond, validation, Outer.NONE);
+    }
+
+    /**
+     * DiLoCo's outer loop after one step.
+     *
+     * @param started       fragments whose outer all-reduce started after this step
+     * @param applied       fragments whose averaged pseudo-gradient was applied after this step
+     * @param appliedFloats pseudo-gradient values applied (each all-reduced across the data centers)
+     * @param waitedMillis  time the training thread waited for outer all-reduces (included in communicationMillis)
+     */
+    public record Outer(int started, int applied, long appliedFloats, double waitedMillis) {
+        public static final Outer NONE = new Outer(0, 0, 0, 0);
+
+        public boolean synced() {
+            return started > 0 || applied > 0;
+        }
+    }
 
     public boolean hasValidationLoss() {
         return validation != null;

@@ -22,11 +22,13 @@ import java.nio.file.Path;
  * @param threads         intra-op threads of the engine (only effective before the engine loads)
  * @param overlap         run backward block by block and all-reduce each finished suffix of the gradient buffer
  *                        while earlier blocks are still in backward (docs/TRAINING.md, "Overlap")
+ * @param diloco          DiLoCo's outer loop, or null for plain data parallelism (every step's gradient averaged over
+ *                        all ranks); see {@link DilocoConfig}
  */
 public record TrainerConfig(String preset, long steps, int globalBatch, double learningRate, double minLearningRate,
                             long warmupSteps, double weightDecay, double gradClipNorm, long seed, long evalEvery,
                             int evalWindows, long checkpointEvery, Path checkpointDir, int threads,
-                            boolean overlap) {
+                            boolean overlap, DilocoConfig diloco) {
 
     /**
      * Windows per evaluation of a large validation split: with the per-window standard deviation of ~0.44 nats seen
@@ -45,6 +47,9 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         }
         if (gradClipNorm < 0 || weightDecay < 0) {
             throw new IllegalArgumentException("gradClipNorm and weightDecay must be >= 0");
+        }
+        if (diloco != null) {
+            diloco.checkModel(ModelConfig.preset(preset));
         }
     }
 
@@ -77,6 +82,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         b.checkpointDir = checkpointDir;
         b.threads = threads;
         b.overlap = overlap;
+        b.diloco = diloco;
         return b;
     }
 
@@ -97,6 +103,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         private Path checkpointDir;
         private int threads = 1;
         private boolean overlap = true;
+        private DilocoConfig diloco;
 
         private Builder(String preset) {
             this.preset = preset;
@@ -116,10 +123,13 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
         public Builder checkpointDir(Path v) { checkpointDir = v; return this; }
         public Builder threads(int v) { threads = v; return this; }
         public Builder overlap(boolean v) { overlap = v; return this; }
+        /** DiLoCo's outer loop; null (the default) for plain data parallelism. */
+        public Builder diloco(DilocoConfig v) { diloco = v; return this; }
 
         public TrainerConfig build() {
             return new TrainerConfig(preset, steps, globalBatch, learningRate, minLearningRate, warmupSteps,
-                    weightDecay, gradClipNorm, seed, evalEvery, evalWindows, checkpointEvery, checkpointDir, threads, overlap);
+                    weightDecay, gradClipNorm, seed, evalEvery, evalWindows, checkpointEvery, checkpointDir, threads, overlap,
+                    diloco);
         }
     }
 }

@@ -64,6 +64,30 @@ final class BenchTrainText {
 
             """;
 
+    /** Under each DiLoCo table ({@code --sync ddp,diloco}, or the diloco-gloo peer). */
+    static final String DILOCO = """
+            **DDP against DiLoCo.** `ddp` rows all-reduce every step's gradient through the gateway; `diloco` rows
+            all-reduce it only inside each data center and, every H steps, average the pseudo-gradient (global weights
+            minus the data center's) across the data centers for an outer Nesterov SGD (plain DiLoCo: one fragment,
+            no sync delay). Every job evaluates the whole validation split at the same steps (every H and after the
+            last), all on XAF's `Evaluator` windows. **training time**: the sum of the step times (the slowest rank's),
+            so evaluation, start-up and teardown count for no one. **validation loss at the end**: after the same
+            number of steps of the same global batch, so at equal tokens; **gap to DDP**: (this loss - the DDP
+            run's) / the DDP run's standard error. **time to DDP's final validation loss**: the training time up to
+            the first evaluation at or below the reference DDP run's last figure ("not reached" when none was), so it
+            resolves only to evaluation steps. **WAN bytes per step**: both directions of the emulated WAN, from the
+            end of step 1 to the end, over those steps (headers included; Gloo's TCP and XAF's UDP alike).
+            **diloco-gloo** rows: `diloco_gloo_train.py` (beside `ddp_gloo_train.py`, whose model, weights, windows
+            and AdamW it imports): the inner all-reduce is DistributedDataParallel over a torch.distributed group of
+            the data center's ranks, the outer average runs hierarchically (one rank per data center per shard, then
+            an all-gather inside the data center) with torch.optim.SGD(nesterov=True), the same H, outer learning
+            rate, momentum and outer format as XAF's rows. Gloo 1.13 cannot reduce bf16 or quantized values, so bf16,
+            int8 and int4 go through all_gather of the encoded shard (int8/int4 with one fp32 scale per 128 values),
+            decoded and summed in fp32 in the same order on every rank: between two data centers the WAN carries the
+            encoded size, as a reducing all-reduce would. No error feedback.
+
+            """;
+
     static final String READING = """
             ## How to read the table
 

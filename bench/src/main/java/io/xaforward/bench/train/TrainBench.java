@@ -6,8 +6,11 @@ import io.xaforward.cluster.TrainingJob;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.RankNetwork;
+import io.xaforward.cluster.SyncMode;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.OuterDtype;
+import io.xaforward.training.DilocoConfig;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
@@ -53,32 +56,50 @@ public final class TrainBench {
     /** The peer name of XAForward's own workers ({@code --peers xaf,ddp-gloo}). */
     public static final String XAF = "xaf";
     /** The peers {@code --peers} accepts. */
-    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME);
+    public static final List<String> PEERS = List.of(XAF, DdpGlooPeer.NAME, DilocoGlooPeer.NAME, PytorchXafPeer.NAME);
 
     /**
-     * One cell of the table: XAF's workers with an endpoint through a gateway mode, or a peer trainer (DDP over Gloo)
-     * through one of the kernel's paths ({@link DdpGlooPeer#MODES}; its endpoint field is unused).
+     * One cell of the table: XAF's workers with an endpoint through a gateway mode and a synchronisation (every
+     * step, or DiLoCo's), or a peer trainer (DDP or DiLoCo over Gloo) through one of the kernel's paths
+     * ({@link DdpGlooPeer#MODES}; its endpoint field is unused, its sync is the peer's own).
      */
-    public record Cell(String peer, Endpoint endpoint, GatewayMode mode) {
+    public record Cell(String peer, Endpoint endpoint, GatewayMode mode, SyncMode sync) {
         public Cell(Endpoint endpoint, GatewayMode mode) {
-            this(XAF, endpoint, mode);
+            this(XAF, endpoint, mode, SyncMode.DDP);
+        }
+
+        public Cell(Endpoint endpoint, GatewayMode mode, SyncMode sync) {
+            this(XAF, endpoint, mode, sync);
         }
 
         static Cell ddpGloo(GatewayMode mode) {
-            return new Cell(DdpGlooPeer.NAME, Endpoint.UDP, mode);
+            return new Cell(DdpGlooPeer.NAME, Endpoint.UDP, mode, SyncMode.DDP);
+        }
+
+        static Cell dilocoGloo(GatewayMode mode) {
+            return new Cell(DilocoGlooPeer.NAME, Endpoint.UDP, mode, SyncMode.DILOCO);
+        }
+
+        static Cell pytorchXaf(GatewayMode mode) {
+            return new Cell(PytorchXafPeer.NAME, Endpoint.UDP, mode, SyncMode.DDP);
         }
 
         boolean xaf() {
             return peer.equals(XAF);
         }
 
-        /** The endpoint column: XAF's endpoint, or the peer's name (DDP's endpoint is Gloo's TCP). */
+        /** The endpoint column: XAF's endpoint, or the peer's name (the Gloo peers' endpoint is Gloo's TCP). */
         String endpointLabel() {
             return xaf() ? endpoint.configName() : peer;
         }
 
+        /** The endpoint column of the table: XAF's DiLoCo cells say so ("udp diloco"), the peers' names do already. */
+        String rowLabel() {
+            return xaf() && sync == SyncMode.DILOCO ? endpointLabel() + " " + sync.configName() : endpointLabel();
+        }
+
         String label() {
-            return endpointLabel() + " / " + mode.configName();
+            return rowLabel() + " / " + mode.configName();
         }
 
         /** Kernel forwarding cannot cross IP families: its cells run on the same-form topology. */
@@ -97,6 +118,12 @@ public final class TrainBench {
     private double gatewayCpuShare = 1.0;
     private boolean runXaf = true;
     private boolean runDdpGloo;
+    private boolean runDilocoGloo;
+    private List<SyncMode> syncs = List.of(SyncMode.DDP);
+    /** DiLoCo's settings for XAF's diloco cells and the diloco-gloo peer; null when neither runs. */
+    private DilocoGlooPeer.Settings diloco;
+    private boolean runPytorchXaf;
+    private java.util.function.Function<List<String>, List<String>> agentCommand;
 
     /**
      * Which trainers run: XAF's workers (the modes and endpoints of each configuration) and/or DDP over Gloo
@@ -107,7 +134,46 @@ public final class TrainBench {
         checkPeers(peers);
         runXaf = peers.contains(XAF);
         runDdpGloo = peers.contains(DdpGlooPeer.NAME);
+        runDilocoGloo = peers.contains(DilocoGlooPeer.NAME);
+        runPytorchXaf = peers.contains(PytorchXafPeer.NAME);
         return this;
+    }
+
+    /** How to start {@code xaf agent} with given options, for the {@code pytorch-xaf} peer (the CLI knows its main class). */
+    public TrainBench withAgentCommand(java.util.function.Function<List<String>, List<String>> agentCommand) {
+        this.agentCommand = agentCommand;
+        return this;
+    }
+
+    /**
+     * How XAF's workers synchronise, each a cell of its own ({@code --sync ddp,diloco}), and DiLoCo's settings for
+     * XAF's diloco cells and the diloco-gloo peer (needed when either runs). With DiLoCo settings every job, DDP's
+     * too, evaluates the whole validation split every {@link DilocoGlooPeer.Settings#evalEvery()} steps: the DiLoCo
+     * table compares validation losses and the time to reach DDP's.
+     */
+    public TrainBench withSync(List<SyncMode> syncs, DilocoGlooPeer.Settings settings) {
+        checkSyncs(syncs);
+        this.syncs = List.copyOf(syncs);
+        this.diloco = settings;
+        return this;
+    }
+
+    /** Fails clearly on an empty or repeated list (an unknown word fails in {@link SyncMode#fromName}). */
+    public static void checkSyncs(List<SyncMode> syncs) {
+        if (syncs.isEmpty()) throw new IllegalArgumentException("--sync needs at least one of ddp, diloco");
+        if (new java.util.HashSet<>(syncs).size() != syncs.size()) throw new IllegalArgumentException("--sync names a mode twice: " + syncs);
+    }
+
+    /** Parses {@code --sync}'s words (ddp, diloco) in order, refusing unknown and repeated ones. */
+    public static List<SyncMode> parseSyncs(List<String> words) {
+        List<SyncMode> syncs = words.stream().map(String::strip).map(SyncMode::fromName).toList();
+        checkSyncs(syncs);
+        return syncs;
+    }
+
+    /** Whether a DiLoCo cell runs: then every job evaluates, and the report gets its DiLoCo table. */
+    boolean dilocoRuns() {
+        return (runXaf && syncs.contains(SyncMode.DILOCO)) || runDilocoGloo;
     }
 
     /** Fails clearly on an empty list or an unknown peer name. */
@@ -121,9 +187,12 @@ public final class TrainBench {
     List<Cell> cells(Config c) {
         List<Cell> cells = new ArrayList<>();
         if (runXaf)
-            for (Endpoint endpoint : c.endpoints())
-                for (GatewayMode mode : c.modes()) cells.add(new Cell(endpoint, mode));
+            for (SyncMode sync : syncs)
+                for (Endpoint endpoint : c.endpoints())
+                    for (GatewayMode mode : c.modes()) cells.add(new Cell(endpoint, mode, sync));
         if (runDdpGloo) for (GatewayMode mode : DdpGlooPeer.MODES) cells.add(Cell.ddpGloo(mode));
+        if (runDilocoGloo) for (GatewayMode mode : DdpGlooPeer.MODES) cells.add(Cell.dilocoGloo(mode));
+        if (runPytorchXaf) for (GatewayMode mode : PytorchXafPeer.MODES) cells.add(Cell.pytorchXaf(mode));
         return cells;
     }
 
@@ -145,7 +214,7 @@ public final class TrainBench {
 
     /** Why {@code cell} cannot run (an endpoint that cannot cross that mode), or null when it can. */
     static String unsupported(Cell cell, Path topology) {
-        if (!cell.xaf()) return null; // DDP over Gloo crosses the kernel's paths, which join any IPv4/IPv6 topology
+        if (!cell.xaf()) return null; // DDP and DiLoCo over Gloo cross the kernel's paths, which join any IPv4/IPv6 topology
         try {
             GatewayMode mode = cell.mode();
             Endpoint endpoint = Endpoint.resolve(cell.endpoint(), mode);
@@ -164,6 +233,7 @@ public final class TrainBench {
     private final Map<String, List<String>> failed = new LinkedHashMap<>();
 
     public List<Run> run() throws Exception {
+        if (dilocoRuns() && diloco == null) throw new IllegalStateException("a DiLoCo cell runs without DiLoCo settings (withSync)");
         List<Run> all = new ArrayList<>();
         int total = 0, done = 0;
         for (Config c : configs)
@@ -185,20 +255,26 @@ public final class TrainBench {
                     done++;
                     Path topology = cell.topology(cross, same);
                     out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
-                    Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + cell.endpointLabel() + "-" + mode.configName() + "-" + r));
+                    Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + cell.endpointLabel()
+                            + (cell.xaf() && cell.sync() == SyncMode.DILOCO ? "-diloco" : "") + "-" + mode.configName() + "-" + r));
                     String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-                    TrainJobSpec spec = TrainJobSpec.builder()
+                    TrainJobSpec.Builder builder = TrainJobSpec.builder()
                             .topology(topology).prefix(prefix).gatewayMode(mode)
                             .endpoint(endpoint).workDir(work).rateLimit(c.wanRate())
                             .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
                             .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
                             .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
-                            .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20)
-                            .build();
+                            .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20);
+                    // Beside DiLoCo every job evaluates the whole validation split at the same steps (outer steps).
+                    if (dilocoRuns()) builder.evalEvery(diloco.evalEvery()).evalWindows(Integer.MAX_VALUE);
+                    if (cell.xaf() && cell.sync() == SyncMode.DILOCO) xafDiloco(builder, diloco);
+                    TrainJobSpec spec = builder.build();
                     TrainResult res;
                     try {
                         TrainingJob job = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()));
-                        if (!cell.xaf()) job.startingRanksWith(new DdpGlooPeer(spec));
+                        if (cell.peer().equals(DdpGlooPeer.NAME)) job.startingRanksWith(new DdpGlooPeer(spec));
+                        if (cell.peer().equals(DilocoGlooPeer.NAME)) job.startingRanksWith(new DilocoGlooPeer(spec, diloco));
+                        if (cell.peer().equals(PytorchXafPeer.NAME)) job.startingRanksWith(new PytorchXafPeer(spec, agentCommand));
                         res = job.placed(gatewayCpuShare).run();
                         long expected = ModelConfig.preset(c.preset()).parameterCount();
                         if (res.parameterCount() != expected) {
@@ -220,6 +296,15 @@ public final class TrainBench {
         }
         write(all);
         return all;
+    }
+
+    /**
+     * XAF's DiLoCo settings on a job: plain DiLoCo (one fragment, no sync delay), as the Gloo peer runs it, with the
+     * bench's H, outer learning rate, momentum and outer number format.
+     */
+    static TrainJobSpec.Builder xafDiloco(TrainJobSpec.Builder builder, DilocoGlooPeer.Settings s) {
+        return builder.sync(SyncMode.DILOCO).diloco(new DilocoConfig(s.syncEvery(), 1, 0, s.outerLr(), s.outerMomentum()))
+                .outerDtype(OuterDtype.fromName(s.outerDtype()));
     }
 
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it); "none": the file as is. */
@@ -344,18 +429,18 @@ public final class TrainBench {
             md.append("\n|---|---|---|---|---|---|---|---|---|---|---|---|---|").append("---|".repeat(ddpModes.size())).append('\n');
             for (var e : byCell.entrySet()) {
                 List<Run> rs = e.getValue();
-                List<Run> xdp = e.getKey().xaf() ? byCell.get(new Cell(e.getKey().endpoint(), GatewayMode.XDP)) : null;
+                List<Run> xdp = e.getKey().xaf() ? byCell.get(new Cell(e.getKey().endpoint(), GatewayMode.XDP, e.getKey().sync())) : null;
                 double step = median(rs, r -> r.result().medianStepMs());
                 String vsXdp = xdp == null || e.getKey().mode() == GatewayMode.XDP ? "-"
                         : String.format(Locale.ROOT, "%+.1f%%", 100 * (step - median(xdp, r -> r.result().medianStepMs())) / step);
                 StringBuilder vsDdp = new StringBuilder();
                 for (GatewayMode m : ddpModes) {
                     List<Run> ddp = byCell.get(Cell.ddpGloo(m));
-                    vsDdp.append(' ').append(ddp == null || !e.getKey().xaf() ? "-"
+                    vsDdp.append(' ').append(ddp == null || e.getKey().peer().equals(DdpGlooPeer.NAME) || e.getKey().peer().equals(DilocoGlooPeer.NAME) || e.getKey().sync() != SyncMode.DDP ? "-"
                             : String.format(Locale.ROOT, "%+.1f%%", 100 * vsPeer(step, median(ddp, r -> r.result().medianStepMs())))).append(" |");
                 }
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |%s%n",
-                        e.getKey().endpointLabel(), e.getKey().mode().configName(), rs.getFirst().topology(),
+                        e.getKey().rowLabel(), e.getKey().mode().configName(), rs.getFirst().topology(),
                         spread(rs, r -> r.result().medianStepMs(), "%.0f"),
                         percent(median(rs, r -> commShare(r.result()))), percent(median(rs, r -> wanUtilisation(r.result()))),
                         percent(median(rs, r -> coreBusy(r.result(), "worker"))),
@@ -366,8 +451,9 @@ public final class TrainBench {
                 for (Run r : rs) json.add(jsonRun(c, r));
             }
             md.append("\n\"vs xdp\": how much shorter (+) or longer (-) the xdp gateway's median step is than this row's,"
-                    + " relative to this row, same endpoint.\n\n");
+                    + " relative to this row, same endpoint and sync.\n\n");
             if (runDdpGloo) md.append(BenchTrainText.DDP_GLOO);
+            if (dilocoRuns()) md.append(DilocoReport.section(c, byCell, diloco, outDir));
             for (var e : skipped.entrySet())
                 md.append("Not run: ").append(e.getKey()).append(": ").append(e.getValue()).append(".\n\n");
             for (var e : failed.entrySet())
@@ -390,6 +476,7 @@ public final class TrainBench {
         run.put("peer", r.cell().peer());
         run.put("endpoint", r.cell().endpointLabel());
         run.put("mode", r.cell().mode().configName());
+        run.put("sync", r.cell().sync().configName());
         run.put("topology", r.topology());
         run.put("wan_rate", c.wanRate());
         run.put("gateway_cpu_share", gatewayCpuShare);
@@ -409,6 +496,9 @@ public final class TrainBench {
         run.put("final_loss", r.result().finalLoss());
         run.put("counters", r.result().gatewayCounters());
         run.put("losses", r.result().steps().stream().map(TrainResult.Step::loss).toList());
+        run.put("gateway_bytes_per_step", DilocoReport.gatewayBytesPerStep(r.result()));
+        run.put("validation", DilocoReport.curve(r.result()).stream().map(p -> Map.of("step", p.step(), "training_s", p.seconds(),
+                "loss", p.validation().loss(), "standard_error", p.validation().standardError(), "windows", p.validation().windows())).toList());
         return run;
     }
 

@@ -24,6 +24,11 @@ Reports on stdout in the bench's worker-line protocol (`@xaf KIND key=value ...`
 without synchronisation (DDP's no_sync), timed before training on step 0's batch.
 
 --world 1 is a plain single-process run (no DDP, no process group): the reference a test compares DDP against.
+
+--backend xaf trains the same model through XAForward instead (`xaf bench train --peers pytorch-xaf`): xaforward.torch
+with this rank's agent (XAF_AGENT_SOCKET, started beside it by the bench), rank 0's weights broadcast, the gradients
+averaged by xaf.DistributedOptimizer (bucket all-reduces started by gradient hooks during backward, waited for by
+synchronize() before clipping); comm_ms is measured the same way, against forward+backward before the hooks exist.
 """
 import argparse
 import datetime
@@ -34,6 +39,18 @@ import time
 import zlib
 
 from xaf_torch_rank import interface_of, line
+
+
+def fastest_pass_ms(forward_backward, batch):
+    """The fastest of three forward+backward passes over `batch` after one warm-up, in ms: what this rank's compute
+    alone takes, which comm_ms is measured against."""
+    fastest = math.inf
+    for i in range(4):
+        start = time.perf_counter()
+        forward_backward(batch)
+        if i > 0:
+            fastest = min(fastest, (time.perf_counter() - start) * 1e3)
+    return fastest
 
 
 def tcp_retransmissions():
@@ -85,7 +102,8 @@ def load_gpt2_weights(model, path, torch):
         raise SystemExit(f"xaf: {path} has no weights for {sorted(set(own) - loaded)}")
 
 
-def main():
+def arguments():
+    """The arguments every rank script of the training bench takes (diloco_gloo_train.py adds its own)."""
     p = argparse.ArgumentParser()
     p.add_argument("--rank", type=int, default=0)
     p.add_argument("--world", type=int, default=1)
@@ -111,17 +129,14 @@ def main():
     p.add_argument("--bucket-mb", type=float, default=4)
     p.add_argument("--checksum-every", type=int, default=0)
     p.add_argument("--init", help="initial weights: .safetensors under GPT-2's names (XAF's SafetensorsExport)")
-    a = p.parse_args()
-    if a.global_batch % a.world:
-        raise SystemExit(f"xaf: global batch {a.global_batch} does not divide by world size {a.world}")
+    p.add_argument("--backend", choices=["gloo", "xaf"], default="gloo", help="DDP over Gloo, or xaforward.torch through an agent")
+    return p
 
-    if a.world > 1:
-        os.environ["GLOO_SOCKET_IFNAME"] = interface_of(a.ip)
-    import torch
+
+def build_model(a, torch):
+    """XAF's GPT (GptModel.java) for the preset shapes in `a`, seeded GPT-2 initialisation or XAF's weights (--init)."""
     import torch.nn as nn
     import torch.nn.functional as F
-    torch.set_num_threads(a.threads)
-    torch.set_num_interop_threads(1)
 
     class Attention(nn.Module):
         def __init__(self, d, heads):
@@ -174,15 +189,66 @@ def main():
                 w.fill_(1.0 if name.endswith("ln1.weight") or name.endswith("ln2.weight") or name == "ln_f.weight" else 0.0)
     if a.init:
         load_gpt2_weights(model, a.init, torch)
-    parameters = list(model.parameters())
-    count = sum(w.numel() for w in parameters)
+    return model
 
+
+def local_batches(a, torch):
+    """This rank's slice of every step's global batch: [steps, global batch / world, context + 1] tokens."""
     tokens = torch.from_file(a.batches, shared=False, size=a.steps * a.global_batch * (a.context + 1),
                              dtype=torch.int32).reshape(a.steps, a.global_batch, a.context + 1).long()
     local = a.global_batch // a.world
-    mine = tokens[:, a.rank * local:(a.rank + 1) * local]
+    return tokens[:, a.rank * local:(a.rank + 1) * local]
 
-    if a.world > 1:
+
+def adamw(a, parameters, torch):
+    """XAF's AdamW: betas 0.9/0.95, eps 1e-8, weight decay on matrices only."""
+    decay = [w for w in parameters if w.dim() >= 2]
+    no_decay = [w for w in parameters if w.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
+
+
+def rate(a, step):
+    """LearningRateSchedule.at: linear warmup, then cosine decay to the minimum rate."""
+    if step < a.warmup:
+        return a.lr * (step + 1) / a.warmup
+    if step >= a.steps:
+        return a.min_lr
+    progress = (step - a.warmup) / max(1, a.steps - a.warmup)
+    return a.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (a.lr - a.min_lr)
+
+
+def checksum(parameters):
+    """CRC32 of every parameter's bytes in order: equal on two ranks iff their weights are bitwise equal."""
+    crc = 0
+    for w in parameters:
+        crc = zlib.crc32(w.detach().numpy().tobytes(), crc)
+    return format(crc, "x")
+
+
+def main():
+    a = arguments().parse_args()
+    if a.global_batch % a.world:
+        raise SystemExit(f"xaf: global batch {a.global_batch} does not divide by world size {a.world}")
+
+    xaf_backend = a.world > 1 and a.backend == "xaf"
+    if a.world > 1 and not xaf_backend:
+        os.environ["GLOO_SOCKET_IFNAME"] = interface_of(a.ip)
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(a.threads)
+    torch.set_num_interop_threads(1)
+
+    model = build_model(a, torch)
+    parameters = list(model.parameters())
+    count = sum(w.numel() for w in parameters)
+    mine = local_batches(a, torch)
+
+    if xaf_backend:
+        import xaforward.torch as xaf
+        xaf.init()
+        trained = model
+    elif a.world > 1:
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel
         dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}", rank=a.rank, world_size=a.world,
@@ -191,21 +257,10 @@ def main():
         trained = DistributedDataParallel(model, bucket_cap_mb=a.bucket_mb)
     else:
         trained = model
-    line("start", rank=a.rank, params=count, backend="gloo" if a.world > 1 else "none", torch=torch.__version__,
+    line("start", rank=a.rank, params=count, backend=a.backend if a.world > 1 else "none", torch=torch.__version__,
          bucket_mb=a.bucket_mb, threads=torch.get_num_threads())
 
-    decay = [w for w in parameters if w.dim() >= 2]
-    no_decay = [w for w in parameters if w.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
-
-    def rate(step):  # LearningRateSchedule.at
-        if step < a.warmup:
-            return a.lr * (step + 1) / a.warmup
-        if step >= a.steps:
-            return a.min_lr
-        progress = (step - a.warmup) / max(1, a.steps - a.warmup)
-        return a.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (a.lr - a.min_lr)
+    optimizer = adamw(a, parameters, torch)
 
     def forward_backward(batch):
         loss = F.cross_entropy(trained(batch[:, :-1]).reshape(-1, a.vocab), batch[:, 1:].reshape(-1))
@@ -214,20 +269,16 @@ def main():
 
     # The forward+backward of this rank alone, without the all-reduce: what comm_ms is measured against.
     local_ms = math.inf
-    if a.world > 1:
-        with trained.no_sync():
-            for i in range(4):
-                start = time.perf_counter()
-                forward_backward(mine[0])
-                if i > 0:
-                    local_ms = min(local_ms, (time.perf_counter() - start) * 1e3)
+    if xaf_backend:  # before DistributedOptimizer registers its hooks: backward alone
+        local_ms = fastest_pass_ms(forward_backward, mine[0])
         optimizer.zero_grad(set_to_none=True)
-
-    def checksum():
-        crc = 0
-        for w in parameters:
-            crc = zlib.crc32(w.detach().numpy().tobytes(), crc)
-        return format(crc, "x")
+        xaf.broadcast_parameters(model.state_dict(), root_rank=0)
+        optimizer = xaf.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(),
+                                             bucket_bytes=int(a.bucket_mb * (1 << 20)))
+    elif a.world > 1:
+        with trained.no_sync():
+            local_ms = fastest_pass_ms(forward_backward, mine[0])
+        optimizer.zero_grad(set_to_none=True)
 
     retransmissions = tcp_retransmissions()
     tokens_per_step = a.global_batch * a.context
@@ -235,9 +286,11 @@ def main():
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         loss = forward_backward(mine[step])
+        if xaf_backend:
+            optimizer.synchronize()  # the averaged gradients, before clipping; step() does not reduce again
         synced = time.perf_counter()
         norm = torch.nn.utils.clip_grad_norm_(parameters, a.clip) if a.clip > 0 else torch.tensor(0.0)
-        lr = rate(step)
+        lr = rate(a, step)
         for group in optimizer.param_groups:
             group["lr"] = lr
         optimizer.step()
@@ -248,12 +301,12 @@ def main():
                       comm_ms=f"{comm:.2f}", tok_s=f"{tokens_per_step / (end - start):.1f}", lr=f"{lr:.6g}",
                       grad_norm=f"{norm.item():.6g}")
         if a.checksum_every > 0 and ((step + 1) % a.checksum_every == 0 or step + 1 == a.steps):
-            values["checksum"] = checksum()
+            values["checksum"] = checksum(parameters)
         line("step", **values)
     weights = torch.cat([w.detach().reshape(-1) for w in parameters])
-    line("done", rank=a.rank, checksum=checksum(), retransmits=tcp_retransmissions() - retransmissions,
+    line("done", rank=a.rank, checksum=checksum(parameters), retransmits=tcp_retransmissions() - retransmissions,
          weights_abs_sum=f"{weights.abs().sum().item():.9g}", weights_sum=f"{weights.double().sum().item():.9g}")
-    if a.world > 1:
+    if a.world > 1 and not xaf_backend:
         dist.barrier()
         dist.destroy_process_group()
 

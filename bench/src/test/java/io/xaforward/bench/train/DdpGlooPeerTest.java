@@ -1,6 +1,5 @@
 package io.xaforward.bench.train;
 
-import io.xaforward.cluster.WorkerLine;
 import io.xaforward.training.Batch;
 import io.xaforward.training.BatchSampler;
 import io.xaforward.training.DataParallelTrainer;
@@ -24,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -95,17 +93,17 @@ class DdpGlooPeerTest {
         Path script = DdpGlooPeer.copyScript(dir);
         List<String> args = DdpGlooPeer.arguments(c, batches, null, 1, 4L << 20);
 
-        Run single = Run.of(start(script, args, 0, 1, 0)).await();
+        TorchRankRun single = (start(script, args, 0, 1, 0)).await();
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Run rank0 = Run.of(start(script, args, 0, 2, port)), rank1 = Run.of(start(script, args, 1, 2, port));
+        TorchRankRun rank0 = (start(script, args, 0, 2, port)), rank1 = (start(script, args, 1, 2, port));
         rank0.await();
         rank1.await();
 
         long expectedParameters = ModelConfig.preset("tiny").parameterCount();
-        for (Run r : List.of(single, rank0, rank1)) assertEquals(expectedParameters, r.start.integer("params"), "the preset's shapes");
+        for (TorchRankRun r : List.of(single, rank0, rank1)) assertEquals(expectedParameters, r.start.integer("params"), "the preset's shapes");
         assertEquals("gloo", rank0.start.get("backend"));
         assertEquals(4, single.steps.size());
         // Untrained GPT-2 initialisation: logits near zero, the loss near ln(vocab), as XAF's trainer starts.
@@ -129,7 +127,7 @@ class DdpGlooPeerTest {
     void widePresetHasItsParameterCountAndStartsNearLnVocab() throws Exception {
         TrainerConfig c = config("wide", 1, 2);
         Path batches = DdpGlooPeer.writeBatches(train, c, dir.resolve("wide.i32"));
-        Run single = Run.of(start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, null, 1, 4L << 20), 0, 1, 0)).await();
+        TorchRankRun single = (start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, null, 1, 4L << 20), 0, 1, 0)).await();
         assertEquals(ModelConfig.preset("wide").parameterCount(), single.start.integer("params"));
         // d = 384, tied head: logits of std ~0.02 * sqrt(384) = 0.39 add ~0.08 to ln 256.
         assertEquals(Math.log(256), single.steps.getFirst().number("local_loss"), 0.2);
@@ -144,7 +142,7 @@ class DdpGlooPeerTest {
         try (DataParallelTrainer trainer = new DataParallelTrainer(c, train, null, 0, 1, GradientReducer.single())) {
             for (int s = 0; s < c.steps(); s++) xaf.add(trainer.trainStep());
         }
-        Run ddp = Run.of(start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, init, 1, 4L << 20), 0, 1, 0)).await();
+        TorchRankRun ddp = (start(DdpGlooPeer.copyScript(dir), DdpGlooPeer.arguments(c, batches, init, 1, 4L << 20), 0, 1, 0)).await();
         assertEquals(c.steps(), ddp.steps.size());
         // Same weights, windows, clipping, AdamW and schedule: the two engines agree up to float rounding (1e-6 seen).
         for (int s = 0; s < c.steps(); s++) {
@@ -156,55 +154,7 @@ class DdpGlooPeerTest {
         assertTrue(xaf.getFirst().loss() - xaf.getLast().loss() > 0.01, "both learn: " + xaf.getFirst().loss() + " -> " + xaf.getLast().loss());
     }
 
-    private static Process start(Path script, List<String> args, int rank, int world, int port) throws IOException {
-        List<String> command = new ArrayList<>(List.of(PYTHON, "-u", script.toString(), "--rank", Integer.toString(rank),
-                "--world", Integer.toString(world), "--ip", "127.0.0.1", "--master", "127.0.0.1", "--port", Integer.toString(port)));
-        command.addAll(args);
-        return new ProcessBuilder(command).redirectError(dir.resolve("rank" + rank + "-of-" + world + ".log").toFile()).start();
-    }
-
-    /** One process's worker lines. */
-    private static final class Run {
-        final Process process;
-        WorkerLine start, done;
-        final List<WorkerLine> steps = new ArrayList<>();
-        private final Thread reader;
-        private final StringBuilder text = new StringBuilder();
-
-        private Run(Process process) {
-            this.process = process;
-            this.reader = Thread.ofPlatform().start(() -> {
-                try (var r = process.inputReader()) {
-                    for (String line; (line = r.readLine()) != null; ) {
-                        text.append(line).append('\n');
-                        WorkerLine l = WorkerLine.parse(line);
-                        if (l == null) continue;
-                        switch (l.kind()) {
-                            case "start" -> start = l;
-                            case "step" -> steps.add(l);
-                            case "done" -> done = l;
-                            default -> { }
-                        }
-                    }
-                } catch (IOException ignored) {
-                    // the process ended
-                }
-            });
-        }
-
-        static Run of(Process p) {
-            return new Run(p);
-        }
-
-        Run await() throws Exception {
-            if (!process.waitFor(5, TimeUnit.MINUTES)) {
-                process.destroyForcibly();
-                fail("the DDP script did not finish in 5 minutes: " + text);
-            }
-            reader.join();
-            assertEquals(0, process.exitValue(), "the DDP script failed (its log is in " + dir + "): " + text);
-            assertTrue(start != null && done != null, "start and done lines: " + text);
-            return this;
-        }
+    private static TorchRankRun start(Path script, List<String> args, int rank, int world, int port) throws IOException {
+        return TorchRankRun.start(script, args, rank, world, port, dir);
     }
 }

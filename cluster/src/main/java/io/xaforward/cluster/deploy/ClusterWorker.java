@@ -1,6 +1,7 @@
 package io.xaforward.cluster.deploy;
 
 import io.xaforward.cluster.RankRuntime;
+import io.xaforward.cluster.SyncGroups;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.world.World;
 import io.xaforward.cluster.world.WorldNetwork;
@@ -86,7 +87,7 @@ public final class ClusterWorker {
         TrainerConfig config = TrainerConfig.builder(o.preset())
                 .steps(o.steps()).globalBatch(o.globalBatch()).seed(o.seed())
                 .learningRate(o.learningRate()).warmupSteps(o.warmupSteps()).evalEvery(0).threads(o.threads())
-                .checkpointEvery(o.checkpointEvery()).checkpointDir(o.checkpointDir())
+                .checkpointEvery(o.checkpointEvery()).checkpointDir(o.checkpointDir()).diloco(o.diloco())
                 .build();
         CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
                 .withAlgorithm(o.algorithm());
@@ -106,8 +107,9 @@ public final class ClusterWorker {
                 .wireSecurity(o.wireSecurity(), o.secret(), run).build();
         try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port,
                 collectiveConfig.withOperationTimeout(o.opTimeout()), out);
+             SyncGroups sync = new SyncGroups(o.sync(), o.outerDtype(), runtime.collectives());
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
-                     world.worldSize(), runtime.collectives()::allReduceMean)) {
+                     world.worldSize(), sync.inner(), null, sync.outer())) {
             if (settingsJson != null) trainer.recordSettings(settingsJson);
             long from = 0;
             // The first collective waits for every rank to be up (restarted ranks come up at different times).
@@ -121,7 +123,7 @@ public final class ClusterWorker {
             runtime.report("start", "rank", o.rank(), "params", trainer.parameterCount(),
                     "form", net.self().form().configName(), "dc", net.self().datacenter(), "from_step", from,
                     "run", run == null ? "none" : run.hex().substring(0, 8));
-            trainer.train(new Reporter(trainer, runtime));
+            trainer.train(new Reporter(trainer, runtime, sync));
             trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
             runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));
         }
@@ -143,15 +145,21 @@ public final class ClusterWorker {
     private final class Reporter implements StepListener {
         private final DataParallelTrainer trainer;
         private final RankRuntime runtime;
+        private final SyncGroups sync;
 
-        Reporter(DataParallelTrainer trainer, RankRuntime runtime) {
+        Reporter(DataParallelTrainer trainer, RankRuntime runtime, SyncGroups sync) {
             this.trainer = trainer;
             this.runtime = runtime;
+            this.sync = sync;
         }
 
         @Override
         public void onStep(StepStats s) {
-            runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::weightChecksum);
+            if (trainer.diloco()) {
+                runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::syncedChecksum, sync::outerWanBytes);
+            } else {
+                runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::weightChecksum);
+            }
         }
 
         @Override

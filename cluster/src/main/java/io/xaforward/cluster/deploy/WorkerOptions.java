@@ -25,13 +25,17 @@ import java.util.Objects;
  * @param secret          the job secret of the authenticated modes (null for crc32c); the same on every rank
  * @param flows           UDP flows this rank sends from (docs/TRANSPORT.md, "Flows per peer"); the same on every
  *                        rank, and the gateways' {@code src-port-span}
+ * @param sync            ddp or diloco, the same on every rank
+ * @param diloco          the outer loop of diloco (null under ddp)
+ * @param outerDtype      number format of diloco's outer all-reduce
  */
 public record WorkerOptions(int jobId, int worldSize, int token, int rank, String iface, NetworkForm form,
                             String preset, long steps, int globalBatch, long seed, double learningRate,
                             long warmupSteps, Path data, Tokenizer tokenizer, int threads, long bucketBytes, Algorithm algorithm,
                             Path checkpointDir, long checkpointEvery, boolean resume, long checksumEvery,
                             Duration opTimeout, Duration startTimeout, WireSecurity wireSecurity,
-                            JobSecret secret, int flows) {
+                            JobSecret secret, int flows, io.xaforward.cluster.SyncMode sync,
+                            io.xaforward.training.DilocoConfig diloco, io.xaforward.collective.OuterDtype outerDtype) {
     public WorkerOptions {
         Objects.requireNonNull(iface, "iface");
         Objects.requireNonNull(form, "form");
@@ -50,5 +54,8 @@ public record WorkerOptions(int jobId, int worldSize, int token, int rank, Strin
         if (checkpointEvery < 0) throw new IllegalArgumentException("--checkpoint-every must not be negative");
         if (steps < 1) throw new IllegalArgumentException("--steps must be at least 1");
         io.xaforward.cluster.Endpoint.checkFlows(io.xaforward.cluster.Endpoint.UDP, flows);
+        Objects.requireNonNull(sync, "sync");
+        Objects.requireNonNull(outerDtype, "outerDtype");
+        io.xaforward.cluster.TrainJobSpec.checkSync(sync, diloco, outerDtype, preset);
     }
 }

@@ -99,9 +99,9 @@ public final class EtcdRendezvous implements WorldSource {
      * this host's checkpoint directory holds) are tried first, for a while as long as a lease lives, so that a
      * restarted worker gets its rank, and its checkpoints, back.
      */
-    public int claimRank(int job, int world, int token, String iface, NetworkForm form,
+    public int claimRank(int job, int world, int token, String iface, NetworkForm form, int flows,
                          java.util.Collection<Integer> ranBefore) throws InterruptedException {
-        return claimRank(job, world, registration(form, iface, token, world, LocalAddress.of(iface, form)), ranBefore,
+        return claimRank(job, world, registration(form, iface, token, world, flows, LocalAddress.of(iface, form)), ranBefore,
                 Duration.ofSeconds(LEASE_TTL_SECONDS + 2));
     }
 
@@ -150,7 +150,7 @@ public final class EtcdRendezvous implements WorldSource {
     @Override
     public World join(WorkerOptions o) throws InterruptedException {
         LocalAddress self = LocalAddress.of(o.iface(), o.form());
-        String registration = registration(o.form(), o.iface(), o.token(), o.worldSize(), self);
+        String registration = registration(o.form(), o.iface(), o.token(), o.worldSize(), o.flows(), self);
         String prefix = jobPrefix(o.jobId());
         String key = prefix + o.rank();
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -190,13 +190,16 @@ public final class EtcdRendezvous implements WorldSource {
      * What this rank registers. The MAC (on every form) and the job token are there for gateways that derive their
      * routes from the registrations ({@code xaf gateway --follow-jobs}); the token filters frames and travels in
      * every one of them, it is no secret. The job secret is never written to etcd. The world size bounds the ranks
-     * such a gateway installs routes for (a job's ranks beyond it get none).
+     * such a gateway installs routes for (a job's ranks beyond it get none). The UDP flows, written only when more
+     * than one (gateways that predate the key read single-flow registrations as before), become the routes'
+     * src-port-span.
      */
-    String registration(NetworkForm form, String iface, int token, int world, LocalAddress self) {
+    String registration(NetworkForm form, String iface, int token, int world, int flows, LocalAddress self) {
         StringBuilder y = new StringBuilder("{datacenter: \"").append(site.datacenter()).append("\", form: ")
                 .append(form.configName()).append(", mtu: ").append(self.mtu()).append(", interface: \"")
                 .append(iface).append("\", token: ").append(String.format("0x%08x", token))
                 .append(", world: ").append(world)
+                .append(flows > 1 && form != NetworkForm.ID ? ", flows: " + flows : "")
                 .append(", mac: \"").append(self.mac()).append('"');
         if (form == NetworkForm.ID) {
             y.append(", identity: ").append(Integer.toUnsignedString(site.identity()));

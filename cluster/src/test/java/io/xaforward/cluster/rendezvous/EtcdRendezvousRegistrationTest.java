@@ -55,7 +55,7 @@ class EtcdRendezvousRegistrationTest {
     void aRankRegistersTheWorldSizeThatBoundsAFollowingGatewaysRoutes() {
         EtcdRendezvous r = new EtcdRendezvous(java.net.URI.create("http://127.0.0.1:1"), new EtcdRendezvous.Site("a", "10.0.1.254", 0),
                 java.time.Duration.ofSeconds(1), System.out);
-        String written = r.registration(io.xaforward.protocol.NetworkForm.IPV4, "eth1", 0x5eed0007, 3,
+        String written = r.registration(io.xaforward.protocol.NetworkForm.IPV4, "eth1", 0x5eed0007, 3, 1,
                 new LocalAddress(java.util.Optional.of(java.net.InetAddress.ofLiteral("10.0.1.1")), "02:00:00:00:01:01", 1500));
         assertEquals(3, EtcdRendezvous.registration(written, "k").get("world"), written);
         // a gateway following the jobs reads it as the job's quota: rank 2 gets a route, rank 3 none
@@ -72,6 +72,14 @@ class EtcdRendezvousRegistrationTest {
             derived.put(key, routes.route(key, written, "etcd " + key, ports).orElseThrow());
         }
         assertEquals(List.of(EtcdRendezvous.jobPrefix(7) + 2), List.copyOf(routes.admit(derived).keySet()));
+        assertFalse(written.contains("flows"), "one flow is not written, so older gateways read the registration: " + written);
+        assertEquals(1, derived.get(EtcdRendezvous.jobPrefix(7) + 2).srcPortSpan());
+
+        // --flows 4: the route to the rank spreads over four source ports, as the identifier plan's would
+        String four = r.registration(io.xaforward.protocol.NetworkForm.IPV4, "eth1", 0x5eed0007, 3, 4,
+                new LocalAddress(java.util.Optional.of(java.net.InetAddress.ofLiteral("10.0.1.1")), "02:00:00:00:01:01", 1500));
+        String key = EtcdRendezvous.jobPrefix(7) + 0;
+        assertEquals(4, routes.route(key, four, "etcd " + key, ports).orElseThrow().srcPortSpan(), four);
         r.close();
     }
 

@@ -30,7 +30,10 @@ import java.util.regex.Pattern;
  * {@code datacenter} of one of the gateway's ports becomes the route of identifier {@code JOB << 16 | RANK} out of that
  * port, to the MAC and address the rank registered, admitted from the other ports, filtered by the job token it
  * registered. The source address is the gateway port's own: the registration's gateway next hop must be an address
- * (IP forms) or the MAC (id form) of that port. Other keys under the prefix (the job's settings) and registrations
+ * (IP forms) or the MAC (id form) of that port. The job's UDP flows per rank ({@code flows} in the registration,
+ * {@code xaf worker --flows N}, the same on every rank) become the route's {@code src-port-span}, so that the rank,
+ * receiving behind the gateway, still tells each sender's flows apart, as with the identifier plan's routes. So
+ * everything a route holds comes from the registration, and a rank restarted on another host takes its route along. Other keys under the prefix (the job's settings) and registrations
  * of data centers no port faces are passed over; a registration that contradicts its port is an error, named and
  * counted by {@link RouteRegistryWatch}. A route leaves when its registration does (the worker ends or its lease
  * expires), so an empty route set is nothing to refuse here.
@@ -226,9 +229,11 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
             srcIp = Optional.of(gwIp.getAddress());
         }
         List<String> ingress = ports.stream().map(GatewayConfig.PortConfig::iface).filter(i -> !i.equals(port.iface())).toList();
+        // The id form has no UDP ports, so its flows are one (as the identifier plan writes it).
+        int srcPortSpan = form == NetworkForm.ID ? 1 : (int) reg.getOrDefault("flows", 1);
         return Optional.of(new GatewayConfig.RouteConfig((int) (job << 16 | rank), (int) job, (int) (long) token,
                 GatewayConfig.Action.FORWARD, Optional.of(port.iface()), Optional.of(form), ingress, Optional.empty(),
-                Optional.of(dstMac), srcIp, dstIp, XafHeader.UDP_PORT, 1, XafHeader.UDP_PORT, 0));
+                Optional.of(dstMac), srcIp, dstIp, XafHeader.UDP_PORT, srcPortSpan, XafHeader.UDP_PORT, 0));
     }
 
     /** A job's quota this pass: its smallest registered world size, never more than the cap. */

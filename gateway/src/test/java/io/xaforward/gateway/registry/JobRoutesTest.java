@@ -88,6 +88,34 @@ class JobRoutesTest {
     }
 
     @Test
+    void aRankRestartedOnAHostOfTheOtherDataCenterTakesItsRouteAlong() {
+        String key = "/xaf/jobs/7/ranks/3";
+        GatewayConfig.RouteConfig before = route(key, ipv4(3, "10.0.1.254")).orElseThrow();
+        assertEquals(Optional.of("gw-a"), before.egress());
+        // the same rank, registered again by a host of data center b (its first lease expired)
+        GatewayConfig.RouteConfig after = route(key, id("02:00:00:00:0b:fe")).orElseThrow();
+        assertEquals(before.networkId(), after.networkId());
+        assertEquals(Optional.of("gw-b"), after.egress());
+        assertEquals(Optional.of(NetworkForm.ID), after.form());
+        assertEquals("02:00:00:00:0b:01", HexFormat.ofDelimiter(":").formatHex(after.dstMac().orElseThrow()));
+        assertEquals(List.of("gw-a", "gw-c"), after.ingress());
+    }
+
+    @Test
+    void theFlowsARankRegistersBecomeItsRoutesSourcePortSpan() {
+        assertEquals(1, route("/xaf/jobs/7/ranks/1", ipv4(1, "10.0.1.254")).orElseThrow().srcPortSpan(), "none registered: one");
+        String four = ipv4(1, "10.0.1.254").replace(", token:", ", flows: 4, token:");
+        assertEquals(4, route("/xaf/jobs/7/ranks/1", four).orElseThrow().srcPortSpan());
+        assertEquals(1, route("/xaf/jobs/7/ranks/1", id("02:00:00:00:0b:fe").replace(", token:", ", flows: 4, token:"))
+                .orElseThrow().srcPortSpan(), "the id form has no UDP ports");
+        for (String bad : List.of("0", "4097", "02")) {
+            var e = assertThrows(GatewayConfigParser.ConfigException.class, () -> route("/xaf/jobs/7/ranks/1",
+                    ipv4(1, "10.0.1.254").replace(", token:", ", flows: " + bad + ", token:")), bad);
+            assertTrue(e.getMessage().contains("flows"), e.getMessage());
+        }
+    }
+
+    @Test
     void otherKeysAndDataCentersNoPortFacesGiveNoRoute() {
         assertTrue(route("/xaf/jobs/7/training", "{preset: tiny}").isEmpty());
         assertTrue(route("/xaf/jobs/7/ranks/x", ipv4(1, "10.0.1.254")).isEmpty());

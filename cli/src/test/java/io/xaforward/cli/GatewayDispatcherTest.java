@@ -1,0 +1,106 @@
+package io.xaforward.cli;
+
+import io.xaforward.dataplane.XdpDispatcher;
+import io.xaforward.testbed.Netns;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * {@code xaf gateway --attach dispatcher} as a process, beside xdp-tools' xdp-filter on the same port of a namespace
+ * made here. Where the kernel runs BPF extension programs the gateway starts, {@code xdp-loader status} lists it
+ * beside the filter, and stopping it leaves the filter; where it does not (the development machines' kernel), the
+ * gateway exits with one clear line and leaves the filter as it was. Which of the two must happen is asked of the
+ * kernel by {@link XdpDispatcher#probeExtensions} and, independently, read from how xdp-filter loaded (through a
+ * dispatcher, or alone): both must agree. The forwarding through a shared port is DispatcherTest's (dataplane).
+ */
+class GatewayDispatcherTest {
+    static final String NS = "xdsp" + Integer.toHexString(new Random().nextInt(0x1000, 0x10000));
+    static Path config;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        assertTrue(Netns.isRoot(), "needs root (CI runs as root)");
+        Netns.add(NS);
+        Netns.exec(NS, "ip", "link", "add", "da", "type", "veth", "peer", "name", "db");
+        Netns.exec(NS, "ip", "link", "set", "da", "up");
+        Netns.exec(NS, "ip", "link", "set", "db", "up");
+        config = Files.createTempFile("xaf-dispatcher", ".yaml");
+        Files.writeString(config, "metrics: off\nports:\n  - {interface: da, form: ipv4}\n  - {interface: db, form: ipv6}\nroutes: []\n");
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        Netns.delete(NS);
+        Files.deleteIfExists(config);
+    }
+
+    /** Runs a command (xdp-tools, xaf) in the namespace, keeping /sys/fs/bpf (where libxdp pins) visible. */
+    static String xdpTool(String... command) throws Exception {
+        Process p = Netns.processBuilderKeepMounts(NS, List.of(command)).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), String.join(" ", command) + " hung");
+        assertEquals(0, p.exitValue(), () -> String.join(" ", command) + ": " + out);
+        return out;
+    }
+
+    static String link(String dev) {
+        return Netns.exec(NS, "ip", "-d", "link", "show", "dev", dev).stdout();
+    }
+
+    @Test
+    void pinIsRefusedWithTheDispatcher() throws Exception {
+        GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "dispatcher", "--pin", "--name", NS));
+        assertEquals(1, g.awaitExit(30_000));
+        assertTrue(g.sawLine("cannot start: --pin does not work with attach: dispatcher yet"), g.output());
+        assertFalse(link("da").contains("xdp"), link("da"));
+    }
+
+    @Test
+    void anUnknownAttachWordListsTheWords() throws Exception {
+        GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "shared"));
+        assertNotEquals(0, g.awaitExit(30_000));
+        assertTrue(g.sawLine("unknown attach mode 'shared'; expected one of native, native-or-generic, dispatcher"), g.output());
+    }
+
+    @Test
+    void beside_xdpFilter() throws Exception {
+        boolean extensions = XdpDispatcher.probeExtensions().supported();
+        xdpTool("xdp-filter", "load", "da", "--mode", "native");
+        try {
+            String before = xdpTool("xdp-loader", "status", "da");
+            assertEquals(extensions, before.contains(XdpDispatcher.DISPATCHER_PROGRAM),
+                    () -> "probe says extensions " + (extensions ? "load" : "are refused") + "; xdp-loader status:\n" + before);
+            String filterLink = link("da");
+            try (GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "dispatcher"))) {
+                if (extensions) {
+                    g.awaitReady(60_000);
+                    String status = xdpTool("xdp-loader", "status");
+                    assertTrue(status.contains("xaf_gateway") && status.contains("xdpfilt_"), status);
+                    // under nsenter --net, as the gateway: libxdp finds a dispatcher's programs through its pins
+                    String gatewayStatus = xdpTool(Netns.javaProcessBuilder(null, List.of(), Main.class.getName(),
+                            List.of("gateway", "status", "--config", config.toString())).command().toArray(String[]::new));
+                    assertTrue(gatewayStatus.contains("native, dispatcher"), gatewayStatus);
+                    assertEquals(0, g.stop());
+                    String after = xdpTool("xdp-loader", "status", "da");
+                    assertTrue(after.contains("xdpfilt_") && !after.contains("xaf_gateway"), "the filter stays:\n" + after);
+                } else {
+                    assertEquals(1, g.awaitExit(60_000));
+                    assertTrue(g.sawLine("cannot start: this kernel refuses BPF extension (freplace) programs, which"
+                            + " libxdp's multiprog dispatcher needs"), g.output());
+                    assertEquals(filterLink, link("da"), "xdp-filter's program is still there, alone");
+                    assertFalse(link("db").contains("xdp"), "nothing of the gateway's on db: " + link("db"));
+                }
+            }
+        } finally {
+            xdpTool("xdp-filter", "unload", "--all");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.xaforward.cluster;
+
+import io.xaforward.collective.Algorithm;
+import io.xaforward.collective.OuterDtype;
+import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.training.DilocoConfig;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The synchronisation settings of a job: their words, their checks, the job file, the data centers' checkpoints. */
+class SyncSpecTest {
+    private static TrainJobSpec.Builder spec(Path dir) {
+        return TrainJobSpec.builder().topology(dir.resolve("t.yaml")).prefix("t9b").gatewayMode(GatewayMode.XDP)
+                .algorithm(Algorithm.HIERARCHICAL).preset("tiny").steps(12).globalBatch(8).seed(3).learningRate(2e-3)
+                .data(dir.resolve("corpus.txt")).jobId(2).jobToken(5).threadsPerWorker(1).bucketBytes(1 << 20)
+                .workDir(dir);
+    }
+
+    @Test
+    void aDilocoSpecSurvivesItsJobFileAndDdpIsTheDefault() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-sync-spec").toAbsolutePath();
+        TrainJobSpec plain = spec(dir).build();
+        assertEquals(SyncMode.DDP, plain.sync());
+        assertEquals(OuterDtype.FP32, plain.outerDtype());
+        Path file = dir.resolve("job.properties");
+        plain.write(file);
+        assertEquals(plain, TrainJobSpec.read(file));
+
+        TrainJobSpec diloco = spec(dir).sync(SyncMode.DILOCO).diloco(new DilocoConfig(8, 2, 3, 0.5, 0.8))
+                .outerDtype(OuterDtype.BF16).build();
+        diloco.write(file);
+        assertEquals(diloco, TrainJobSpec.read(file));
+        assertEquals(diloco, diloco.toBuilder().build());
+    }
+
+    @Test
+    void wordsAndChecks() {
+        assertEquals(SyncMode.DILOCO, SyncMode.fromName(" DiLoCo "));
+        assertEquals(OuterDtype.BF16, OuterDtype.fromName("bfloat16"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> SyncMode.fromName("fsdp")).getMessage()
+                .contains("unknown sync mode 'fsdp'"));
+        Path dir = Path.of("/tmp");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO).build())
+                .getMessage().contains("needs its outer settings"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).diloco(DilocoConfig.of(4)).build())
+                .getMessage().contains("need --sync diloco"));
+        assertEquals(OuterDtype.INT4, spec(dir).sync(SyncMode.DILOCO).diloco(DilocoConfig.of(4)).outerDtype(OuterDtype.INT4)
+                .build().outerDtype(), "the quantized outer formats are taken");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO)
+                .diloco(new DilocoConfig(4, 3, 0, 0.7, 0.9)).build()).getMessage().contains("2 layers"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainJobSpec.checkDatacenters(SyncMode.DILOCO, 1))
+                .getMessage().contains("at least two data centers"));
+        TrainJobSpec.checkDatacenters(SyncMode.DDP, 1);
+    }
+
+    @Test
+    void eachDataCenterHasItsOwnCheckpointBesideTheFirst() {
+        Path first = Path.of("/runs/x/checkpoints/step-000300.ckpt");
+        assertEquals(first, JobCheckpoints.forDatacenter(first, 0));
+        assertEquals(Path.of("/runs/x/checkpoints/step-000300-dc2.ckpt"), JobCheckpoints.forDatacenter(first, 2));
+        assertEquals(Path.of("model-dc1"), JobCheckpoints.forDatacenter(Path.of("model"), 1));
+    }
+}
