@@ -146,6 +146,19 @@ public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byt
         };
     }
 
+    /**
+     * The XDP action the program returns for a frame it counts under {@code outcome}: pass for non-XAF frames,
+     * redirect for forwarded and locally delivered ones, drop for every drop. The Java engines' tests map their
+     * decision through it to compare it with {@link #expectedAction}.
+     */
+    public static int actionOf(Counter outcome) {
+        return switch (outcome) {
+            case PASS_NON_XAF -> XDP_PASS;
+            case FORWARDED, TO_LOCAL -> XDP_REDIRECT;
+            default -> XDP_DROP;
+        };
+    }
+
     static String actionName(int action) {
         return switch (action) {
             case XDP_PASS -> "pass";
