@@ -2,8 +2,8 @@ package io.xaforward.testkit.fuzz;
 
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
-import io.xaforward.dataplane.ProgTestRun;
-import io.xaforward.dataplane.ProgTestRunner;
+import io.xaforward.testkit.ProgTestRun;
+import io.xaforward.testkit.ProgTestRunner;
 import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.gateway.ForwardingDecision;
