@@ -1,6 +1,6 @@
 package io.xaforward.bench;
 
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;

@@ -1,7 +1,7 @@
 package io.xaforward.bench;
 
 import io.xaforward.dataplane.ProgramRunStats;
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 import io.xaforward.protocol.EthernetHeader;
 import io.xaforward.protocol.FrameWriter;
 import io.xaforward.protocol.MessageType;

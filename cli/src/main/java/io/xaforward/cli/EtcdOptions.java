@@ -1,6 +1,6 @@
 package io.xaforward.cli;
 
-import io.xaforward.gateway.registry.EtcdSecurity;
+import io.xaforward.common.EtcdSecurity;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;

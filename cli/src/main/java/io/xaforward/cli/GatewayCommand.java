@@ -5,7 +5,7 @@ import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
 import io.xaforward.gateway.HostXdpStatus;
-import io.xaforward.gateway.registry.EtcdSecurity;
+import io.xaforward.common.EtcdSecurity;
 import io.xaforward.gateway.registry.JobRoutes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

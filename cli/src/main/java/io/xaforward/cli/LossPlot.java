@@ -2,7 +2,7 @@ package io.xaforward.cli;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;

@@ -2,7 +2,7 @@ package io.xaforward.cli;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;

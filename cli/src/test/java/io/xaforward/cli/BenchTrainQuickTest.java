@@ -1,7 +1,7 @@
 package io.xaforward.cli;
 
 import io.xaforward.testbed.Netns;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;

@@ -5,7 +5,7 @@ import io.xaforward.cluster.Endpoint;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.gateway.GatewayConfig;
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.mode.GatewayMode;

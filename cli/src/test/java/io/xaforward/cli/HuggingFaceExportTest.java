@@ -11,7 +11,7 @@ import io.xaforward.training.CheckpointModel;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.Gpt2Tokenizer;
 import io.xaforward.training.GradientReducer;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import io.xaforward.training.SyntheticCorpus;
 import io.xaforward.training.TextGenerator;
 import io.xaforward.training.TokenDataset;

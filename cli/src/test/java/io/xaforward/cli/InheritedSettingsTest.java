@@ -1,8 +1,8 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
-import io.xaforward.gateway.registry.EtcdClient;
-import io.xaforward.gateway.registry.LocalEtcd;
+import io.xaforward.common.EtcdClient;
+import io.xaforward.common.LocalEtcd;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.GradientReducer;
 import io.xaforward.training.SyntheticCorpus;

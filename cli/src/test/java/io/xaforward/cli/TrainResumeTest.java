@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonObject;
 import io.xaforward.testbed.Netns;
 import io.xaforward.training.DataParallelTrainer;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

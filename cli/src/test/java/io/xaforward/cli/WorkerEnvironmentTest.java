@@ -146,8 +146,8 @@ class WorkerEnvironmentTest {
 
     @Test
     void etcdKeepsTheJobsSettingsForEveryRank() throws Exception {
-        try (io.xaforward.gateway.registry.LocalEtcd etcd = io.xaforward.gateway.registry.LocalEtcd.start();
-             io.xaforward.gateway.registry.EtcdClient client = new io.xaforward.gateway.registry.EtcdClient(etcd.clientUrl(),
+        try (io.xaforward.common.LocalEtcd etcd = io.xaforward.common.LocalEtcd.start();
+             io.xaforward.common.EtcdClient client = new io.xaforward.common.EtcdClient(etcd.clientUrl(),
                      java.time.Duration.ofSeconds(5))) {
             String key = io.xaforward.cluster.rendezvous.EtcdRendezvous.trainingKey(7);
             client.put(key, "{preset: tiny, steps: 9, lr: 1e-2, data: " + dir.resolve("corpus.txt") + "}", 0);

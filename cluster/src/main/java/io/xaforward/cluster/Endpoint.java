@@ -1,6 +1,6 @@
 package io.xaforward.cluster;
 
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.UdpDatagramPort;
 

@@ -1,6 +1,6 @@
 package io.xaforward.collective;
 
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 import io.xaforward.protocol.ElementType;
 
 import java.util.Locale;

@@ -1,7 +1,8 @@
 package io.xaforward.gateway;
 
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.protocol.RankRegistration;
 
 import java.util.List;
 import java.util.Optional;
@@ -82,7 +83,7 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
                               int srcPort, int srcPortSpan, int dstPort, int srcId) {}
 
     /** The most UDP source ports one route spreads flows over ({@code src-port-span}). */
-    public static final int MAX_SRC_PORT_SPAN = 4096;
+    public static final int MAX_SRC_PORT_SPAN = RankRegistration.MAX_FLOWS;
 
     public Optional<PortConfig> port(String iface) {
         return ports.stream().filter(p -> p.iface().equals(iface)).findFirst();

@@ -1,7 +1,11 @@
 package io.xaforward.gateway;
 
+import io.xaforward.common.YamlFields;
+
+import io.xaforward.common.YamlTree;
+
 import io.xaforward.protocol.NetworkForm;
-import io.xaforward.protocol.PrivateFiles;
+import io.xaforward.common.PrivateFiles;
 import io.xaforward.protocol.XafHeader;
 import java.io.IOException;
 import java.net.Inet4Address;

@@ -1,7 +1,7 @@
 package io.xaforward.gateway;
 
-import io.xaforward.gateway.registry.EtcdClient;
-import io.xaforward.gateway.registry.EtcdSecurity;
+import io.xaforward.common.EtcdClient;
+import io.xaforward.common.EtcdSecurity;
 import io.xaforward.gateway.registry.JobRoutes;
 import io.xaforward.gateway.registry.RouteRegistryWatch;
 import org.slf4j.Logger;

@@ -1,5 +1,7 @@
 package io.xaforward.protocol;
 
+import io.xaforward.common.ConfigWord;
+
 /**
  * The three network forms ("modalities") an XAF frame can travel in. A gateway port speaks exactly one form; the
  * XAF header is the same in all of them, only the outer headers in front of it differ. Codes match

@@ -1,6 +1,6 @@
 package io.xaforward.testbed;
 
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 
 import java.util.Locale;
 import java.util.regex.Matcher;

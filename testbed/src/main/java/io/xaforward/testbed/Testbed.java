@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.common.Json;
+
 import io.xaforward.protocol.NetworkForm;
 
 import java.io.IOException;
@@ -217,7 +219,7 @@ public final class Testbed {
     /** "KIND HANDLE" of the root qdisc of a device, e.g. "htb 1:" or "noqueue 0:". */
     private static String rootQdisc(String ns, String dev) {
         String out = Netns.exec(null, "tc", "-n", ns, "-j", "qdisc", "show", "dev", dev, "root").stdout();
-        return Json.readArray(out).stream().findFirst().map(q -> q.get("kind") + " " + q.get("handle")).orElse("none");
+        return Json.readObjects(out).stream().findFirst().map(q -> q.get("kind") + " " + q.get("handle")).orElse("none");
     }
 
     /**
@@ -364,7 +366,7 @@ public final class Testbed {
     static List<Map<String, Object>> ipJson(String ns, String... args) {
         List<String> cmd = new ArrayList<>(List.of("ip", "-n", ns, "-j"));
         cmd.addAll(List.of(args));
-        return Json.readArray(Netns.exec(null, TIMEOUT, null, cmd).stdout());
+        return Json.readObjects(Netns.exec(null, TIMEOUT, null, cmd).stdout());
     }
 
     private static Set<String> linkNames(String ns) {
@@ -393,7 +395,7 @@ public final class Testbed {
             limits.add(Map.of("gateway", k.gateway(), "dc", k.datacenter(), "rate", k.rate(), "qdisc", k.qdisc().configName()));
         s.put("limits", limits);
         s.put("xdp", xdp);
-        writeAtomically(stateFile(l.topology().prefix()), Json.write(s));
+        writeAtomically(stateFile(l.topology().prefix()), Json.pretty(s));
     }
 
     @SuppressWarnings("unchecked")
@@ -401,7 +403,7 @@ public final class Testbed {
         Path f = stateFile(prefix);
         if (!Files.exists(f)) return null;
         try {
-            return (Map<String, Object>) Json.read(Files.readString(f));
+            return (Map<String, Object>) Json.readPlain(Files.readString(f));
         } catch (IOException | RuntimeException e) {
             return null; // a damaged state file: down still removes everything by prefix
         }
@@ -418,7 +420,7 @@ public final class Testbed {
         Map<String, Object> s = readState(prefix);
         if (s == null) s = new LinkedHashMap<>(Map.of("prefix", prefix, "namespaces", List.of()));
         s.put("xdp", xdp);
-        writeAtomically(stateFile(prefix), Json.write(s));
+        writeAtomically(stateFile(prefix), Json.pretty(s));
     }
 
     private static void writeAtomically(Path file, String text) {

@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.common.Json;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -96,7 +98,7 @@ final class TestbedReport {
         if (!nsPresent) return configured + " (not applied)";
         var r = Netns.tryExec(null, Duration.ofSeconds(10), null, List.of("tc", "-n", n.namespace(), "-j", "qdisc", "show", "dev", n.iface()));
         if (!r.ok()) return configured + " (no device)";
-        String liveKind = Json.readArray(r.stdout()).stream().filter(q -> "root".equals(q.get("root")) || Boolean.TRUE.equals(q.get("root")))
+        String liveKind = Json.readObjects(r.stdout()).stream().filter(q -> "root".equals(q.get("root")) || Boolean.TRUE.equals(q.get("root")))
                 .map(q -> String.valueOf(q.get("kind"))).findFirst().orElse("none");
         return configured + (liveKind.equals(limit.get().qdisc().configName()) ? " (active)" : " (live: " + liveKind + ")");
     }

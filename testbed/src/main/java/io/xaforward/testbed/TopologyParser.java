@@ -2,8 +2,8 @@ package io.xaforward.testbed;
 
 import io.xaforward.protocol.NetworkForm;
 
-import io.xaforward.gateway.YamlFields;
-import io.xaforward.gateway.YamlTree;
+import io.xaforward.common.YamlFields;
+import io.xaforward.common.YamlTree;
 
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -1,5 +1,7 @@
 package io.xaforward.testbed;
 
+import io.xaforward.common.Json;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -155,7 +157,7 @@ class TestbedThreeDcMinTest {
 
     @SuppressWarnings("unchecked")
     private static List<Object> xdpEntries() throws java.io.IOException {
-        Map<String, Object> json = (Map<String, Object>) Json.read(Files.readString(testbed.stateFile(prefix)));
+        Map<String, Object> json = (Map<String, Object>) Json.readPlain(Files.readString(testbed.stateFile(prefix)));
         return (List<Object>) json.get("xdp");
     }
 

@@ -1,5 +1,7 @@
 package io.xaforward.training;
 
+import io.xaforward.common.Json;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,7 @@
 package io.xaforward.training;
 
+import io.xaforward.common.Json;
+
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.math.BigDecimal;

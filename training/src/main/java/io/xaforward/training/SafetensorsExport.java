@@ -1,5 +1,7 @@
 package io.xaforward.training;
 
+import io.xaforward.common.Json;
+
 import ai.djl.ndarray.NDArray;
 
 import java.io.BufferedOutputStream;

@@ -1,5 +1,7 @@
 package io.xaforward.training;
 
+import io.xaforward.common.Json;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,6 +1,6 @@
 package io.xaforward.transport;
 
-import io.xaforward.protocol.PrivateFiles;
+import io.xaforward.common.PrivateFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package io.xaforward.transport;
 
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 
 import java.util.Locale;
 

@@ -1,6 +1,6 @@
 package io.xaforward.bench.allreduce;
 
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import io.xaforward.collective.Algorithm;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;

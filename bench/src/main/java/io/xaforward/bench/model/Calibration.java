@@ -6,7 +6,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.xaforward.collective.Algorithm;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 
 import java.io.IOException;
 import java.nio.file.Files;

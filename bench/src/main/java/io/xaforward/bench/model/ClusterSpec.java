@@ -4,8 +4,8 @@ import io.xaforward.transport.WireSecurity;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.training.ModelConfig;
-import io.xaforward.gateway.YamlFields;
-import io.xaforward.gateway.YamlTree;
+import io.xaforward.common.YamlFields;
+import io.xaforward.common.YamlTree;
 
 import java.io.IOException;
 import java.nio.file.Files;

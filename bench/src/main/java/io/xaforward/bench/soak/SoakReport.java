@@ -2,7 +2,7 @@ package io.xaforward.bench.soak;
 
 import io.xaforward.bench.soak.SoakBench.FaultOutcome;
 import io.xaforward.bench.soak.SoakBench.Result;
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;

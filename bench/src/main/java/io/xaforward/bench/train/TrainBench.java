@@ -1,6 +1,6 @@
 package io.xaforward.bench.train;
 
-import io.xaforward.training.Json;
+import io.xaforward.common.Json;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.cluster.TrainingJob;
 import io.xaforward.cluster.TrainResult;

@@ -4,10 +4,10 @@ import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.cluster.world.World;
-import io.xaforward.gateway.registry.EtcdClient;
-import io.xaforward.gateway.registry.EtcdException;
-import io.xaforward.gateway.registry.EtcdSecurity;
-import io.xaforward.gateway.registry.RankRegistration;
+import io.xaforward.common.EtcdClient;
+import io.xaforward.common.EtcdException;
+import io.xaforward.common.EtcdSecurity;
+import io.xaforward.protocol.RankRegistration;
 import io.xaforward.protocol.NetworkForm;
 
 import java.io.PrintStream;
@@ -22,7 +22,7 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import io.xaforward.gateway.YamlTree;
+import io.xaforward.common.YamlTree;
 
 /**
  * The etcd rendezvous of a job: each rank registers its address under {@code /xaf/jobs/JOB/ranks/RANK}, attached

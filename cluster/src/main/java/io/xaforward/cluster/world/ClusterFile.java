@@ -1,8 +1,8 @@
 package io.xaforward.cluster.world;
 
 import io.xaforward.protocol.NetworkForm;
-import io.xaforward.gateway.YamlFields;
-import io.xaforward.gateway.YamlTree;
+import io.xaforward.common.YamlFields;
+import io.xaforward.common.YamlTree;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -77,7 +77,7 @@ public final class ClusterFile {
 
     /**
      * A mapping of job settings (name: value, every value a single scalar, kept as written) read from YAML by
-     * {@link io.xaforward.gateway.YamlTree}; {@code where} names it in errors.
+     * {@link io.xaforward.common.YamlTree}; {@code where} names it in errors.
      */
     public static Map<String, String> settings(Object mapping, String where, java.util.function.Function<String, RuntimeException> fail) {
         if (!(mapping instanceof Map<?, ?> m)) throw fail.apply(where + ": expected a mapping of settings, e.g. {preset: gpt2-tiny, steps: 1000}");

@@ -2,7 +2,7 @@ package io.xaforward.cluster.rendezvous;
 
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.cluster.world.World;
-import io.xaforward.gateway.registry.EtcdClient;
+import io.xaforward.common.EtcdClient;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.xaforward.cluster.rendezvous;
 
-import io.xaforward.gateway.registry.EtcdClient;
-import io.xaforward.gateway.registry.LocalEtcd;
+import io.xaforward.common.EtcdClient;
+import io.xaforward.common.LocalEtcd;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

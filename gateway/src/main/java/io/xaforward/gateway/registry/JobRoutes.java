@@ -1,5 +1,7 @@
 package io.xaforward.gateway.registry;
 
+import io.xaforward.protocol.RankRegistration;
+
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
 import io.xaforward.gateway.GatewayConfigParser.ConfigException;

@@ -1,5 +1,7 @@
 package io.xaforward.gateway.registry;
 
+import io.xaforward.common.EtcdClient;
+
 import io.xaforward.gateway.GatewayConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,5 +1,11 @@
 package io.xaforward.gateway.registry;
 
+import io.xaforward.protocol.RankRegistration;
+
+import io.xaforward.common.LocalEtcd;
+
+import io.xaforward.common.EtcdClient;
+
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
 import io.xaforward.protocol.NetworkForm;

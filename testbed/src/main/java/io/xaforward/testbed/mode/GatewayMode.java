@@ -1,6 +1,6 @@
 package io.xaforward.testbed.mode;
 
-import io.xaforward.protocol.ConfigWord;
+import io.xaforward.common.ConfigWord;
 import io.xaforward.protocol.NetworkForm;
 
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package io.xaforward.protocol;
+package io.xaforward.common;
 
 import java.util.Arrays;
 import java.util.Locale;

@@ -1,4 +1,4 @@
-package io.xaforward.protocol;
+package io.xaforward.common;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,4 +1,4 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.common;
 
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;

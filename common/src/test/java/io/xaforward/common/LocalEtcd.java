@@ -1,4 +1,4 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.common;
 
 import java.io.IOException;
 import java.net.ServerSocket;

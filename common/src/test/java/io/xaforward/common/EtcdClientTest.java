@@ -1,4 +1,4 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.common;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -89,5 +89,18 @@ class EtcdClientTest {
             assertTrue(e.getMessage().contains("etcd at http://127.0.0.1:" + port + " is unreachable"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> new EtcdClient(URI.create("127.0.0.1:2379"), Duration.ofSeconds(1)));
+    }
+
+    /** A token and an address as a registration carries them: what must never reach a string that may be logged. */
+    static final String CARRIED_SECRET = "5eedc0de-SECRET-10.77.7.7";
+
+    @Test
+    void valuesNeverAppearInToStrings() {
+        var kv = new EtcdClient.KeyValue("/xaf/jobs/7/ranks/1", "{token: " + CARRIED_SECRET + "}", 3);
+        assertFalse(kv.toString().contains(CARRIED_SECRET), kv.toString());
+        assertFalse(new EtcdClient.Range(List.of(kv), 3).toString().contains(CARRIED_SECRET));
+        assertFalse(new EtcdClient.Event("/k", CARRIED_SECRET, 4).toString().contains(CARRIED_SECRET));
+        assertFalse(EtcdClient.errorText("<html>" + CARRIED_SECRET + "</html>").contains(CARRIED_SECRET));
+        assertEquals("etcdserver: permission denied", EtcdClient.errorText("{\"error\":\"etcdserver: permission denied\",\"code\":7}"));
     }
 }

@@ -1,4 +1,4 @@
-package io.xaforward.gateway;
+package io.xaforward.common;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;

@@ -1,4 +1,4 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.common;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

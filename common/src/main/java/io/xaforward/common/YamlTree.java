@@ -1,4 +1,4 @@
-package io.xaforward.gateway;
+package io.xaforward.common;
 
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;

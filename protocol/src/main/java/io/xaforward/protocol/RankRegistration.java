@@ -1,7 +1,6 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.protocol;
 
-import io.xaforward.gateway.YamlTree;
-import io.xaforward.protocol.NetworkForm;
+import io.xaforward.common.YamlTree;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,13 +13,18 @@ import java.util.function.Function;
  * world size (optional: workers before it did not write one), the UDP flows it sends from (optional, written only
  * when more than one, so gateways older than the key still read the registrations of single-flow ranks), and the
  * data center's gateway next hop. The workers build their world from it; a gateway that follows the jobs
- * ({@link JobRoutes}) derives its routes from it.
+ * ({@code xaf gateway --follow-jobs}, the gateway's {@code JobRoutes}) derives its routes from it. It lives here, with
+ * the other formats that cross between XAForward's parts, because both ends read it: the rendezvous (cluster) and the
+ * gateway, neither of which depends on the other.
  */
 public final class RankRegistration {
     private RankRegistration() {}
 
-    /** The most UDP flows a rank may register: the largest {@code src-port-span} a gateway route carries. */
-    public static final int MAX_FLOWS = io.xaforward.gateway.GatewayConfig.MAX_SRC_PORT_SPAN;
+    /**
+     * The most UDP flows a rank may register: the largest {@code src-port-span} a gateway route carries (the gateway's
+     * {@code GatewayConfig.MAX_SRC_PORT_SPAN} is this value, so a registration a gateway reads always fits a route).
+     */
+    public static final int MAX_FLOWS = 4096;
 
     /**
      * One registration, read with no YAML 1.1 coercions and duplicate keys refused ({@link YamlTree}), every key

@@ -1,6 +1,5 @@
-package io.xaforward.gateway.registry;
+package io.xaforward.common;
 
-import io.xaforward.protocol.PrivateFiles;
 
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
