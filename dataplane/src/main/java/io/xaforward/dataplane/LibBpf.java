@@ -57,7 +57,6 @@ public final class LibBpf {
     private static final MethodHandle XDP_ATTACH = handle("bpf_xdp_attach", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle XDP_DETACH = handle("bpf_xdp_detach", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle XDP_QUERY_ID = handle("bpf_xdp_query_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle TEST_RUN = handle("bpf_prog_test_run_opts", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle ENABLE_STATS = handle("bpf_enable_stats", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle PROG_FD_BY_ID = handle("bpf_prog_get_fd_by_id", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle OBJ_GET_INFO = handle("bpf_obj_get_info_by_fd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
@@ -330,10 +329,6 @@ public final class LibBpf {
 
     static void closeFd(int fd) {
         try { int ignored = (int) CLOSE_FD.invokeExact(fd); } catch (Throwable t) { throw rethrow(t); }
-    }
-
-    static int progTestRun(int progFd, MemorySegment opts) {
-        try { return (int) TEST_RUN.invokeExact(progFd, opts); } catch (Throwable t) { throw rethrow(t); }
     }
 
     /**

@@ -123,17 +123,6 @@ class BpfErrorTest {
     }
 
     @Test
-    void testRunOnUnknownIfindexOrQueueFails() {
-        try (XafDataplane dp = XafDataplane.load()) {
-            byte[] frame = new byte[64];
-            BpfException noDev = assertThrows(BpfException.class, () -> ProgTestRun.run(dp.programFd(), frame, 999_999, 0));
-            assertEquals(19, noDev.errno(), noDev.getMessage());
-            BpfException noQueue = assertThrows(BpfException.class, () -> ProgTestRun.run(dp.programFd(), frame, 1, 9));
-            assertEquals(22, noQueue.errno(), noQueue.getMessage());
-        }
-    }
-
-    @Test
     void closedObjectRefusesUse() {
         XafDataplane dp = XafDataplane.load();
         BpfObject o = dp.object();

@@ -11,9 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import static io.xaforward.dataplane.ProgTestRun.XDP_DROP;
-import static io.xaforward.dataplane.ProgTestRun.XDP_PASS;
-import static io.xaforward.dataplane.ProgTestRun.XDP_REDIRECT;
 import static io.xaforward.dataplane.SharedLayouts.FORM_ID;
 import static io.xaforward.dataplane.SharedLayouts.FORM_IPV4;
 import static io.xaforward.dataplane.SharedLayouts.FORM_IPV6;
@@ -40,6 +37,13 @@ import static io.xaforward.dataplane.SharedLayouts.FORM_NONE;
  */
 public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byte[] input, int expectedAction,
                      byte[] expectedOutput, Counter counter, boolean isXaf, int payloadLength, int egressForm) {
+
+    /**
+     * The XDP actions a fixture can expect (enum xdp_action of linux/bpf.h). The fixtures spell them out rather than
+     * borrow them from testkit's ProgTestRun, which runs them: testkit depends on dataplane, so dataplane's test-jar
+     * cannot depend on it.
+     */
+    public static final int XDP_DROP = 1, XDP_PASS = 2, XDP_REDIRECT = 4;
 
     /** The ifindex every golden frame enters on: lo, which exists in every namespace and has one rx queue. */
     public static final int IFINDEX = 1;
@@ -143,6 +147,19 @@ public record GoldenFixture(String name, int ingressForm, List<Setup> setup, byt
             case "ipv6" -> FORM_IPV6;
             case "id" -> FORM_ID;
             default -> Integer.parseInt(s);
+        };
+    }
+
+    /**
+     * The XDP action the program returns for a frame it counts under {@code outcome}: pass for non-XAF frames,
+     * redirect for forwarded and locally delivered ones, drop for every drop. The Java engines' tests map their
+     * decision through it to compare it with {@link #expectedAction}.
+     */
+    public static int actionOf(Counter outcome) {
+        return switch (outcome) {
+            case PASS_NON_XAF -> XDP_PASS;
+            case FORWARDED, TO_LOCAL -> XDP_REDIRECT;
+            default -> XDP_DROP;
         };
     }
 

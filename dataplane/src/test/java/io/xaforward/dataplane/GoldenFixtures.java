@@ -18,10 +18,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
+import static io.xaforward.dataplane.GoldenFixture.XDP_DROP;
+import static io.xaforward.dataplane.GoldenFixture.XDP_PASS;
+import static io.xaforward.dataplane.GoldenFixture.XDP_REDIRECT;
 import static io.xaforward.dataplane.GoldenFixture.formName;
-import static io.xaforward.dataplane.ProgTestRun.XDP_DROP;
-import static io.xaforward.dataplane.ProgTestRun.XDP_PASS;
-import static io.xaforward.dataplane.ProgTestRun.XDP_REDIRECT;
 import static io.xaforward.dataplane.SharedLayouts.FORM_ID;
 import static io.xaforward.dataplane.SharedLayouts.FORM_IPV4;
 import static io.xaforward.dataplane.SharedLayouts.FORM_IPV6;

@@ -5,7 +5,6 @@ import io.xaforward.dataplane.GoldenFixture;
 import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.SharedLayouts;
 import io.xaforward.dataplane.sys.Syscalls;
-import io.xaforward.gateway.fuzz.DecisionFuzzer;
 import io.xaforward.protocol.FrameParser;
 import io.xaforward.protocol.FrameWriter;
 import io.xaforward.protocol.NetworkForm;
@@ -71,7 +70,7 @@ class GoldenDecisionTest {
 
     static void check(GoldenFixture fx, Outcome o) {
         assertEquals(fx.counter(), o.counter(), "outcome");
-        assertEquals(fx.expectedAction(), DecisionFuzzer.actionOf(o.counter()), "action");
+        assertEquals(fx.expectedAction(), GoldenFixture.actionOf(o.counter()), "action");
         assertEquals(fx.isXaf(), o.counter() != Counter.PASS_NON_XAF, "XAF frame");
         if (fx.expectedOutput() != null) {
             assertArrayEquals(fx.expectedOutput(), o.output(), () -> "output frame\n expected " + HexFormat.of().formatHex(fx.expectedOutput())

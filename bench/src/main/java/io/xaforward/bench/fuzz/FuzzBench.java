@@ -2,8 +2,8 @@ package io.xaforward.bench.fuzz;
 
 import io.xaforward.bench.Machine;
 import io.xaforward.dataplane.Counter;
-import io.xaforward.gateway.fuzz.DecisionFuzzer;
-import io.xaforward.gateway.fuzz.FuzzFrames;
+import io.xaforward.testkit.fuzz.DecisionFuzzer;
+import io.xaforward.testkit.fuzz.FuzzFrames;
 
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,6 +1,6 @@
 package io.xaforward.bench.fuzz;
 
-import io.xaforward.gateway.fuzz.DecisionFuzzer;
+import io.xaforward.testkit.fuzz.DecisionFuzzer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,5 +1,6 @@
 package io.xaforward.dataplane;
 
+import io.xaforward.testkit.ProgTestRun;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,6 @@
 package io.xaforward.dataplane;
 
+import io.xaforward.testkit.ProgTestRun;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;

@@ -1,9 +1,15 @@
-package io.xaforward.dataplane;
+package io.xaforward.testkit;
+
+import io.xaforward.dataplane.BpfException;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 
 import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.MemoryLayout.structLayout;
@@ -48,6 +54,24 @@ public final class ProgTestRun {
             JAVA_INT.withName("data"), JAVA_INT.withName("data_end"), JAVA_INT.withName("data_meta"),
             JAVA_INT.withName("ingress_ifindex"), JAVA_INT.withName("rx_queue_index"), JAVA_INT.withName("egress_ifindex"));
 
+    /**
+     * bpf_prog_test_run_opts(prog_fd, opts), bound here rather than in dataplane's LibBpf: the control plane never
+     * runs a program on a buffer, so the gateway's jars carry no such call. Returns 0 or -errno, as libbpf's int calls do.
+     */
+    private static final MethodHandle TEST_RUN = Linker.nativeLinker().downcallHandle(
+            SymbolLookup.libraryLookup("libbpf.so.1", Arena.global()).findOrThrow("bpf_prog_test_run_opts"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+
+    static int testRun(int progFd, MemorySegment opts) {
+        try {
+            return (int) TEST_RUN.invokeExact(progFd, opts);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     private static long off(StructLayout l, String f) { return l.byteOffset(groupElement(f)); }
 
     /** What the program did with the frame. */
@@ -91,7 +115,7 @@ public final class ProgTestRun {
             opts.set(JAVA_INT, off(OPTS, "ctx_size_in"), (int) XDP_MD.byteSize());
             opts.set(JAVA_INT, off(OPTS, "repeat"), 1);
 
-            int rc = LibBpf.progTestRun(progFd, opts);
+            int rc = testRun(progFd, opts);
             if (rc != 0) {
                 throw new BpfException("bpf_prog_test_run_opts(prog fd " + progFd + ", " + frame.length
                         + "-byte frame, ingress ifindex " + ingressIfindex + ", rx queue " + rxQueue + ")", rc);

@@ -1,8 +1,6 @@
-package io.xaforward.gateway;
+package io.xaforward.testkit.fuzz;
 
 import io.xaforward.dataplane.Counter;
-import io.xaforward.gateway.fuzz.DecisionFuzzer;
-import io.xaforward.gateway.fuzz.FuzzFrames;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package io.xaforward.dataplane;
 
+import io.xaforward.testkit.ProgTestRun;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;

@@ -2,7 +2,7 @@ package io.xaforward.gateway;
 
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
-import io.xaforward.dataplane.ProgTestRun;
+import io.xaforward.testkit.ProgTestRun;
 import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.SharedLayouts;
 import io.xaforward.dataplane.XafDataplane;

@@ -2,6 +2,7 @@ package io.xaforward.dataplane;
 
 import io.xaforward.dataplane.xsk.XskConfig;
 import io.xaforward.dataplane.xsk.XskSocket;
+import io.xaforward.testkit.ProgTestRun;
 import org.junit.jupiter.api.Test;
 
 import static io.xaforward.dataplane.GoldenFixtures.*;

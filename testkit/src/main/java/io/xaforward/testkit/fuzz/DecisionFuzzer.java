@@ -1,9 +1,9 @@
-package io.xaforward.gateway.fuzz;
+package io.xaforward.testkit.fuzz;
 
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
-import io.xaforward.dataplane.ProgTestRun;
-import io.xaforward.dataplane.ProgTestRunner;
+import io.xaforward.testkit.ProgTestRun;
+import io.xaforward.testkit.ProgTestRunner;
 import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.gateway.ForwardingDecision;

@@ -1,4 +1,4 @@
-package io.xaforward.gateway.fuzz;
+package io.xaforward.testkit.fuzz;
 
 import io.xaforward.protocol.FrameWriter;
 import io.xaforward.protocol.NetworkForm;

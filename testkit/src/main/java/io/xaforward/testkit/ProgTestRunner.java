@@ -1,11 +1,13 @@
-package io.xaforward.dataplane;
+package io.xaforward.testkit;
+
+import io.xaforward.dataplane.BpfException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static io.xaforward.dataplane.ProgTestRun.OPTS;
-import static io.xaforward.dataplane.ProgTestRun.OUTPUT_HEADROOM;
-import static io.xaforward.dataplane.ProgTestRun.XDP_MD;
+import static io.xaforward.testkit.ProgTestRun.OPTS;
+import static io.xaforward.testkit.ProgTestRun.OUTPUT_HEADROOM;
+import static io.xaforward.testkit.ProgTestRun.XDP_MD;
 import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -76,7 +78,7 @@ public final class ProgTestRunner implements AutoCloseable {
         ctx.set(JAVA_INT, RX_QUEUE, rxQueue);
         opts.set(JAVA_INT, SIZE_IN, length);
         opts.set(JAVA_INT, SIZE_OUT, (int) out.byteSize());
-        int rc = LibBpf.progTestRun(progFd, opts);
+        int rc = ProgTestRun.testRun(progFd, opts);
         if (rc != 0) {
             throw new BpfException("bpf_prog_test_run_opts(prog fd " + progFd + ", " + length + "-byte frame, ingress ifindex "
                     + ingressIfindex + ", rx queue " + rxQueue + ")", rc);
