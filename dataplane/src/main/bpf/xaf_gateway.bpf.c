@@ -113,7 +113,7 @@ int xaf_gateway(struct xdp_md *ctx)
  */
 static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_len, int *is_xaf, struct port_use *use)
 {
-	struct cursor c = { .pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end };
+	struct cursor c = frame_cursor(ctx);
 	struct xaf_frame f = {};
 	struct xaf_hdr *xaf;
 	struct xaf_port *port;
