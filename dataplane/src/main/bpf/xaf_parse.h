@@ -90,20 +90,23 @@ static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
 }
 
 /*
- * The UDP header behind the IPv4 header at c->pos, past any options (IHL), or NULL when the fixed 20-byte header
- * does not fit the frame, the protocol is not UDP or the IHL is below 5. Not yet bounds-checked: the caller checks
- * as much of it as it reads. The version nibble and fragmentation are left to the caller (the programs differ there).
+ * Whether the IPv4 header at c->pos carries UDP: 1 with *udp set to the UDP header behind it, past any options
+ * (IHL), or 0 when the fixed 20-byte header does not fit the frame, the protocol is not UDP or the IHL is below 5.
+ * *udp is not yet bounds-checked: the caller checks as much of it as it reads. The version nibble and fragmentation
+ * are left to the caller (the programs differ there). A status rather than a NULL pointer: clang cannot prove the
+ * computed pointer non-null and would test it again.
  */
-static __always_inline struct udphdr *ipv4_udp(struct cursor *c)
+static __always_inline int ipv4_udp(struct cursor *c, struct udphdr **udp)
 {
 	struct iphdr *iph = c->pos;
 
 	/* bounds: the fixed 20-byte IPv4 header */
 	if ((void *)(iph + 1) > c->end)
-		return NULL;
+		return 0;
 	if (iph->protocol != IPPROTO_UDP || iph->ihl < 5)
-		return NULL;
-	return (void *)iph + iph->ihl * 4; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
+		return 0;
+	*udp = (void *)iph + iph->ihl * 4; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
+	return 1;
 }
 
 /* False for a non-first IPv4 fragment, which carries no UDP header. iph must have been bounds-checked (ipv4_udp). */
@@ -113,20 +116,21 @@ static __always_inline int ipv4_first_fragment(const struct iphdr *iph)
 }
 
 /*
- * The UDP header behind the IPv6 header at c->pos, or NULL when the 40-byte header does not fit the frame or its
- * next header is not UDP (XAF is carried directly in UDP: extension headers are not followed). Not yet
- * bounds-checked; the version nibble is left to the caller.
+ * As ipv4_udp, for the IPv6 header at c->pos: 0 when the 40-byte header does not fit the frame or its next header
+ * is not UDP (XAF is carried directly in UDP: extension headers are not followed). The version nibble is left to
+ * the caller.
  */
-static __always_inline struct udphdr *ipv6_udp(struct cursor *c)
+static __always_inline int ipv6_udp(struct cursor *c, struct udphdr **udp)
 {
 	struct ipv6hdr *ip6 = c->pos;
 
 	/* bounds: the fixed 40-byte IPv6 header */
 	if ((void *)(ip6 + 1) > c->end)
-		return NULL;
+		return 0;
 	if (ip6->nexthdr != IPPROTO_UDP)
-		return NULL;
-	return (void *)(ip6 + 1);
+		return 0;
+	*udp = (void *)(ip6 + 1);
+	return 1;
 }
 
 /*
@@ -163,11 +167,11 @@ static __always_inline int xaf_over_udp(struct cursor *c, struct xaf_frame *f, s
 static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 {
 	struct iphdr *iph = c->pos;
-	struct udphdr *udp = ipv4_udp(c);
+	struct udphdr *udp;
 	int ret;
 
 	/* a non-first fragment has no UDP header: it cannot be recognised, leave it to the kernel */
-	if (!udp || iph->version != 4 || !ipv4_first_fragment(iph))
+	if (!ipv4_udp(c, &udp) || iph->version != 4 || !ipv4_first_fragment(iph))
 		return 0;
 	ret = xaf_udp_header(c, udp);
 	if (ret != 1)
@@ -187,10 +191,10 @@ static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
 {
 	struct ipv6hdr *ip6 = c->pos;
-	struct udphdr *udp = ipv6_udp(c);
+	struct udphdr *udp;
 	int ret;
 
-	if (!udp || ip6->version != 6)
+	if (!ipv6_udp(c, &udp) || ip6->version != 6)
 		return 0;
 	ret = xaf_udp_header(c, udp);
 	if (ret != 1)
