@@ -13,7 +13,12 @@
  * parsed as XAF. So the sender writes the original head of the frame (outer headers + XAF header, from `head`) back
  * before every transmission.
  */
-#include "xaf_bench_parse.h"
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xaf_shared.h"
+#include "xaf_parse.h"
 
 /* seq: ARRAY[1] of __u32, the next sequence number (one generator thread drives the program at a time). */
 struct {
@@ -60,9 +65,9 @@ int xaf_trafficgen(struct xdp_md *ctx)
 		if (len)
 			bpf_xdp_store_bytes(ctx, 0, h->bytes, len);
 	}
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct cursor c = frame_cursor(ctx); /* after the store: it moved nothing, but a helper call invalidates packet pointers */
 	struct udphdr *udp;
-	struct xaf_hdr *x = bench_find_xaf(data, data_end, &udp);
+	struct xaf_hdr *x = find_xaf_hdr(&c, &udp);
 	__u32 *next = bpf_map_lookup_elem(&seq, &key);
 	if (!x || !next) /* not an XAF frame: send it unchanged */
 		return XDP_TX;

@@ -273,4 +273,50 @@ static __always_inline struct xaf_hdr *parse_xaf_hdr(struct cursor *c, const str
 	return xaf;
 }
 
+/* ---- The benchmark and test programs: finding the XAF header ---------------------------- */
+
+/*
+ * The XAF header of a frame of any form, or NULL: for programs that only meet frames the benchmark or a test built,
+ * or a gateway forwarded (bench/src/main/bpf, bench/src/test/bpf), and validate nothing. *udp: the UDP header in
+ * the IP forms, NULL in the ID form. The whole XAF header must lie in the first buffer and start with XAF_MAGIC;
+ * an IP form's UDP header must be to the XAF port. Looser than parse_outer (no version, fragment, length or ID
+ * next-header checks), and stricter in one point: IPv4 options (IHL above 5) are not looked past.
+ */
+static __always_inline struct xaf_hdr *find_xaf_hdr(struct cursor *c, struct udphdr **udp)
+{
+	struct ethhdr *eth;
+	struct udphdr *u;
+	struct xaf_hdr *xaf;
+	int proto = parse_ethhdr(c, &eth);
+
+	*udp = NULL;
+	if (proto == bpf_htons(XAF_ETH_P_ID)) {
+		struct xaf_id_hdr *id = c->pos;
+
+		xaf = (void *)(id + 1);
+		/* bounds: the ID header and the whole XAF header */
+		if ((void *)(xaf + 1) > c->end)
+			return NULL;
+		return xaf->magic == bpf_htons(XAF_MAGIC) ? xaf : NULL;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = c->pos;
+
+		if (!ipv4_udp(c, &u) || iph->ihl != 5)
+			return NULL;
+		u = (void *)(iph + 1); /* the same header at a constant offset, which spares clang the IHL arithmetic */
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		if (!ipv6_udp(c, &u))
+			return NULL;
+	} else {
+		return NULL;
+	}
+	xaf = (void *)(u + 1);
+	/* bounds: the UDP header and the whole XAF header */
+	if ((void *)(xaf + 1) > c->end || u->dest != bpf_htons(XAF_UDP_PORT) || xaf->magic != bpf_htons(XAF_MAGIC))
+		return NULL;
+	*udp = u;
+	return xaf;
+}
+
 #endif /* XAF_PARSE_H */
