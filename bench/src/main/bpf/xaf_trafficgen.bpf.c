@@ -19,6 +19,7 @@
 
 #include "xaf_shared.h"
 #include "xaf_parse.h"
+#include "xaf_csum.h"
 
 /* seq: ARRAY[1] of __u32, the next sequence number (one generator thread drives the program at a time). */
 struct {
@@ -27,18 +28,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } seq SEC(".maps");
-
-static __always_inline __u16 csum_replace32(__u16 check, __u32 old_be, __u32 new_be)
-{
-	/* RFC 1624 eqn 3: HC' = ~(~HC + ~m + m'), over the two 16-bit halves */
-	__u32 sum = (__u16)~check;
-	sum += (__u16)~(old_be & 0xffff) + (__u16)~(old_be >> 16);
-	sum += (new_be & 0xffff) + (new_be >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	__u16 r = ~sum;
-	return r ? r : 0xffff; /* 0 means "no checksum" in UDP */
-}
 
 #define TRAFFICGEN_HEAD_MAX 128
 
