@@ -12,7 +12,8 @@
  * Layout (Katran style): the headers beside this file hold the parts, this file the decisions.
  *   xaf_shared.h   wire format and map keys/values, the one header shared with Java (SharedLayouts)
  *   xaf_maps.h     the maps
- *   xaf_parse.h    outer header lengths, the cursor, the parsers of each form and of the XAF header
+ *   xaf_parse.h    outer header lengths, the cursor, the parsers of each form and of the XAF header (the steps
+ *                  shared with xsk_all.bpf.c and the benchmark's programs)
  *   xaf_csum.h     checksums summed inline
  *   xaf_rewrite.h  the egress form's outer headers written from a route
  * Below: the entry point, then its steps in the order of docs/PROTOCOL.md §7 (identify, validate, route, then
