@@ -5,7 +5,12 @@
  * missing numbers as gaps, a step back counts as reordered. Everything else (XAF control frames used for RTT
  * probes, ARP, ordinary IP traffic) passes to the kernel.
  */
-#include "xaf_bench_parse.h"
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xaf_shared.h"
+#include "xaf_parse.h"
 
 enum sink_counter {
 	SINK_FRAMES = 0,   /* XAF DATA frames received */
@@ -41,8 +46,9 @@ SEC("xdp")
 int xaf_sink(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct cursor c = { .pos = data, .end = data_end };
 	struct udphdr *udp;
-	struct xaf_hdr *x = bench_find_xaf(data, data_end, &udp);
+	struct xaf_hdr *x = find_xaf_hdr(&c, &udp);
 	if (!x || x->type != XAF_T_DATA)
 		return XDP_PASS;
 	count(SINK_FRAMES, 1);

@@ -13,7 +13,13 @@
  * parsed as XAF. So the sender writes the original head of the frame (outer headers + XAF header, from `head`) back
  * before every transmission.
  */
-#include "xaf_bench_parse.h"
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "xaf_shared.h"
+#include "xaf_parse.h"
+#include "xaf_csum.h"
 
 /* seq: ARRAY[1] of __u32, the next sequence number (one generator thread drives the program at a time). */
 struct {
@@ -22,18 +28,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } seq SEC(".maps");
-
-static __always_inline __u16 csum_replace32(__u16 check, __u32 old_be, __u32 new_be)
-{
-	/* RFC 1624 eqn 3: HC' = ~(~HC + ~m + m'), over the two 16-bit halves */
-	__u32 sum = (__u16)~check;
-	sum += (__u16)~(old_be & 0xffff) + (__u16)~(old_be >> 16);
-	sum += (new_be & 0xffff) + (new_be >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	__u16 r = ~sum;
-	return r ? r : 0xffff; /* 0 means "no checksum" in UDP */
-}
 
 #define TRAFFICGEN_HEAD_MAX 128
 
@@ -60,9 +54,9 @@ int xaf_trafficgen(struct xdp_md *ctx)
 		if (len)
 			bpf_xdp_store_bytes(ctx, 0, h->bytes, len);
 	}
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct cursor c = frame_cursor(ctx); /* after the store: it moved nothing, but a helper call invalidates packet pointers */
 	struct udphdr *udp;
-	struct xaf_hdr *x = bench_find_xaf(data, data_end, &udp);
+	struct xaf_hdr *x = find_xaf_hdr(&c, &udp);
 	__u32 *next = bpf_map_lookup_elem(&seq, &key);
 	if (!x || !next) /* not an XAF frame: send it unchanged */
 		return XDP_TX;

@@ -9,17 +9,19 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "../../main/bpf/xaf_bench_parse.h"
+
+#include "xaf_shared.h"
+#include "xaf_parse.h"
 
 #define DROP_ONE_IN 50
 
 SEC("xdp.frags")
 int xaf_lossy_pass(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct cursor c = frame_cursor(ctx);
 	struct udphdr *udp;
 
-	if (!bench_find_xaf(data, data_end, &udp))
+	if (!find_xaf_hdr(&c, &udp))
 		return XDP_PASS;
 	return bpf_get_prandom_u32() % DROP_ONE_IN == 0 ? XDP_DROP : XDP_PASS;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every *.bpf.c in SRC_DIR (default: beside this script) into OUT_DIR/<name>.bpf.o (called by the Maven
-# builds of dataplane and of bench, whose benchmark programs include this directory's xaf_shared.h).
+# builds of dataplane and of bench, whose programs include this directory's xaf_shared.h, xaf_parse.h and xaf_csum.h).
+# Every object is rebuilt on every call, with no timestamps compared, so a change to a header reaches every program.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: build.sh OUT_DIR [SRC_DIR]}

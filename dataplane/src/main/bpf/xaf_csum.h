@@ -2,7 +2,8 @@
 /*
  * xaf_csum.h - Internet checksums summed inline (no bpf_csum_diff call): 16-bit ones'-complement sums built from
  * 32-bit words in memory order, folded at the end (docs/PROTOCOL.md §5). The UDP checksum of a rebuilt frame never
- * reads the payload: the sender's payload_sum stands for it.
+ * reads the payload: the sender's payload_sum stands for it. csum_replace32 updates a checksum for one changed
+ * 32-bit field instead (the benchmark's traffic generator).
  */
 #ifndef XAF_CSUM_H
 #define XAF_CSUM_H
@@ -48,6 +49,19 @@ static __always_inline __u16 udp_check(__u64 pseudo, struct udphdr *udp, struct 
 	sum += word16((const void *)xaf + 42); /* payload_sum */
 	check = ~csum_fold(sum);
 	return check ? check : 0xffff; /* 0 means "no checksum": transmit all ones instead */
+}
+
+/* The checksum check patched for a 32-bit field that changed from old_be to new_be (both network order). */
+static __always_inline __u16 csum_replace32(__u16 check, __u32 old_be, __u32 new_be)
+{
+	/* RFC 1624 eqn 3: HC' = ~(~HC + ~m + m'), over the two 16-bit halves */
+	__u32 sum = (__u16)~check;
+	sum += (__u16)~(old_be & 0xffff) + (__u16)~(old_be >> 16);
+	sum += (new_be & 0xffff) + (new_be >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	__u16 r = ~sum;
+	return r ? r : 0xffff; /* 0 means "no checksum" in UDP */
 }
 
 #endif /* XAF_CSUM_H */

@@ -12,7 +12,8 @@
  * Layout (Katran style): the headers beside this file hold the parts, this file the decisions.
  *   xaf_shared.h   wire format and map keys/values, the one header shared with Java (SharedLayouts)
  *   xaf_maps.h     the maps
- *   xaf_parse.h    outer header lengths, the cursor, the parsers of each form and of the XAF header
+ *   xaf_parse.h    outer header lengths, the cursor, the parsers of each form and of the XAF header (the steps
+ *                  shared with xsk_all.bpf.c and the benchmark's programs)
  *   xaf_csum.h     checksums summed inline
  *   xaf_rewrite.h  the egress form's outer headers written from a route
  * Below: the entry point, then its steps in the order of docs/PROTOCOL.md §7 (identify, validate, route, then
@@ -113,7 +114,7 @@ int xaf_gateway(struct xdp_md *ctx)
  */
 static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_len, int *is_xaf, struct port_use *use)
 {
-	struct cursor c = { .pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end };
+	struct cursor c = frame_cursor(ctx);
 	struct xaf_frame f = {};
 	struct xaf_hdr *xaf;
 	struct xaf_port *port;

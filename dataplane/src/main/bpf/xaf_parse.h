@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * xaf_parse.h - reading a frame: the outer header lengths of each form, a cursor over the frame and the parsers
- * that identify an XAF frame in each form (docs/PROTOCOL.md §7, "Identify" and "Validate"). Parsers only read.
+ * xaf_parse.h - reading a frame, for every XDP program of the repository: the outer header lengths of each form, a
+ * cursor over the frame, the steps that find the UDP header behind IPv4 and IPv6, and on top of them
+ *   - the gateway's parsers, which identify an XAF frame in each form and validate it (docs/PROTOCOL.md §7,
+ *     "Identify" and "Validate"): parse_outer, then parse_xaf_hdr;
+ *   - find_xaf_hdr, which only finds the XAF header of a frame the benchmark or a test built or a gateway forwarded
+ *     (bench/src/main/bpf, bench/src/test/bpf);
+ *   - what xsk_all.bpf.c takes for the AF_XDP gateway is composed from the steps in that file.
+ * The programs do not all accept the same frames (each function says what it checks), so the shared steps check
+ * only what every caller checks, and each caller adds its own rules. Every read is preceded by its own bounds check
+ * against the cursor's end: the verifier rejects a packet read it cannot prove in bounds. Parsers only read.
  */
 #ifndef XAF_PARSE_H
 #define XAF_PARSE_H
@@ -35,6 +43,13 @@ struct cursor {
 	void *end;
 };
 
+/* A cursor at the start of the frame's first buffer (with xdp.frags, data..data_end is only that buffer). */
+static __always_inline struct cursor frame_cursor(const struct xdp_md *ctx)
+{
+	struct cursor c = { .pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end };
+	return c;
+}
+
 /* What parsing learnt about an XAF frame. */
 struct xaf_frame {
 	__u32 outer_len;   /* bytes before the XAF header: OUTER_IPV4, OUTER_IPV6 or OUTER_ID */
@@ -59,6 +74,9 @@ static __always_inline __u16 word16(const void *p)
 	return *(const __u16 *)p;
 }
 
+/* ---- Steps every program shares --------------------------------------------------------- */
+
+/* The EtherType (network order) of the Ethernet header at c->pos, moving past it; -1 (no EtherType) when it is cut. */
 static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
 {
 	struct ethhdr *h = c->pos;
@@ -69,6 +87,50 @@ static __always_inline int parse_ethhdr(struct cursor *c, struct ethhdr **eth)
 	c->pos = h + 1;
 	*eth = h;
 	return h->h_proto; /* network order */
+}
+
+/*
+ * Whether the IPv4 header at c->pos carries UDP: 1 with *udp set to the UDP header behind it, past any options
+ * (IHL), or 0 when the fixed 20-byte header does not fit the frame, the protocol is not UDP or the IHL is below 5.
+ * *udp is not yet bounds-checked: the caller checks as much of it as it reads. The version nibble and fragmentation
+ * are left to the caller (the programs differ there). A status rather than a NULL pointer: clang cannot prove the
+ * computed pointer non-null and would test it again.
+ */
+static __always_inline int ipv4_udp(struct cursor *c, struct udphdr **udp)
+{
+	struct iphdr *iph = c->pos;
+
+	/* bounds: the fixed 20-byte IPv4 header */
+	if ((void *)(iph + 1) > c->end)
+		return 0;
+	if (iph->protocol != IPPROTO_UDP || iph->ihl < 5)
+		return 0;
+	*udp = (void *)iph + iph->ihl * 4; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
+	return 1;
+}
+
+/* False for a non-first IPv4 fragment, which carries no UDP header. iph must have been bounds-checked (ipv4_udp). */
+static __always_inline int ipv4_first_fragment(const struct iphdr *iph)
+{
+	return !(bpf_ntohs(iph->frag_off) & IP_OFFSET_MASK);
+}
+
+/*
+ * As ipv4_udp, for the IPv6 header at c->pos: 0 when the 40-byte header does not fit the frame or its next header
+ * is not UDP (XAF is carried directly in UDP: extension headers are not followed). The version nibble is left to
+ * the caller.
+ */
+static __always_inline int ipv6_udp(struct cursor *c, struct udphdr **udp)
+{
+	struct ipv6hdr *ip6 = c->pos;
+
+	/* bounds: the fixed 40-byte IPv6 header */
+	if ((void *)(ip6 + 1) > c->end)
+		return 0;
+	if (ip6->nexthdr != IPPROTO_UDP)
+		return 0;
+	*udp = (void *)(ip6 + 1);
+	return 1;
 }
 
 /*
@@ -88,6 +150,8 @@ static __always_inline int xaf_udp_header(struct cursor *c, struct udphdr *udp)
 	return 1;
 }
 
+/* ---- The gateway: Identify and Validate (PROTOCOL.md §7) -------------------------------- */
+
 /* Completes f for XAF over UDP, whose lengths were checked (f->xaf_len still counts the UDP header): returns 1. */
 static __always_inline int xaf_over_udp(struct cursor *c, struct xaf_frame *f, struct udphdr *udp, __u8 form)
 {
@@ -104,26 +168,16 @@ static __always_inline int parse_ipv4(struct cursor *c, struct xaf_frame *f)
 {
 	struct iphdr *iph = c->pos;
 	struct udphdr *udp;
-	__u32 ihl_bytes;
 	int ret;
 
-	/* bounds: the fixed 20-byte IPv4 header */
-	if ((void *)(iph + 1) > c->end)
-		return 0;
-	if (iph->version != 4 || iph->protocol != IPPROTO_UDP)
-		return 0;
 	/* a non-first fragment has no UDP header: it cannot be recognised, leave it to the kernel */
-	if (bpf_ntohs(iph->frag_off) & IP_OFFSET_MASK)
+	if (!ipv4_udp(c, &udp) || iph->version != 4 || !ipv4_first_fragment(iph))
 		return 0;
-	ihl_bytes = iph->ihl * 4;
-	if (ihl_bytes < IPV4_HDR_LEN)
-		return 0;
-	udp = (void *)iph + ihl_bytes; /* ihl is 4 bits: at most 60 bytes, the verifier knows the range */
 	ret = xaf_udp_header(c, udp);
 	if (ret != 1)
 		return ret;
 	/* From here on it is XAF traffic: anything unexpected is a malformed XAF frame. */
-	if (ihl_bytes != IPV4_HDR_LEN || (bpf_ntohs(iph->frag_off) & IP_MF))
+	if (iph->ihl != 5 || (bpf_ntohs(iph->frag_off) & IP_MF))
 		return -1;
 	f->outer_len = OUTER_IPV4;
 	f->l3_len = bpf_ntohs(iph->tot_len);
@@ -140,13 +194,8 @@ static __always_inline int parse_ipv6(struct cursor *c, struct xaf_frame *f)
 	struct udphdr *udp;
 	int ret;
 
-	/* bounds: the fixed 40-byte IPv6 header */
-	if ((void *)(ip6 + 1) > c->end)
+	if (!ipv6_udp(c, &udp) || ip6->version != 6)
 		return 0;
-	/* XAF is carried directly in UDP: no extension headers */
-	if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
-		return 0;
-	udp = (void *)(ip6 + 1);
 	ret = xaf_udp_header(c, udp);
 	if (ret != 1)
 		return ret;
@@ -221,6 +270,52 @@ static __always_inline struct xaf_hdr *parse_xaf_hdr(struct cursor *c, const str
 	/* The frame must hold everything the headers claim; bytes beyond that are padding to trim. */
 	if (frame_len < ETH_HLEN + f->l3_len)
 		return NULL;
+	return xaf;
+}
+
+/* ---- The benchmark and test programs: finding the XAF header ---------------------------- */
+
+/*
+ * The XAF header of a frame of any form, or NULL: for programs that only meet frames the benchmark or a test built,
+ * or a gateway forwarded (bench/src/main/bpf, bench/src/test/bpf), and validate nothing. *udp: the UDP header in
+ * the IP forms, NULL in the ID form. The whole XAF header must lie in the first buffer and start with XAF_MAGIC;
+ * an IP form's UDP header must be to the XAF port. Looser than parse_outer (no version, fragment, length or ID
+ * next-header checks), and stricter in one point: IPv4 options (IHL above 5) are not looked past.
+ */
+static __always_inline struct xaf_hdr *find_xaf_hdr(struct cursor *c, struct udphdr **udp)
+{
+	struct ethhdr *eth;
+	struct udphdr *u;
+	struct xaf_hdr *xaf;
+	int proto = parse_ethhdr(c, &eth);
+
+	*udp = NULL;
+	if (proto == bpf_htons(XAF_ETH_P_ID)) {
+		struct xaf_id_hdr *id = c->pos;
+
+		xaf = (void *)(id + 1);
+		/* bounds: the ID header and the whole XAF header */
+		if ((void *)(xaf + 1) > c->end)
+			return NULL;
+		return xaf->magic == bpf_htons(XAF_MAGIC) ? xaf : NULL;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = c->pos;
+
+		if (!ipv4_udp(c, &u) || iph->ihl != 5)
+			return NULL;
+		u = (void *)(iph + 1); /* the same header at a constant offset, which spares clang the IHL arithmetic */
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		if (!ipv6_udp(c, &u))
+			return NULL;
+	} else {
+		return NULL;
+	}
+	xaf = (void *)(u + 1);
+	/* bounds: the UDP header and the whole XAF header */
+	if ((void *)(xaf + 1) > c->end || u->dest != bpf_htons(XAF_UDP_PORT) || xaf->magic != bpf_htons(XAF_MAGIC))
+		return NULL;
+	*udp = u;
 	return xaf;
 }
 

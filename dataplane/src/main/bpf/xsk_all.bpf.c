@@ -9,14 +9,11 @@
  * has no socket is dropped and counted rather than given to the kernel, which would only answer it with ICMP.
  */
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
-#include <linux/in.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+
 #include "xaf_shared.h"
+#include "xaf_parse.h"
 
 enum xsk_all_counter {
 	XSK_ALL_REDIRECTED = 0, /* handed to the queue's AF_XDP socket */
@@ -47,34 +44,32 @@ static __always_inline void count(__u32 key)
 		*v += 1;
 }
 
-/* True for frames the gateway must see: the ID form, or UDP to the XAF port over IPv4/IPv6. */
-static __always_inline int carries_xaf(void *data, void *data_end)
+/*
+ * True for frames the gateway must see: the ID form, or UDP to the XAF port over IPv4/IPv6 with the whole UDP header
+ * in the frame. Looser than the XDP gateway's parse_outer, on purpose: the user-space gateway validates what it gets,
+ * so any frame of the ID EtherType is taken (its next header is not checked) and the IP version nibble is not checked.
+ */
+static __always_inline int carries_xaf(struct cursor *c)
 {
-	struct ethhdr *eth = data;
+	struct ethhdr *eth;
 	struct udphdr *udp;
+	int proto = parse_ethhdr(c, &eth);
 
-	if ((void *)(eth + 1) > data_end)
-		return 0;
-	if (eth->h_proto == bpf_htons(XAF_ETH_P_ID))
+	if (proto == bpf_htons(XAF_ETH_P_ID))
 		return 1;
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = (void *)(eth + 1);
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = c->pos;
 
-		if ((void *)(ip + 1) > data_end || ip->protocol != IPPROTO_UDP || ip->ihl < 5)
+		if (!ipv4_udp(c, &udp) || !ipv4_first_fragment(ip))
 			return 0;
-		if (ip->frag_off & bpf_htons(0x1fff)) /* non-first fragment: no UDP header */
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		if (!ipv6_udp(c, &udp))
 			return 0;
-		udp = (void *)ip + ip->ihl * 4;
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
-
-		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_UDP)
-			return 0;
-		udp = (void *)(ip6 + 1);
 	} else {
 		return 0;
 	}
-	if ((void *)(udp + 1) > data_end)
+	/* bounds: the whole UDP header, one check where the gateway's xaf_udp_header makes two */
+	if ((void *)(udp + 1) > c->end)
 		return 0;
 	return udp->dest == bpf_htons(XAF_UDP_PORT);
 }
@@ -82,9 +77,9 @@ static __always_inline int carries_xaf(void *data, void *data_end)
 SEC("xdp")
 int xsk_all(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct cursor c = frame_cursor(ctx);
 
-	if (!carries_xaf(data, data_end)) {
+	if (!carries_xaf(&c)) {
 		count(XSK_ALL_PASSED);
 		return XDP_PASS;
 	}
