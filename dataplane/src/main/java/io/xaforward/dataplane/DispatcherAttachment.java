@@ -207,7 +207,7 @@ public final class DispatcherAttachment {
         return removed;
     }
 
-    /** The interfaces of the calling thread's network namespace: /proc/self/net follows it (/sys/class/net may not). */
+    /** The interfaces of the calling thread's network namespace: /proc/thread-self/net follows it (/sys/class/net need not). */
     private static List<String> interfacesOfThisNamespace() {
         try {
             List<String> names = new ArrayList<>();
