@@ -53,7 +53,7 @@ final class GatewayCommand implements Callable<Integer> {
     int maxRanksPerJob = JobRoutes.DEFAULT_MAX_RANKS_PER_JOB;
 
     @Option(names = "--pin", description = "pin the XDP links and maps under /sys/fs/bpf/xaforward/NAME/: the program keeps forwarding after the process ends,"
-            + " and the next 'xaf gateway --pin' with the same name adopts it without dropping frames ('xaf gateway unpin' removes it)")
+            + " and the next 'xaf gateway --pin' with the same name (and attach mode) adopts it without dropping frames ('xaf gateway unpin' removes it)")
     boolean pin;
 
     @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name for --pin (default: the config file's name without its extension)")
@@ -62,7 +62,7 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--attach", paramLabel = "MODE", description = "how to attach, instead of the config's 'attach:' word:"
             + " native (a BPF link of its own: the gateway owns each interface), native-or-generic, or dispatcher (through"
             + " libxdp's multiprog dispatcher, beside other XDP programs such as xdp-filter; needs libxdp and a kernel that"
-            + " runs BPF extension programs; not with --pin). See docs/DEPLOY.md, Sharing the NIC (default: the config's word)")
+            + " runs BPF extension programs). See docs/DEPLOY.md, Sharing the NIC (default: the config's word)")
     String attach;
 
     @Override
@@ -150,7 +150,9 @@ final class GatewayCommand implements Callable<Integer> {
     @Command(name = "unpin", mixinStandardHelpOptions = true,
             description = {"Remove the pins of a gateway started with --pin, detaching its XDP program.",
                     "The program is detached from every interface (at once, or when a still running gateway process of that"
-                            + " name exits) and its maps are freed."},
+                            + " name exits) and its maps are freed. A gateway pinned through libxdp's dispatcher is removed"
+                            + " from the dispatchers of this network namespace's interfaces at once: run unpin in the gateway's"
+                            + " namespace."},
             footerHeading = "%nExample:%n",
             footer = {"  nsenter --net=/run/netns/thr253-gw \\", "      xaf gateway unpin --config docs/examples/gateway.yaml"})
     static final class Unpin implements Callable<Integer> {

@@ -55,12 +55,34 @@ class GatewayDispatcherTest {
         return Netns.exec(NS, "ip", "-d", "link", "show", "dev", dev).stdout();
     }
 
+    /**
+     * A pinned gateway restarted with another attach mode is refused before anything changes: the pinned program
+     * keeps forwarding (a restart through the dispatcher would otherwise leave the old links running beside it).
+     * The hitless restart itself, through the dispatcher, is GatewayLifecycleTest's.
+     */
     @Test
-    void pinIsRefusedWithTheDispatcher() throws Exception {
-        GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "dispatcher", "--pin", "--name", NS));
-        assertEquals(1, g.awaitExit(30_000));
-        assertTrue(g.sawLine("cannot start: --pin does not work with attach: dispatcher yet"), g.output());
-        assertFalse(link("da").contains("xdp"), link("da"));
+    void aPinnedGatewayRestartsOnlyInItsAttachMode() throws Exception {
+        String name = NS + "-mode";
+        io.xaforward.dataplane.GatewayPins pins = io.xaforward.dataplane.GatewayPins.forGateway(name);
+        try {
+            GatewayProcess native_ = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "native", "--pin", "--name", name));
+            native_.awaitReady(60_000);
+            native_.stop();
+            assertTrue(native_.sawLine("attached and pinned at " + pins.dir()), native_.output());
+            assertEquals(List.of("da", "db"), pins.linkedInterfaces());
+            String before = link("da");
+            assertTrue(before.contains("xdp"), before);
+
+            GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "dispatcher", "--pin", "--name", name));
+            assertEquals(1, g.awaitExit(30_000), g.output());
+            assertTrue(g.sawLine("cannot start: the gateway pinned at " + pins.dir() + " was attached with XDP links of"
+                    + " its own, and this one would attach through the dispatcher: a restart keeps the attach mode"), g.output());
+            assertEquals(before, link("da"), "the pinned program still runs, untouched");
+            assertEquals(List.of("da", "db"), pins.linkedInterfaces());
+        } finally {
+            pins.remove();
+        }
+        assertFalse(link("da").contains("xdp"), "unpinned: detached");
     }
 
     @Test
@@ -88,7 +110,7 @@ class GatewayDispatcherTest {
                     String gatewayStatus = xdpTool(Netns.javaProcessBuilder(null, List.of(), Main.class.getName(),
                             List.of("gateway", "status", "--config", config.toString())).command().toArray(String[]::new));
                     assertTrue(gatewayStatus.contains("native, dispatcher"), gatewayStatus);
-                    assertEquals(0, g.stop());
+                    assertEquals(143, g.stop(), g.output()); // SIGTERM: the status a stopped gateway exits with
                     String after = xdpTool("xdp-loader", "status", "da");
                     assertTrue(after.contains("xdpfilt_") && !after.contains("xaf_gateway"), "the filter stays:\n" + after);
                 } else {

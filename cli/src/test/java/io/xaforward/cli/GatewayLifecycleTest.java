@@ -283,6 +283,111 @@ class GatewayLifecycleTest {
         }
     }
 
+    /** Runs a command (xdp-tools) in the gateway's namespace, keeping /sys/fs/bpf (where libxdp pins) visible. */
+    static String inGatewayNs(String... command) throws Exception {
+        Process p = Netns.processBuilderKeepMounts(gatewayNs(), List.of(command)).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), String.join(" ", command) + " hung");
+        assertEquals(0, p.exitValue(), () -> String.join(" ", command) + ": " + out);
+        return out;
+    }
+
+    /** How many times {@code fragment} occurs in {@code text}. */
+    static int occurrences(String text, String fragment) {
+        int n = 0;
+        for (int i = text.indexOf(fragment); i >= 0; i = text.indexOf(fragment, i + 1)) n++;
+        return n;
+    }
+
+    /**
+     * {@code --attach dispatcher --pin} beside xdp-tools' xdp-filter on every gateway port: a restart (SIGTERM, then
+     * SIGKILL) and a route reload while traffic flows lose no frame, each port's dispatcher ends with one gateway
+     * program beside the filter, and unpin removes the gateway from every dispatcher and leaves the filter. Where the
+     * kernel refuses BPF extension programs (the development machines' 6.18) the pinned start must fail with the
+     * clear line and leave no pin and nothing of the gateway's behind; which branch runs is asked of the kernel.
+     */
+    @Test
+    void aPinnedGatewayInTheDispatcherRestartsAndReloadsWithoutLosingAFrame() throws Exception {
+        boolean extensions = io.xaforward.dataplane.XdpDispatcher.probeExtensions().supported();
+        String name = PREFIX + "-gwd";
+        if (Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().noneMatch(l -> l.contains(" /sys/fs/bpf ") && l.contains(" - bpf "))) {
+            assertEquals(0, new ProcessBuilder("mount", "-t", "bpf", "bpf", "/sys/fs/bpf").inheritIO().start().waitFor());
+        }
+        io.xaforward.dataplane.GatewayPins pins = io.xaforward.dataplane.GatewayPins.forGateway(name);
+        List<String> ports = state.gatewayPorts("gw").stream().map(Node::iface).toList();
+        Path file = Files.createTempFile("xaf-life-gwd", ".yaml"); // its own file: the reload below rewrites it
+        Files.writeString(file, Files.readString(configFile));
+        List<String> options = List.of("--attach", "dispatcher", "--pin", "--name", name);
+        for (String port : ports) inGatewayNs("xdp-filter", "load", port, "--mode", "native");
+        try {
+            String filtersOnly = inGatewayNs("xdp-loader", "status");
+            if (!extensions) {
+                GatewayProcess g = GatewayProcess.startKeepingMounts(gatewayNs(), file, List.of(), options);
+                assertEquals(1, g.awaitExit(60_000), g.output());
+                assertTrue(g.sawLine("cannot start: this kernel refuses BPF extension (freplace) programs, which"
+                        + " libxdp's multiprog dispatcher needs"), g.output());
+                assertFalse(Files.exists(pins.dir()), "nothing pinned at " + pins.dir());
+                assertEquals(filtersOnly, inGatewayNs("xdp-loader", "status"), "the filters run as before, alone");
+                return;
+            }
+            gateway = GatewayProcess.startKeepingMounts(gatewayNs(), file, List.of(), options);
+            gateway.awaitReady(60_000);
+            assertTrue(pins.hasMaps() && pins.pinnedThroughDispatcher(), "maps pinned at " + pins.dir());
+            assertEquals(List.of(), pins.linkedInterfaces(), "libxdp pins the program's place in each dispatcher, not us");
+            assertForwards(10);
+
+            assertNoLossWhile(() -> {
+                Thread.sleep(200);
+                assertEquals(143, gateway.stop());
+                assertTrue(gateway.sawLine("attached and pinned at " + pins.dir()), gateway.output());
+                assertEquals(ports.size(), occurrences(inGatewayNs("xdp-loader", "status"), "xaf_gateway"),
+                        "still in every dispatcher while no gateway runs");
+                Thread.sleep(300); // frames cross the gateway with no control plane for a while
+                gateway = GatewayProcess.startKeepingMounts(gatewayNs(), file, List.of(), options);
+                gateway.awaitReady(60_000);
+                assertTrue(gateway.sawLine("adopted the pinned maps in " + pins.dir() + ": 0 routes added, 0 changed, 0 removed"), gateway.output());
+                assertTrue(gateway.sawLine("taking over from pinned program id"), gateway.output());
+
+                // a route reload under traffic: one route more, the others untouched
+                String yaml = Files.readString(file);
+                int from = yaml.indexOf("  - id: "), to = yaml.indexOf("  - id: ", from + 1);
+                String block = yaml.substring(from, to < 0 ? yaml.length() : to);
+                String id = block.substring(8, 18);
+                String extra = block.replace(id, String.format("0x%08x", Integer.decode(id) | 0x7f00));
+                Path tmp = Files.createTempFile(file.getParent(), "xaf-life-gwd", ".tmp");
+                Files.writeString(tmp, yaml + (yaml.endsWith("\n") ? "" : "\n") + extra);
+                Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                long deadline = System.currentTimeMillis() + 30_000;
+                while (!gateway.sawLine("reloaded " + file + ": 1 added, 0 changed, 0 removed") && System.currentTimeMillis() < deadline) Thread.sleep(100);
+                assertTrue(gateway.sawLine("reloaded " + file + ": 1 added, 0 changed, 0 removed"), gateway.output());
+
+                gateway.signal("KILL");
+                assertEquals(137, gateway.awaitExit(15_000));
+                Thread.sleep(300);
+                gateway = GatewayProcess.startKeepingMounts(gatewayNs(), file, List.of(), options);
+                gateway.awaitReady(60_000);
+                assertTrue(gateway.sawLine("taking over from pinned program id"), gateway.output());
+            }, 200);
+
+            String status = inGatewayNs("xdp-loader", "status");
+            assertEquals(ports.size(), occurrences(status, "xaf_gateway"), "one gateway program per dispatcher:\n" + status);
+            assertEquals(ports.size(), occurrences(status, "xdpfilt_"), "the filters stay:\n" + status);
+
+            String[] unpin = xaf(true, "gateway", "unpin", "--name", name);
+            assertEquals("0", unpin[0], unpin[1]);
+            assertEquals(ports.size(), occurrences(unpin[1], "dispatcher program on "), unpin[1]);
+            assertFalse(pins.hasMaps());
+            String after = inGatewayNs("xdp-loader", "status");
+            assertEquals(0, occurrences(after, "xaf_gateway"), "unpinned: gone from every dispatcher:\n" + after);
+            assertEquals(ports.size(), occurrences(after, "xdpfilt_"), "the filters stay:\n" + after);
+            assertEquals(143, gateway.stop());
+        } finally {
+            pins.remove();
+            inGatewayNs("xdp-filter", "unload", "--all");
+            Files.deleteIfExists(file);
+        }
+    }
+
     /** Runs {@code xaf ARGS} in the test's own (root) network namespace, /sys/fs/bpf visible. */
     static String[] xafInRootNamespace(String... args) throws Exception {
         ProcessBuilder pb = Netns.javaProcessBuilder(null, List.of(), Main.class.getName(), List.of(args));

@@ -1,6 +1,8 @@
 package io.xaforward.dataplane;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The gateway program attached to one interface through libxdp's multiprog dispatcher ({@code attach: dispatcher}),
@@ -16,7 +18,9 @@ import java.lang.foreign.MemorySegment;
  *       extension, which the kernel treats as the dispatcher's own return value.</li>
  *   <li>libxdp keeps each program's link pinned under /sys/fs/bpf/xdp/: the program stays attached when the process
  *       dies (kill -9), unlike a link of our own. A gateway therefore refuses to start beside a gateway program
- *       already in the dispatcher and says how to remove it.</li>
+ *       already in the dispatcher and says how to remove it, unless that program uses the very maps it attaches
+ *       with: a pinned gateway ({@code --pin}) restarting, which takes over from its predecessor (see
+ *       {@link #attach}).</li>
  *   <li>Attach and detach each build a new dispatcher and swap it in atomically: other programs keep running, and
  *       a detach leaves them in place.</li>
  * </ul>
@@ -25,12 +29,14 @@ public final class DispatcherAttachment {
     private final String ifname;
     private final int ifindex;
     private final Program program;
+    private final List<Integer> predecessors;
     private boolean attached = true;
 
-    private DispatcherAttachment(String ifname, int ifindex, Program program) {
+    private DispatcherAttachment(String ifname, int ifindex, Program program, List<Integer> predecessors) {
         this.ifname = ifname;
         this.ifindex = ifindex;
         this.program = program;
+        this.predecessors = List.copyOf(predecessors);
     }
 
     /**
@@ -75,11 +81,20 @@ public final class DispatcherAttachment {
      * Adds {@code program} to the dispatcher on {@code ifname} (native mode), creating the dispatcher when the
      * interface has no program yet.
      *
+     * <p>A gateway program already in the dispatcher that uses the map with kernel id {@code routesMapId} is this
+     * gateway's predecessor: the same pinned maps, left running by a gateway process that stopped or was killed.
+     * It stays in the dispatcher until the new program has joined and is detached after that, so each frame meets
+     * one of the two (libxdp swaps in a rebuilt dispatcher atomically, twice) and a restart loses nothing. That order,
+     * rather than keeping the predecessor and loading nothing, is what makes a restart run the new gateway's program,
+     * as a restart in bpf_link mode does. While both run, the predecessor comes first (libxdp orders equal priorities
+     * by load time) and ends the chain for every frame it forwards or drops; a frame it passes meets the new program
+     * too, which passes it as well, since both read the same maps.
+     *
      * @throws BpfException          when libxdp or the kernel refuses; the message carries libxdp's own explanation
      * @throws IllegalStateException when the interface runs a lone XDP program (not through a dispatcher) or its
-     *                               dispatcher already runs an XAForward gateway
+     *                               dispatcher already runs an XAForward gateway that is not this one's predecessor
      */
-    static DispatcherAttachment attach(Program program, String ifname) {
+    static DispatcherAttachment attach(Program program, String ifname, int routesMapId) {
         int ifindex = LibBpf.ifNameToIndex(ifname);
         XdpDispatcher.Component lone = XdpDispatcher.loneProgram(ifindex);
         if (lone != null) {
@@ -88,12 +103,17 @@ public final class DispatcherAttachment {
                     + " xdp-loader (or a tool built on libxdp, such as xdp-filter), or detach it ('ip link set dev "
                     + ifname + " xdp off')");
         }
+        List<Integer> predecessors = new ArrayList<>();
         for (XdpDispatcher.Component c : XdpDispatcher.components(ifindex)) {
-            if (c.name().equals(XafDataplane.PROGRAM)) {
-                throw new IllegalStateException(ifname + "'s XDP dispatcher already runs an XAForward gateway (program id "
-                        + c.id() + "): another 'xaf gateway' uses this interface, or one was killed (libxdp keeps a program"
-                        + " attached after its process ends); remove it with 'xdp-loader unload " + ifname + " -i " + c.id() + "'");
+            if (!c.name().equals(XafDataplane.PROGRAM)) continue;
+            if (usesMap(c.id(), routesMapId)) {
+                predecessors.add(c.id());
+                continue;
             }
+            throw new IllegalStateException(ifname + "'s XDP dispatcher already runs an XAForward gateway (program id "
+                    + c.id() + "): another 'xaf gateway' uses this interface, or one was killed (libxdp keeps a program"
+                    + " attached after its process ends); remove it with 'xdp-loader unload " + ifname + " -i " + c.id() + "'"
+                    + " (a gateway started with --pin takes over from its own earlier process by itself)");
         }
         LibXdp x = LibXdp.get();
         if (program.id() == 0) {
@@ -113,7 +133,7 @@ public final class DispatcherAttachment {
         }
         String op = "xdp_program__attach(ifindex " + ifindex + " '" + ifname + "', native, through libxdp's dispatcher)";
         if (rc != 0) throw new BpfException(op, rc, log);
-        DispatcherAttachment a = new DispatcherAttachment(ifname, ifindex, program);
+        DispatcherAttachment a = new DispatcherAttachment(ifname, ifindex, program, predecessors);
         // libxdp falls back to a lone program when it cannot build a dispatcher; the probe should have caught every
         // such kernel, but a gateway that owns the interface is exactly what this mode must not leave behind.
         if (XdpDispatcher.loneProgram(ifindex) != null) {
@@ -121,15 +141,103 @@ public final class DispatcherAttachment {
             throw new BpfException(op + ": libxdp attached the gateway alone, without a dispatcher (it could not build"
                     + " one here), so it was detached again", 95 /* EOPNOTSUPP */, log);
         }
+        for (int id : predecessors) detachById(ifname, ifindex, id);
         return a;
+    }
+
+    /** Whether the program with kernel id {@code programId} uses the map with id {@code mapId}; false when it is gone. */
+    static boolean usesMap(int programId, int mapId) {
+        int fd;
+        try {
+            fd = KernelObjects.programFdById(programId);
+        } catch (BpfException e) {
+            return false; // unloaded meanwhile
+        }
+        try {
+            return KernelObjects.program(fd).mapIds().contains(mapId);
+        } finally {
+            LibBpf.closeFd(fd);
+        }
+    }
+
+    /**
+     * Removes the program with kernel id {@code programId} from the dispatcher on {@code ifname}; the other
+     * programs stay. A program or dispatcher already gone counts as removed.
+     */
+    static void detachById(String ifname, int ifindex, int programId) {
+        LibXdp x = LibXdp.get();
+        MemorySegment p = x.fromId(programId);
+        if (x.error(p) != 0) return; // unloaded meanwhile
+        LibBpf.startCapture();
+        int rc;
+        String log;
+        try {
+            rc = x.detach(p, ifindex, LibXdp.XDP_MODE_NATIVE);
+        } finally {
+            log = LibBpf.stopCapture();
+            x.close(p);
+        }
+        if (rc != 0 && rc != -2 /* ENOENT */ && rc != -19 /* ENODEV */) {
+            throw new BpfException("xdp_program__detach(program id " + programId + ", ifindex " + ifindex + " '" + ifname
+                    + "', through libxdp's dispatcher)", rc, log);
+        }
+    }
+
+    /**
+     * The XAForward gateway programs that use the map with kernel id {@code routesMapId}, removed from the
+     * dispatcher of every interface of this network namespace (what {@code xaf gateway unpin} does for a gateway
+     * pinned in dispatcher mode, whose programs libxdp keeps attached). Returns "IFNAME (program id N)" for each.
+     */
+    public static List<String> detachUsersOf(int routesMapId) {
+        List<String> removed = new ArrayList<>();
+        for (String ifname : interfacesOfThisNamespace()) {
+            int ifindex;
+            try {
+                ifindex = LibBpf.ifNameToIndex(ifname);
+            } catch (RuntimeException e) {
+                continue; // gone meanwhile
+            }
+            for (XdpDispatcher.Component c : XdpDispatcher.components(ifindex)) {
+                if (c.name().equals(XafDataplane.PROGRAM) && usesMap(c.id(), routesMapId)) {
+                    detachById(ifname, ifindex, c.id());
+                    removed.add(ifname + " (program id " + c.id() + ")");
+                }
+            }
+        }
+        return removed;
+    }
+
+    /** The interfaces of the calling thread's network namespace: /proc/thread-self/net follows it (/sys/class/net need not). */
+    private static List<String> interfacesOfThisNamespace() {
+        try {
+            List<String> names = new ArrayList<>();
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/thread-self/net/dev"))) {
+                int colon = line.indexOf(':');
+                if (colon > 0 && !line.contains("|")) names.add(line.substring(0, colon).trim());
+            }
+            return names;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     public String ifname() { return ifname; }
     public int ifindex() { return ifindex; }
     public boolean isAttached() { return attached; }
 
+    /** The ids of the programs this attach took over from and removed (a pinned gateway's earlier process); usually none. */
+    public List<Integer> predecessors() { return predecessors; }
+
     /** The gateway program's own kernel id (an extension program), not the dispatcher's. */
     public int programId() { return program.id(); }
+
+    /**
+     * Forgets this attachment without detaching: libxdp's pins keep the program in the dispatcher (a gateway
+     * started with {@code --pin} stopping, for its successor to take over).
+     */
+    public void release() {
+        attached = false;
+    }
 
     /**
      * Removes the gateway from the interface's dispatcher (idempotent); the other programs stay. An interface that

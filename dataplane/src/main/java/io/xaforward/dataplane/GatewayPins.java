@@ -25,6 +25,11 @@ import java.util.stream.Stream;
 public final class GatewayPins {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final String LINK_PREFIX = "link_";
+    /**
+     * An empty directory (a bpffs holds no plain files) that says the gateway pinned here runs through libxdp's
+     * dispatcher: it has no link pins, since libxdp pins each program's place in the dispatcher itself.
+     */
+    private static final String DISPATCHER_MARK = "attach_dispatcher";
 
     private final Path dir;
 
@@ -79,6 +84,20 @@ public final class GatewayPins {
 
     public boolean hasLink(String ifname) {
         return Files.exists(linkPath(ifname));
+    }
+
+    /** True when the gateway pinned here was attached through libxdp's dispatcher ({@link #markDispatcher}). */
+    public boolean pinnedThroughDispatcher() {
+        return Files.isDirectory(dir.resolve(DISPATCHER_MARK));
+    }
+
+    /** Records that the gateway pinned here is attached through libxdp's dispatcher. */
+    public void markDispatcher() {
+        try {
+            Files.createDirectories(dir.resolve(DISPATCHER_MARK));
+        } catch (IOException e) {
+            throw new UncheckedIOException("marking " + dir + " as pinned through libxdp's dispatcher", e);
+        }
     }
 
     /** Interfaces with a pinned link here. */
@@ -163,11 +182,25 @@ public final class GatewayPins {
 
     /**
      * Removes every pin and the directory: links that no process holds are detached at once, maps and programs
-     * that nothing uses any more are freed. Returns the names removed (empty when nothing was pinned).
+     * that nothing uses any more are freed. A gateway pinned through libxdp's dispatcher is first removed from the
+     * dispatcher of every interface of this network namespace that runs it. Returns the names removed (empty when
+     * nothing was pinned).
      */
     public List<String> remove() {
         List<String> removed = new ArrayList<>();
         if (!Files.isDirectory(dir)) return removed;
+        if (pinnedThroughDispatcher() && hasMaps()) {
+            // libxdp's own pins keep the program in each dispatcher, and the program keeps the maps: removing only
+            // our pins would leave it forwarding with no way to reach it. It is found by the routes map it uses.
+            Map<String, Integer> fds = openMaps();
+            try {
+                for (String where : DispatcherAttachment.detachUsersOf(KernelObjects.map(fds.get("routes")).id())) {
+                    removed.add("dispatcher program on " + where);
+                }
+            } finally {
+                closeAll(fds);
+            }
+        }
         try (Stream<Path> s = Files.list(dir)) {
             for (Path p : s.sorted().toList()) {
                 Files.delete(p);

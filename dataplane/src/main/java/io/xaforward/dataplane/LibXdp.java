@@ -37,7 +37,7 @@ public final class LibXdp {
 
     final MethodHandle fromBpfObj, openFile, programClose, attach, detach, programId, programName, runPrio, chainCall,
             multiprogGet, multiprogNext, multiprogIsLegacy, multiprogMain, multiprogClose, getError,
-            setFrags, multiprogFrags;
+            setFrags, multiprogFrags, fromId;
 
     private LibXdp(SymbolLookup lib) {
         fromBpfObj = LINKER.downcallHandle(lib.findOrThrow("xdp_program__from_bpf_obj"), FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
@@ -56,6 +56,7 @@ public final class LibXdp {
         multiprogClose = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__close"), FunctionDescriptor.ofVoid(ADDRESS));
         setFrags = LINKER.downcallHandle(lib.findOrThrow("xdp_program__set_xdp_frags_support"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BOOLEAN));
         multiprogFrags = LINKER.downcallHandle(lib.findOrThrow("xdp_multiprog__xdp_frags_support"), FunctionDescriptor.of(JAVA_BOOLEAN, ADDRESS));
+        fromId = LINKER.downcallHandle(lib.findOrThrow("xdp_program__from_id"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
         getError = LINKER.downcallHandle(lib.findOrThrow("libxdp_get_error"), FunctionDescriptor.of(JAVA_LONG, ADDRESS));
         MethodHandle setPrint = LINKER.downcallHandle(lib.findOrThrow("libxdp_set_print"), FunctionDescriptor.of(ADDRESS, ADDRESS));
         try {
@@ -159,6 +160,11 @@ public final class LibXdp {
 
     MemorySegment fromBpfObject(MemorySegment bpfObject) {
         try { return (MemorySegment) fromBpfObj.invokeExact(bpfObject, MemorySegment.NULL); } catch (Throwable t) { throw rethrow(t); }
+    }
+
+    /** libxdp's handle on the loaded program with kernel id {@code id} (a dispatcher's component, to detach it). */
+    MemorySegment fromId(int id) {
+        try { return (MemorySegment) fromId.invokeExact(id); } catch (Throwable t) { throw rethrow(t); }
     }
 
     MemorySegment openFile(MemorySegment path) {

@@ -142,8 +142,17 @@ public final class XafDataplane implements AutoCloseable {
      * 6.1). {@link #attach} is refused on such a dataplane.
      */
     public static XafDataplane loadForDispatcher() {
+        return loadForDispatcher(Map.of());
+    }
+
+    /**
+     * As {@link #loadForDispatcher()}, with existing maps instead of new ones ({@code mapFds}: name -> fd of a map
+     * of the same shape, e.g. a pinned gateway's, as for {@link #loadReusing}); the caller keeps and closes its fds.
+     */
+    public static XafDataplane loadForDispatcher(Map<String, Integer> mapFds) {
         BpfObject obj = openObject();
         try {
+            for (Map.Entry<String, Integer> e : mapFds.entrySet()) obj.reuseMap(e.getKey(), e.getValue());
             int rc = LibBpf.setAutoload(obj.nativeProgram(PROGRAM), false);
             if (rc != 0) throw new BpfException("bpf_program__set_autoload(" + PROGRAM + ", false)", rc);
         } catch (RuntimeException e) {
@@ -448,7 +457,7 @@ public final class XafDataplane implements AutoCloseable {
                 throw e;
             }
         }
-        DispatcherAttachment a = DispatcherAttachment.attach(dispatcherProgram, ifname);
+        DispatcherAttachment a = DispatcherAttachment.attach(dispatcherProgram, ifname, KernelObjects.map(routesMap().fd()).id());
         dispatcherProgram.object().loadedElsewhere();
         dispatcherAttachments.add(a);
         return a;
@@ -486,11 +495,15 @@ public final class XafDataplane implements AutoCloseable {
 
     /**
      * Closes this process's fds to every link without detaching: links pinned on a bpffs stay attached (and keep
-     * this program and its maps alive); unpinned ones are detached by the kernel.
+     * this program and its maps alive); unpinned ones are detached by the kernel. Programs in libxdp's dispatcher
+     * stay there (libxdp pins their links).
      */
     public void releaseAll() {
         for (XdpAttachment a : attachments) a.release();
         attachments.clear();
+        // libxdp pins each program's place in a dispatcher itself: released, it stays there
+        for (DispatcherAttachment a : dispatcherAttachments) a.release();
+        dispatcherAttachments.clear();
     }
 
     public List<XdpAttachment> attachments() { return List.copyOf(attachments); }

@@ -180,11 +180,11 @@ class DispatcherTest {
                     try (DispatcherAttachment.Program program = new DispatcherAttachment.Program(second)) {
                         int ifindex = LibBpf.ifNameToIndex("dl0");
                         if (supported) {
-                            DispatcherAttachment a = DispatcherAttachment.attach(program, "dl0");
+                            DispatcherAttachment a = DispatcherAttachment.attach(program, "dl0", KernelObjects.map(dp.routesMap().fd()).id());
                             assertEquals(XafDataplane.PROGRAM, XdpDispatcher.components(ifindex).getFirst().name());
                             a.detach();
                         } else {
-                            BpfException e = assertThrows(BpfException.class, () -> DispatcherAttachment.attach(program, "dl0"));
+                            BpfException e = assertThrows(BpfException.class, () -> DispatcherAttachment.attach(program, "dl0", KernelObjects.map(dp.routesMap().fd()).id()));
                             assertEquals(95, e.errno(), e::getMessage);
                             assertTrue(e.getMessage().contains("libxdp attached the gateway alone, without a dispatcher"), e.getMessage());
                         }

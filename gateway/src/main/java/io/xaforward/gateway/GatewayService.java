@@ -80,12 +80,22 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
             macs.put(p.iface(), readMac(p.iface()));
         }
         this.pins = pinName == null ? null : GatewayPins.forGateway(pinName);
-        // The dispatcher's program is loaded when it attaches; until then the maps stand alone (see loadForDispatcher).
-        XafDataplane dp = config.attach() == GatewayConfig.AttachMode.DISPATCHER ? XafDataplane.loadForDispatcher() : loadDataplane(pins);
+        boolean dispatcher = config.attach() == GatewayConfig.AttachMode.DISPATCHER;
         boolean adopting = pins != null && pins.hasMaps();
+        if (adopting && pins.pinnedThroughDispatcher() != dispatcher) {
+            throw new IllegalStateException("the gateway pinned at " + pins.dir() + " was attached "
+                    + (dispatcher ? "with XDP links of its own" : "through libxdp's dispatcher") + ", and this one would attach "
+                    + (dispatcher ? "through the dispatcher" : "with links of its own") + ": a restart keeps the attach mode;"
+                    + " to change it, 'xaf gateway unpin' the old one first (forwarding stops until the new gateway attaches)");
+        }
+        // The dispatcher's program is loaded when it attaches; until then the maps stand alone (see loadForDispatcher).
+        XafDataplane dp = dispatcher ? loadForDispatcher(pins) : loadDataplane(pins);
         List<XdpAttachment> created = new ArrayList<>();
         try {
-            if (pins != null && !adopting) pins.pinMaps(dp);
+            if (pins != null && !adopting) {
+                pins.pinMaps(dp);
+                if (dispatcher) pins.markDispatcher();
+            }
             programPorts(dp, config);
             // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
             Map<Integer, Route> wanted = new LinkedHashMap<>();
@@ -106,10 +116,13 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
                     a.replaceProgram(dp.programFd()); // atomic: every frame meets the old or the new program
                     how = "adopted pinned ";
                 } else if (config.attach() == GatewayConfig.AttachMode.DISPATCHER) {
+                    // A pinned gateway's earlier program, left in the dispatcher, leaves it only once this one runs there
                     DispatcherAttachment d = dp.attachThroughDispatcher(p.iface());
                     LOG.info(String.format("attached to %s (ifindex %d, %s, native mode, through libxdp's dispatcher as"
-                                    + " program id %d; the dispatcher runs %s)", p.iface(), d.ifindex(), p.form().configName(),
-                            d.programId(), XdpDispatcher.components(d.ifindex()).stream()
+                                    + " program id %d%s; the dispatcher runs %s)", p.iface(), d.ifindex(), p.form().configName(),
+                            d.programId(), d.predecessors().isEmpty() ? "" : ", taking over from pinned program id "
+                                    + d.predecessors().stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", ")),
+                            XdpDispatcher.components(d.ifindex()).stream()
                                     .map(c -> c.name() + " (id " + c.id() + ", priority " + c.priority() + ")").toList()));
                     continue;
                 } else {
@@ -179,24 +192,32 @@ public final class GatewayService implements AutoCloseable, io.xaforward.gateway
 
     /**
      * As {@link #start(Path, String, boolean)}; a non-null {@code attach} (the command line's {@code --attach})
-     * replaces the file's {@code attach:} word, now and on every reload.
-     *
-     * @throws IllegalArgumentException for {@code --pin} with the dispatcher, which a restart cannot adopt yet
+     * replaces the file's {@code attach:} word, now and on every reload. With a {@code pinName} in dispatcher mode,
+     * the maps are pinned (libxdp pins the program's place in each dispatcher itself) and a restart's program joins
+     * each dispatcher before the one it replaces leaves ({@link DispatcherAttachment}), so no frame is lost.
      */
     public static GatewayService start(Path configFile, String pinName, boolean routesFromRegistry, GatewayConfig.AttachMode attach) {
         GatewayConfig config = withAttach(GatewayConfigParser.parse(configFile), attach);
-        if (pinName != null && config.attach() == GatewayConfig.AttachMode.DISPATCHER) {
-            throw new IllegalArgumentException("--pin does not work with attach: dispatcher yet: libxdp pins the"
-                    + " program's place in the dispatcher itself, and a restarted gateway cannot adopt it; run without"
-                    + " --pin (a restart then stops forwarding until the new gateway attaches), or attach: native for a"
-                    + " hitless restart");
-        }
         return new GatewayService(configFile, config, pinName, routesFromRegistry, attach);
     }
 
     private static GatewayConfig withAttach(GatewayConfig c, GatewayConfig.AttachMode attach) {
         if (attach == null || attach == c.attach()) return c;
         return new GatewayConfig(attach, c.metrics(), c.reload(), c.ports(), c.routes(), c.maxHopLimit());
+    }
+
+    /** The maps alone for the dispatcher: the pinned ones when a gateway of this name is pinned, else new ones. */
+    private static XafDataplane loadForDispatcher(GatewayPins pins) {
+        if (pins == null || !pins.hasMaps()) return XafDataplane.loadForDispatcher();
+        Map<String, Integer> fds = pins.openMaps();
+        try {
+            return XafDataplane.loadForDispatcher(fds);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot adopt the gateway pinned at " + pins.dir() + " (" + e.getMessage()
+                    + "); 'xaf gateway unpin' removes it (forwarding stops until the new gateway attaches)", e);
+        } finally {
+            GatewayPins.closeAll(fds);
+        }
     }
 
     private static XafDataplane loadDataplane(GatewayPins pins) {
