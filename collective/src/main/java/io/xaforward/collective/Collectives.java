@@ -7,8 +7,6 @@ import io.xaforward.transport.ReliableTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Objects;
 
 import static io.xaforward.collective.Wire.F32;
@@ -42,9 +40,6 @@ public final class Collectives implements AutoCloseable {
     /** The reduction of an all-reduce. MEAN divides the sum by the world size on every rank. */
     public enum Op { SUM, MEAN }
 
-    private record PlanKey(Algorithm algorithm, int count, WireDtype wireDtype) {
-    }
-
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     /** Step spaces: the top bits of a message's step; space 0 (the default instance) leaves steps as they are. */
     static final int STEP_SPACE_BITS = 4;
@@ -67,7 +62,7 @@ public final class Collectives implements AutoCloseable {
     private final int[] peers;
     private final int stepSpace;
     private final Arena arena = Arena.ofShared();
-    private final Map<PlanKey, Object> plans = new HashMap<>();
+    private final AllReducePlans plans = new AllReducePlans(this::newPlan);
 
     private int trainingStep;
     private int broadcasts;
@@ -231,14 +226,9 @@ public final class Collectives implements AutoCloseable {
         int onWire = wireStep(step);
         Operation operation = new Operation(transport, algorithm.name().toLowerCase().replace('_', '-')
                 + " all-reduce of step " + Integer.toUnsignedString(step) + " (" + count + " floats)");
-        Object plan = plans.computeIfAbsent(new PlanKey(algorithm, count, wireDtype),
-                k -> newPlan(algorithm, count, wireDtype));
+        AllReducePlan plan = plans.plan(algorithm, count, wireDtype);
         run(() -> {
-            if (plan instanceof RingAllReduce ring) {
-                ring.start(operation, data, onWire);
-            } else {
-                ((ParameterServerAllReduce) plan).start(operation, data, onWire);
-            }
+            plan.start(operation, data, onWire);
             operation.await(config.operationTimeout());
         });
         if (op == Op.MEAN) {
@@ -389,14 +379,10 @@ public final class Collectives implements AutoCloseable {
 
     /** Bytes of staging buffers held for all element counts seen so far (they are reused across steps). */
     public synchronized long stagingBytes() {
-        long total = 0;
-        for (Object plan : plans.values()) {
-            total += plan instanceof RingAllReduce r ? r.stagingBytes() : ((ParameterServerAllReduce) plan).stagingBytes();
-        }
-        return total;
+        return plans.stagingBytes();
     }
 
-    /** Number of (algorithm, element count) plans built so far; steady-state training keeps this at one. */
+    /** Number of (algorithm, element count, wire format) plans built so far; steady-state training keeps this at one. */
     public synchronized int planCount() {
         return plans.size();
     }
@@ -411,7 +397,7 @@ public final class Collectives implements AutoCloseable {
         }
     }
 
-    private Object newPlan(Algorithm algorithm, int count, WireDtype wireDtype) {
+    private AllReducePlan newPlan(Algorithm algorithm, int count, WireDtype wireDtype) {
         int bucketFloats = config.bucketFloats();
         if (wireDtype.quantized()) {
             // Whole blocks per bucket keep one block grid from element 0 over the whole buffer (ErrorFeedback's).

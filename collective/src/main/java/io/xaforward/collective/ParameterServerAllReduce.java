@@ -22,7 +22,7 @@ import static io.xaforward.collective.Wire.F32;
  * Only servers talk across data centers: one bucket crosses each inter-DC link once per direction, like the
  * hierarchical ring, but the server's links carry m-1 buckets each way inside the DC.
  */
-public final class ParameterServerAllReduce {
+public final class ParameterServerAllReduce extends AllReducePlan {
     private static final int SLOT_PUSH = 0;
     private static final int SLOT_CROSS = 1;
     private static final int SLOT_PULL = 2;
@@ -72,6 +72,7 @@ public final class ParameterServerAllReduce {
         this.sumsRemaining = new int[buckets];
     }
 
+    @Override
     long stagingBytes() {
         return staging.byteSize();
     }
@@ -86,6 +87,7 @@ public final class ParameterServerAllReduce {
         return (int) Math.min(bucketFloats, (long) count - (long) b * bucketFloats);
     }
 
+    @Override
     void start(Operation op, MemorySegment data, int step) {
         for (int b = 0; b < buckets; b++) {
             int myServer = server(myGroup, b);

@@ -45,7 +45,7 @@ import java.lang.foreign.MemorySegment;
  * by its destination (the data causally depends on it), so a late retransmission of an already-delivered chunk can
  * only be dropped as a duplicate. Within the exchange the shard is overwritten only after its sends are acknowledged.
  */
-final class RingAllReduce {
+final class RingAllReduce extends AllReducePlan {
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private final int jobId;
     private final int[][] groups;
@@ -155,6 +155,7 @@ final class RingAllReduce {
         this.images = imageBytes == 0 ? MemorySegment.NULL : arena.allocate(imageBytes, 64);
     }
 
+    @Override
     long stagingBytes() {
         return staging.byteSize() + mirror.byteSize() + images.byteSize();
     }
@@ -169,6 +170,7 @@ final class RingAllReduce {
     }
 
     /** Posts every expect of the step, then the first sends; continuations run inside {@code op.await}. */
+    @Override
     void start(Operation op, MemorySegment data, int step) {
         for (int b = 0; b < buckets; b++) {
             postExpects(op, data, step, b);

@@ -28,7 +28,7 @@ class PortMetricsTest {
         rxP[5] = 4; rxB[5] = 440; txP[5] = 9; txB[5] = 990;
         rxP[7] = 99; // a slot no configured port uses: not exposed
         StringBuilder b = new StringBuilder();
-        GatewayService.appendPortCounters(b, new PortCounterSnapshot(rxP, rxB, txP, txB, big), PORTS);
+        GatewayMetricsText.appendPortCounters(b, new PortCounterSnapshot(rxP, rxB, txP, txB, big), PORTS);
         Map<String, Long> m = GatewayMetrics.parse(b.toString());
         assertEquals(10L, m.get("xaf_port_rx_packets_total{dc-a0}"), b::toString);
         assertEquals(1000L, m.get("xaf_port_rx_bytes_total{dc-a0}"));
