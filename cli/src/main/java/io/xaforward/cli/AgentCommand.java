@@ -8,6 +8,7 @@ import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
+import io.xaforward.protocol.NetworkForm;
 import io.xaforward.training.Tokenizer;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.ArgGroup;
@@ -48,8 +49,8 @@ final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK picks it")
     String iface;
 
-    @Option(paramLabel = "FORM", names = "--form", description = "network form of this host's data center: ipv4, ipv6 or id (default: the cluster file's; with --etcd, required)")
-    String form;
+    @Option(paramLabel = "FORM", names = "--form", converter = Words.NetworkFormWord.class, description = "network form of this host's data center: ipv4, ipv6 or id (default: the cluster file's; with --etcd, required)")
+    NetworkForm form;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     WorkerCommand.TokenSource token;
@@ -79,8 +80,8 @@ final class AgentCommand implements Callable<Integer> {
     long startTimeoutSeconds = 300;
 
     @Option(names = "--wire-security", defaultValue = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY, paramLabel = "MODE",
-            description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
-    String wireSecurity = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY;
+            converter = Words.WireSecurityWord.class, description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
+    WireSecurity wireSecurity = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE;
 
     @Option(names = "--secret-file", paramLabel = "FILE", description = "the job secret (64 hex digits, mode 600), the same file on every host")
     Path secretFile;
@@ -91,11 +92,13 @@ final class AgentCommand implements Callable<Integer> {
     @Option(paramLabel = "MB", names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB on the wire (default: ${DEFAULT-VALUE})")
     long bucketMb = 4;
 
-    @Option(paramLabel = "ALGORITHM", names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical, ring or ps (default: ${DEFAULT-VALUE})")
-    String algorithm = "hierarchical";
+    @Option(paramLabel = "ALGORITHM", names = "--algorithm", defaultValue = "hierarchical", converter = Words.AlgorithmWord.class,
+            description = "hierarchical, ring or ps (default: ${DEFAULT-VALUE})")
+    Algorithm algorithm = Algorithm.HIERARCHICAL;
 
-    @Option(paramLabel = "DTYPE", names = "--wire-dtype", defaultValue = "fp32", description = "all-reduce numbers on the wire: fp32 or bf16; the same on every rank (default: ${DEFAULT-VALUE})")
-    String wireDtype = "fp32";
+    @Option(paramLabel = "DTYPE", names = "--wire-dtype", defaultValue = "fp32", converter = Words.WireDtypeWord.class,
+            description = "all-reduce numbers on the wire: fp32 or bf16; the same on every rank (default: ${DEFAULT-VALUE})")
+    WireDtype wireDtype = WireDtype.FP32;
 
     @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET); printed on the agent line (default: $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, else /tmp/xaf-agent-USER-jobJ-rankR.sock)")
     Path socket;
@@ -132,11 +135,10 @@ final class AgentCommand implements Callable<Integer> {
 
     /** A worker's options for joining the job; the training fields are unused by the agent and left at neutral values. */
     private WorkerOptions options(WorkerCommand w, WorkerCommand.Identity id) throws java.io.IOException {
-        WireSecurity mode = WireSecurity.fromName(wireSecurity);
         return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(),
                 TrainingLoopOptions.DEFAULT_PRESET, 1, 1, 0, 0, 0, Path.of("-"), Tokenizer.byName("bytes"), 1,
-                bucketMb << 20, Algorithm.fromName(algorithm), Path.of("-"), 0, false, 0,
-                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), mode, w.secret(mode), flows,
+                bucketMb << 20, algorithm, Path.of("-"), 0, false, 0,
+                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), wireSecurity, w.secret(wireSecurity), flows,
                 SyncMode.DDP, null, OuterDtype.FP32);
     }
 
@@ -155,8 +157,8 @@ final class AgentCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (bucketMb < 1) throw new IllegalArgumentException("--bucket-mb must be at least 1, was " + bucketMb);
         WorkerCommand w = asWorker();
-        w.secret(WireSecurity.fromName(wireSecurity)); // no secret, no job: said before anything else
-        RankAgent.Settings settings = new RankAgent.Settings(socket, shmBytes, localRankSetting(), WireDtype.fromName(wireDtype));
+        w.secret(wireSecurity); // no secret, no job: said before anything else
+        RankAgent.Settings settings = new RankAgent.Settings(socket, shmBytes, localRankSetting(), wireDtype);
         WorkerCommand.Identity id = w.identity();
         options(w, id.rank() == WorkerCommand.ASSIGNED ? id.withRank(0) : id); // every option checked first
         if (id.rank() == WorkerCommand.ASSIGNED) {

@@ -46,8 +46,9 @@ public final class BenchCommand {
         @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sizes", split = ",", description = "XAF payload sizes in bytes, comma separated; 0 = the largest the MTU allows (default: 64,512,1400,0)")
         List<Integer> sizes = new ArrayList<>(List.of(64, 512, 1400, 0));
 
-        @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "modes among reference, xdp, kernel, relay, afxdp, comma separated (default: all)")
-        List<String> modes;
+        @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", converter = Words.ForwardModeWord.class,
+                description = "modes among reference, xdp, kernel, relay, afxdp, comma separated (default: all)")
+        List<ForwardBench.Mode> modes;
 
         @Option(paramLabel = "MS", names = "--duration-ms", description = "traffic per sample in milliseconds (default: 1000)")
         long durationMs = 1000;
@@ -69,8 +70,7 @@ public final class BenchCommand {
             double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu);
             out = outputDirectory(out, "forward");
             if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
-            List<ForwardBench.Mode> m = modes == null ? List.of(ForwardBench.Mode.values())
-                    : modes.stream().map(ForwardBench.Mode::fromName).toList();
+            List<ForwardBench.Mode> m = modes == null ? List.of(ForwardBench.Mode.values()) : modes;
             ForwardBench.Options o = quick ? ForwardBench.Options.quick(m)
                     : new ForwardBench.Options(false, runs, List.copyOf(sizes), m, durationMs, 0, warmupMs);
             if (share < 1) o = o.withGatewayCpu(share);
@@ -78,8 +78,7 @@ public final class BenchCommand {
             if (quick) cmd.append(" --quick");
             else cmd.append(" --runs ").append(runs).append(" --sizes ").append(String.join(",", sizes.stream().map(String::valueOf).toList()))
                     .append(" --duration-ms ").append(durationMs).append(" --warmup-ms ").append(warmupMs);
-            cmd.append(" --modes ").append(String.join(",", modes != null ? modes
-                    : m.stream().map(ForwardBench.Mode::configName).toList()));
+            cmd.append(" --modes ").append(String.join(",", m.stream().map(ForwardBench.Mode::configName).toList()));
             if (share < 1) cmd.append(" --gateway-cpu ").append(gatewayCpu);
             cmd.append(" --out ").append(out);
             ForwardBench.Result r = new ForwardBench(o, System.out).run(cmd.toString());

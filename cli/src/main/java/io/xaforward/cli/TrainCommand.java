@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
@@ -31,8 +32,9 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "FILE", names = "--topology", description = "topology file (default: topologies/two-dc.yaml, shipped with xaf)")
     Path topology;
 
-    @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
-    String gatewayMode;
+    @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", converter = Words.GatewayModeWord.class,
+            description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
+    GatewayMode gatewayMode = GatewayMode.XDP;
 
     @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery;
@@ -66,8 +68,9 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
     long pacingMbps;
 
-    @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
-    String endpoint;
+    @Option(paramLabel = "ENDPOINT", names = "--endpoint", converter = Words.EndpointWord.class,
+            description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
+    Endpoint endpoint;
 
     @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows each worker sends from (its"
             + " port and the ones after it), kept apart by the xdp gateways; more than one spreads a host's traffic over"
@@ -75,20 +78,20 @@ final class TrainCommand implements Callable<Integer> {
     int flows = 1;
 
     @Option(names = "--wire-security", paramLabel = "MODE", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
-            description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (AES-GMAC"
+            converter = Words.WireSecurityWord.class, description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (AES-GMAC"
                     + " tag and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
                     + " encrypted: for links that leave the building) (default: ${DEFAULT-VALUE})")
-    String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
+    WireSecurity wireSecurity = TrainJobSpec.DEFAULT_WIRE;
 
-    @Option(paramLabel = "on|off", names = "--overlap", defaultValue = "on", description = "on: backward runs block by block and each "
+    @Option(paramLabel = "on|off", names = "--overlap", defaultValue = "on", arity = "1", converter = Words.OnOff.class, description = "on: backward runs block by block and each "
             + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
             + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
-    String overlap = "on";
+    boolean overlap = true;
 
-    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32, "
+    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", converter = Words.WireDtypeWord.class, description = "gradient format on the wire: fp32, "
             + "bf16 (half the bytes; rounded before sending, summed in fp32), or int8/int4 (blocks of 128 with one "
             + "scale, ~0.26/0.13 of fp32's bytes; coarse, made for DiLoCo's outer sync) (default: ${DEFAULT-VALUE})")
-    String wireDtype = "fp32";
+    WireDtype wireDtype = WireDtype.FP32;
 
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
@@ -125,20 +128,8 @@ final class TrainCommand implements Callable<Integer> {
         if (recorded.isEmpty()) return; // a checkpoint of an older version: the command line says everything
         java.util.List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
         if (args.isEmpty()) return;
-        picocli.CommandLine fresh = new picocli.CommandLine(new TrainCommand());
-        fresh.registerConverter(Path.class, UserPaths::resolve);
         String source = "checkpoint " + resume + " (its recorded settings)";
-        try {
-            fresh.parseArgs(args.toArray(String[]::new));
-        } catch (picocli.CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(source + ": " + e.getMessage());
-        }
-        java.util.Map<String, Object> inherited = new java.util.LinkedHashMap<>();
-        for (String a : args) {
-            if (a.startsWith("--") && commandSpec.findOption(a) != null) {
-                inherited.put(a, InheritedSettings.parsedValue(fresh.getCommandSpec(), a));
-            }
-        }
+        java.util.Map<String, Object> inherited = InheritedSettings.parse(source, commandSpec, args);
         // A checkpoint may come from anyone (a shared directory, a download): its settings are checked as etcd's are
         // for xaf worker, whole, before any is set.
         InheritedSettings.check(source, "--", inherited, commandSpec, InheritedSettings.dataRoots(dataRoots));
@@ -150,9 +141,8 @@ final class TrainCommand implements Callable<Integer> {
     /** Where the inherited settings are reported. */
     java.io.PrintStream log = System.out;
 
-    /** The gateway mode and endpoint as checkBeforeStart() parsed them. */
-    private GatewayMode mode;
-    private io.xaforward.cluster.Endpoint chosenEndpoint;
+    /** The endpoint checkBeforeStart() chose: --endpoint, else the gateway mode's default. */
+    private Endpoint chosenEndpoint;
 
     /** True when spec() created the work directory (then it is ours to remove). */
     boolean createdWorkDir;
@@ -195,12 +185,10 @@ final class TrainCommand implements Callable<Integer> {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("--preset " + loop.preset + ": " + e.getMessage());
         }
-        // Every mode word is parsed here, once: a bad one fails before anything is set up.
-        mode = GatewayMode.fromName(gatewayMode);
         loop.checkSync();
-        TrainJobSpec.checkDatacenters(loop.syncMode(), topo.datacenters().size());
-        chosenEndpoint = io.xaforward.cluster.Endpoint.resolve(endpoint, mode);
-        io.xaforward.cluster.Endpoint.checkFlows(chosenEndpoint, flows);
+        TrainJobSpec.checkDatacenters(loop.sync, topo.datacenters().size());
+        chosenEndpoint = Endpoint.resolve(endpoint, gatewayMode);
+        Endpoint.checkFlows(chosenEndpoint, flows);
         if (resume != null) {
             String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
             if (!trained.equals(model.name())) {
@@ -247,12 +235,8 @@ final class TrainCommand implements Callable<Integer> {
     TrainJobSpec spec() throws Exception {
         checkBeforeStart();
         if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-        Algorithm algorithm = Algorithm.fromName(loop.algorithm);
-        WireSecurity security = WireSecurity.fromName(wireSecurity);
-        boolean overlapOn = parseOnOff("--overlap", overlap);
-        WireDtype wire = WireDtype.fromName(wireDtype);
-        if (wire != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("--wire-dtype " + wire.configName() + " needs --algorithm hierarchical or ring");
+        if (wireDtype != WireDtype.FP32 && loop.algorithm == Algorithm.PARAMETER_SERVER) {
+            throw new IllegalArgumentException("--wire-dtype " + wireDtype.configName() + " needs --algorithm hierarchical or ring");
         }
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
@@ -265,23 +249,15 @@ final class TrainCommand implements Callable<Integer> {
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return TrainJobSpec.builder()
-                .topology(topology).prefix(prefix).gatewayMode(mode).endpoint(chosenEndpoint).workDir(dir)
+                .topology(topology).prefix(prefix).gatewayMode(gatewayMode).endpoint(chosenEndpoint).workDir(dir)
                 .preset(loop.preset).data(dataPath).steps(loop.steps).globalBatch(loop.batch).seed(loop.seed)
                 .learningRate(loop.lr).warmupSteps(loop.warmup).evalEvery(evalEvery).evalWindows(evalWindows)
                 .checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
                 .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
-                .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
-                .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
-                .sync(loop.syncMode()).diloco(loop.diloco()).outerDtype(loop.outerFormat())
+                .algorithm(loop.algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlap).wireDtype(wireDtype)
+                .wireSecurity(wireSecurity).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
+                .sync(loop.sync).diloco(loop.diloco()).outerDtype(loop.outerDtype)
                 .build();
-    }
-
-    static boolean parseOnOff(String option, String value) {
-        return switch (value == null ? "" : value.toLowerCase(java.util.Locale.ROOT)) {
-            case "on", "true", "yes" -> true;
-            case "off", "false", "no" -> false;
-            default -> throw new IllegalArgumentException(option + " must be on or off, was '" + value + "'");
-        };
     }
 
     @Override
@@ -306,9 +282,9 @@ final class TrainCommand implements Callable<Integer> {
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         String prefix = "p" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        var cluster = new io.xaforward.cluster.ClusterRun.Spec(topology, prefix, mode, 1, new SecureRandom().nextInt(), dir,
+        var cluster = new io.xaforward.cluster.ClusterRun.Spec(topology, prefix, gatewayMode, 1, new SecureRandom().nextInt(), dir,
                 chosenEndpoint, flows);
-        var spec = new io.xaforward.cluster.python.PythonTrainingJob.Spec(cluster, WireSecurity.fromName(wireSecurity), script,
+        var spec = new io.xaforward.cluster.python.PythonTrainingJob.Spec(cluster, wireSecurity, script,
                 scriptArgs, UserPaths.workingDirectory(), LaunchCommand::agentCommand,
                 java.time.Duration.ofSeconds(opTimeoutSeconds), java.time.Duration.ofSeconds(120), false);
         var result = new io.xaforward.cluster.python.PythonTrainingJob(spec, System.out, System.getenv()).run();

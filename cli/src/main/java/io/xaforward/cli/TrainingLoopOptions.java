@@ -1,6 +1,8 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.SyncMode;
+import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.OuterDtype;
 import io.xaforward.training.DilocoConfig;
 import picocli.CommandLine.Option;
@@ -46,14 +48,15 @@ final class TrainingLoopOptions {
     @Option(paramLabel = "MB", names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
     long bucketMb = 4;
 
-    @Option(paramLabel = "ALGORITHM", names = "--algorithm", defaultValue = "hierarchical", description = "hierarchical, ring or ps (default: ${DEFAULT-VALUE})")
-    String algorithm = "hierarchical";
+    @Option(paramLabel = "ALGORITHM", names = "--algorithm", defaultValue = "hierarchical", converter = Words.AlgorithmWord.class,
+            description = "hierarchical, ring or ps (default: ${DEFAULT-VALUE})")
+    Algorithm algorithm = Algorithm.HIERARCHICAL;
 
-    @Option(paramLabel = "ddp|diloco", names = "--sync", defaultValue = "ddp", description = "ddp: every step's gradient"
+    @Option(paramLabel = "ddp|diloco", names = "--sync", defaultValue = "ddp", converter = Words.SyncModeWord.class, description = "ddp: every step's gradient"
             + " is all-reduced over all ranks, through the gateways; diloco: every step's gradient is all-reduced inside"
             + " each data center only, and every --sync-every steps the data centers average their models through the"
             + " gateways with an outer Nesterov SGD (docs/TRAINING.md, \"DiLoCo\") (default: ${DEFAULT-VALUE})")
-    String sync = "ddp";
+    SyncMode sync = SyncMode.DDP;
 
     @Option(paramLabel = "H", names = "--sync-every", defaultValue = "" + DilocoConfig.DEFAULT_SYNC_EVERY,
             description = "diloco: inner steps between two outer syncs of a fragment (default: ${DEFAULT-VALUE})")
@@ -77,29 +80,19 @@ final class TrainingLoopOptions {
             description = "diloco: Nesterov momentum of the outer SGD, in [0, 1) (default: ${DEFAULT-VALUE})")
     double outerMomentum = DilocoConfig.DEFAULT_OUTER_MOMENTUM;
 
-    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--outer-dtype", defaultValue = "fp32", description = "diloco:"
+    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--outer-dtype", defaultValue = "fp32", converter = Words.OuterDtypeWord.class, description = "diloco:"
             + " number format of the outer all-reduce across data centers (int8 and int4 need the quantized"
             + " all-reduce) (default: ${DEFAULT-VALUE})")
-    String outerDtype = "fp32";
-
-    /** The --sync word, parsed. */
-    SyncMode syncMode() {
-        return SyncMode.fromName(sync);
-    }
+    OuterDtype outerDtype = OuterDtype.FP32;
 
     /** The outer loop of --sync diloco (checked: a malformed setting is one clear error), or null under ddp. */
     DilocoConfig diloco() {
-        return syncMode() == SyncMode.DILOCO
+        return sync == SyncMode.DILOCO
                 ? new DilocoConfig(syncEvery, fragments, fragmentSyncDelay, outerLr, outerMomentum) : null;
     }
 
-    /** The --outer-dtype word, parsed. */
-    OuterDtype outerFormat() {
-        return OuterDtype.fromName(outerDtype);
-    }
-
-    /** Every synchronisation setting parsed and checked together, before anything starts. */
+    /** Every synchronisation setting checked together, before anything starts. */
     void checkSync() {
-        io.xaforward.cluster.TrainJobSpec.checkSync(syncMode(), diloco(), outerFormat(), preset);
+        TrainJobSpec.checkSync(sync, diloco(), outerDtype, preset);
     }
 }

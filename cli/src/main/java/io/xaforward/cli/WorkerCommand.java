@@ -46,8 +46,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(paramLabel = "IFACE", names = "--interface", required = true, description = "the interface this rank sends on; a comma-separated list names one per local rank and $LOCAL_RANK (else $SLURM_LOCALID) picks it")
     String iface;
 
-    @Option(paramLabel = "FORM", names = "--form", description = "network form of this host's data center: ipv4, ipv6 or id (default: the cluster file's, for this rank; with --etcd, required)")
-    String form;
+    @Option(paramLabel = "FORM", names = "--form", converter = Words.NetworkFormWord.class, description = "network form of this host's data center: ipv4, ipv6 or id (default: the cluster file's, for this rank; with --etcd, required)")
+    NetworkForm form;
 
     /** Where torchrun's and Slurm's variables ({@link SchedulerEnvironment}) are read; tests give their own. */
     java.util.Map<String, String> environment = System.getenv();
@@ -94,7 +94,7 @@ final class WorkerCommand implements Callable<Integer> {
                     + (w - 1) + ", was " + r);
         }
         NetworkForm f;
-        if (form != null) f = NetworkForm.fromName(form);
+        if (form != null) f = form;
         else if (file != null) f = file.rank(r).form();
         else throw new IllegalArgumentException("give this data center's network form: --form ipv4|ipv6|id" + where);
         return new Identity(j, w, r, localInterface(), f);
@@ -209,8 +209,8 @@ final class WorkerCommand implements Callable<Integer> {
     long startTimeoutSeconds;
 
     @Option(names = "--wire-security", defaultValue = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY, paramLabel = "MODE",
-            description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
-    String wireSecurity = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE_SECURITY;
+            converter = Words.WireSecurityWord.class, description = "crc32c, mac or encrypt; mac and encrypt need --secret-file; the same on every rank (default: ${DEFAULT-VALUE})")
+    WireSecurity wireSecurity = io.xaforward.cluster.TrainJobSpec.DEFAULT_WIRE;
 
     @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows this rank sends from (its"
             + " port and the ones after it); the same on every rank, with src-port-span N on the gateways' routes (IP"
@@ -285,22 +285,7 @@ final class WorkerCommand implements Callable<Integer> {
         }
         java.util.List<String> args = RunSettings.inherited(commandSpec, recorded, java.util.Set.of());
         if (args.isEmpty()) return;
-        picocli.CommandLine fresh = new picocli.CommandLine(new WorkerCommand());
-        fresh.registerConverter(Path.class, UserPaths::resolve);
-        java.util.List<String> parse = new java.util.ArrayList<>(args);
-        // the options this fresh parse requires; their values are not used
-        parse.addAll(java.util.List.of("--interface", "-", "--token", "0", "--cluster", "-", "--checkpoint-dir", "-"));
-        try {
-            fresh.parseArgs(parse.toArray(String[]::new));
-        } catch (picocli.CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(source + ": training: " + e.getMessage());
-        }
-        java.util.Map<String, Object> inherited = new java.util.LinkedHashMap<>();
-        for (String a : args) {
-            if (a.startsWith("--") && commandSpec.findOption(a) != null) {
-                inherited.put(a, InheritedSettings.parsedValue(fresh.getCommandSpec(), a));
-            }
-        }
+        java.util.Map<String, Object> inherited = InheritedSettings.parse(source + ": training", commandSpec, args);
         // Checked whole before anything is set: a refused value leaves the command line's settings as they were.
         InheritedSettings.check(source, "training.", inherited, commandSpec, InheritedSettings.dataRoots(dataRoots));
         for (var e : inherited.entrySet()) commandSpec.findOption(e.getKey()).setValue(e.getValue());
@@ -309,13 +294,12 @@ final class WorkerCommand implements Callable<Integer> {
 
     WorkerOptions options(Identity id) throws IOException {
         if (data == null) throw new IllegalArgumentException("give the training data: --data PATH, or data: in the cluster file's training section");
-        WireSecurity mode = WireSecurity.fromName(wireSecurity);
         return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(), loop.preset, loop.steps,
                 loop.batch, loop.seed, loop.lr, loop.warmup, data,
                 Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
-                loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows, loop.syncMode(), loop.diloco(),
-                loop.outerFormat());
+                loop.bucketMb << 20, loop.algorithm, checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
+                Duration.ofSeconds(startTimeoutSeconds), wireSecurity, secret(wireSecurity), flows, loop.sync, loop.diloco(),
+                loop.outerDtype);
     }
 
     WorldSource worldSource() {
@@ -341,7 +325,7 @@ final class WorkerCommand implements Callable<Integer> {
         applyClusterTraining();
         // No secret, no job: said before anything else is read. etcd's training settings cannot make the secret
         // unnecessary, since they may raise the wire security but never lower it (InheritedSettings).
-        secret(WireSecurity.fromName(wireSecurity));
+        secret(wireSecurity);
         applyEtcdTraining();
         Identity id = identity();
         options(id.rank() == ASSIGNED ? id.withRank(0) : id); // every option checked before a rank is claimed
@@ -365,7 +349,7 @@ final class WorkerCommand implements Callable<Integer> {
         job = o.jobId();
         world = o.worldSize();
         rank = o.rank();
-        form = o.form().configName();
+        form = o.form();
         new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
     }
 

@@ -41,8 +41,8 @@ class DistributedTrainingTest {
         Path dir = Files.createTempDirectory("xaf-dist-train");
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
-        cmd.gatewayMode = "xdp";
-        cmd.loop.algorithm = "hierarchical";
+        cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
+        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
@@ -55,7 +55,7 @@ class DistributedTrainingTest {
         cmd.loop.threads = 1;
         cmd.loop.bucketMb = 1; // several buckets, so the pipelining path is exercised
         cmd.workDir = dir;
-        cmd.endpoint = endpoint;
+        cmd.endpoint = io.xaforward.cluster.Endpoint.fromName(endpoint);
         TrainJobSpec spec = cmd.spec();
         assertEquals(endpoint, spec.endpoint().configName());
         ByteArrayOutputStream console = new ByteArrayOutputStream();

@@ -33,8 +33,8 @@ class GatewayRestartTrainingTest {
     static TrainJobSpec spec(Path dir) throws Exception {
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
-        cmd.gatewayMode = "xdp";
-        cmd.loop.algorithm = "hierarchical";
+        cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
+        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
@@ -45,7 +45,7 @@ class GatewayRestartTrainingTest {
         cmd.loop.checksumEvery = 5;
         cmd.loop.threads = 1;
         cmd.workDir = dir;
-        cmd.endpoint = "udp";
+        cmd.endpoint = io.xaforward.cluster.Endpoint.UDP;
         return cmd.spec();
     }
 

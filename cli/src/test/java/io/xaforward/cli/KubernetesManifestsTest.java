@@ -275,7 +275,7 @@ class KubernetesManifestsTest {
         assertEtcdCredentials(pod, c, w.etcd, "xaf-etcd-job7");
         assertSecretFile(pod, c, w.secretFile, "xaf-job7");
         assertSecretFile(pod, c, w.token.file, "xaf-job7");
-        assertEquals("mac", w.wireSecurity, "every datagram authenticated (the default)");
+        assertEquals(io.xaforward.transport.WireSecurity.MAC, w.wireSecurity, "every datagram authenticated (the default)");
         assertTrue(w.resume, "a restarted pod resumes from the newest checkpoint every rank has");
         for (Path p : List.of(w.checkpointDir, w.data)) {
             VolumeMount m = c.getVolumeMounts().stream().filter(vm -> p.toString().startsWith(vm.getMountPath() + "/"))
