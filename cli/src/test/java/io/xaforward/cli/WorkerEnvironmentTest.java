@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.xaforward.cluster.deploy.RankIdentity;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.protocol.NetworkForm;
 
@@ -174,7 +175,7 @@ class WorkerEnvironmentTest {
     @Test
     void withEtcdAndNoRankTheRendezvousAssignsItAndRankIsStillHonoured() throws Exception {
         String[] etcd = {"--job", "7", "--world", "4", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
-        assertEquals(WorkerCommand.ASSIGNED, worker(Map.of(), etcd).identity().rank(), "no --rank, no RANK: assigned");
+        assertEquals(RankIdentity.ASSIGNED, worker(Map.of(), etcd).identity().rank(), "no --rank, no RANK: assigned");
         assertEquals(3, worker(Map.of("RANK", "3"), etcd).identity().rank(), "torchrun's RANK");
         var e = assertThrows(IllegalArgumentException.class, () -> worker(Map.of("RANK", "4"), etcd).identity());
         assertTrue(e.getMessage().contains("RANK must be 0..3, was 4"), e.getMessage());
@@ -183,7 +184,7 @@ class WorkerEnvironmentTest {
     @Test
     void aKubernetesIndexedJobsPodIndexIsTheRankWhenNeitherRankNorRANKIsGiven() throws Exception {
         String[] etcd = {"--job", "7", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
-        WorkerCommand.Identity id = worker(Map.of("JOB_COMPLETION_INDEX", "2", "WORLD_SIZE", "4"), etcd).identity();
+        RankIdentity id = worker(Map.of("JOB_COMPLETION_INDEX", "2", "WORLD_SIZE", "4"), etcd).identity();
         assertEquals(2, id.rank(), "the pod index of an Indexed Job");
         assertEquals(4, id.world());
         assertEquals(1, worker(Map.of("JOB_COMPLETION_INDEX", "2", "RANK", "1", "WORLD_SIZE", "4"), etcd).identity().rank(),
@@ -283,7 +284,7 @@ class WorkerEnvironmentTest {
         java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
         w.log = new java.io.PrintStream(said, true);
         w.resolveFirstNodeEtcd();
-        assertEquals(java.net.URI.create("http://gpu07:2379"), w.peers.etcd);
+        assertEquals(java.net.URI.create("http://gpu07:2379"), w.join.peers.etcd);
         assertTrue(said.toString().contains("etcd on the allocation's first node, http://gpu07:2379"), said.toString());
 
         WorkerCommand outside = worker(Map.of(), "--interface", "eth1", "--etcd-first-node", "2379", "--form", "ipv4");
