@@ -2,7 +2,9 @@ package io.xaforward.cli;
 
 import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
+import io.xaforward.bench.allreduce.GlooPeer;
 import io.xaforward.cluster.Endpoint;
+import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine;
@@ -96,7 +98,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
+        double share = CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
         out = BenchCommand.outputDirectory(out, "allreduce");
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
@@ -116,7 +118,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
                 wireSecurity.stream().distinct().toList(),
                 (flows == null ? List.of(1) : flows).stream().distinct().toList());
-        if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
+        if (o.gloo()) GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         String command = "xaf " + (!args.isEmpty() && args.get(0).equals("bench") ? "" : "bench allreduce ") + String.join(" ", args);

@@ -3,10 +3,13 @@ package io.xaforward.cli;
 import io.xaforward.bench.BenchReport;
 import io.xaforward.bench.ForwardBench;
 import io.xaforward.bench.fuzz.FuzzBench;
+import io.xaforward.testbed.CpuBudget;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -28,7 +31,7 @@ public final class BenchCommand {
     static Path outputDirectory(Path given, String kind) {
         if (given != null) return given;
         return UserPaths.workingDirectory().resolve("xaf-bench").resolve(kind + "-"
-                + java.time.LocalDateTime.now().format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+                + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
     }
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
@@ -67,7 +70,7 @@ public final class BenchCommand {
         @Override
         public Integer call() throws Exception {
             System.setProperty("java.awt.headless", "true");
-            double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu);
+            double share = CpuBudget.parseShare(gatewayCpu);
             out = outputDirectory(out, "forward");
             if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
             List<ForwardBench.Mode> m = modes == null ? List.of(ForwardBench.Mode.values()) : modes;

@@ -1,12 +1,12 @@
 package io.xaforward.cli;
 
-import io.xaforward.cluster.Endpoint;
-import io.xaforward.testbed.mode.GatewayMode;
-
 import io.xaforward.bench.train.DilocoGlooPeer;
 import io.xaforward.bench.train.TrainBench;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.SyncMode;
 import io.xaforward.common.ConfigWord;
+import io.xaforward.testbed.CpuBudget;
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.training.DilocoConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -94,7 +94,7 @@ final class BenchTrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
+        double share = CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
         List<String> wanted = configNames != null ? configNames : DEFAULT_CONFIGS;
         for (String c : wanted) {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");

@@ -1,12 +1,13 @@
 package io.xaforward.cli;
 
+import io.xaforward.common.EtcdSecurity;
 import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
 import io.xaforward.gateway.HostXdpStatus;
-import io.xaforward.common.EtcdSecurity;
 import io.xaforward.gateway.registry.JobRoutes;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -36,7 +37,7 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--registry", paramLabel = "URL", description = "etcd endpoint to take the routes from (the file then gives the ports), e.g. https://10.0.0.5:2379 (TLS and credentials: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user)")
     URI registry;
 
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     EtcdOptions etcd = new EtcdOptions();
 
     @Option(names = "--registry-prefix", paramLabel = "PREFIX", description = "with --registry: the key prefix of this gateway's routes, e.g. /xaf/routes/gw1/")

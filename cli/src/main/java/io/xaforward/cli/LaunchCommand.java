@@ -1,7 +1,10 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.deploy.Launcher;
 import io.xaforward.cluster.deploy.SchedulerEnvironment;
+import io.xaforward.cluster.python.PythonSetup;
+import io.xaforward.cluster.python.RankPair;
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.WireSecurity;
@@ -159,29 +162,29 @@ final class LaunchCommand implements Callable<Integer> {
         Path script = UserPaths.requireFile(UserPaths.resolve(python.toString()), "--python script");
         provideSecret();
         int world = worldSize(agent);
-        Path sockets = java.nio.file.Files.createTempDirectory("xaf-launch-");
-        List<io.xaforward.cluster.python.RankPair> pairs = new ArrayList<>();
-        Thread hook = new Thread(() -> pairs.forEach(io.xaforward.cluster.python.RankPair::stop), "xaf-launch-stop");
+        Path sockets = Files.createTempDirectory("xaf-launch-");
+        List<RankPair> pairs = new ArrayList<>();
+        Thread hook = new Thread(() -> pairs.forEach(RankPair::stop), "xaf-launch-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             for (int i = 0; i < ranks.size(); i++) {
                 int rank = ranks.get(i);
                 Path socket = sockets.resolve("rank-" + rank + ".sock");
-                var pair = new io.xaforward.cluster.python.RankPair(rank, socket, sockets.resolve("agent-" + rank + ".log"));
+                var pair = new RankPair(rank, socket, sockets.resolve("agent-" + rank + ".log"));
                 List<String> options = new ArrayList<>(command(rank));
                 options.subList(0, options.indexOf("worker") + 1).clear(); // the worker's options alone
                 options.addAll(List.of("--socket", socket.toString(), "--local-rank", Integer.toString(i)));
                 pairs.add(pair);
                 pair.startAgent(agentCommand(options));
-                System.out.println(io.xaforward.cluster.WorkerLine.format("launched", "rank", rank, "agent_log", sockets.resolve("agent-" + rank + ".log")));
+                System.out.println(WorkerLine.format("launched", "rank", rank, "agent_log", sockets.resolve("agent-" + rank + ".log")));
             }
             var env = System.getenv();
             for (int i = 0; i < pairs.size(); i++) {
                 var pair = pairs.get(i);
-                List<String> cmd = new ArrayList<>(List.of(io.xaforward.cluster.python.PythonSetup.interpreter(env), script.toString()));
+                List<String> cmd = new ArrayList<>(List.of(PythonSetup.interpreter(env), script.toString()));
                 cmd.addAll(scriptArgs);
                 pair.startScript(cmd, UserPaths.workingDirectory(),
-                        io.xaforward.cluster.python.PythonSetup.scriptEnvironment(env, pair.rank(), world, i, pairs.size(),
+                        PythonSetup.scriptEnvironment(env, pair.rank(), world, i, pairs.size(),
                                 sockets.resolve("rank-" + pair.rank() + ".sock")),
                         Duration.ofSeconds(agent.<Long>value("--start-timeout")), line -> {
                             synchronized (System.out) {
@@ -189,11 +192,11 @@ final class LaunchCommand implements Callable<Integer> {
                             }
                         });
             }
-            Duration grace = Duration.ofSeconds(agent.<Long>value("--op-timeout")).plus(io.xaforward.cluster.python.RankPair.AGENT_GRACE).plusSeconds(30);
-            var exits = io.xaforward.cluster.python.RankPair.awaitAll(pairs, grace, System.out);
-            return exits.stream().allMatch(io.xaforward.cluster.python.RankPair.Exit::ok) ? 0 : 1;
+            Duration grace = Duration.ofSeconds(agent.<Long>value("--op-timeout")).plus(RankPair.AGENT_GRACE).plusSeconds(30);
+            var exits = RankPair.awaitAll(pairs, grace, System.out);
+            return exits.stream().allMatch(RankPair.Exit::ok) ? 0 : 1;
         } finally {
-            pairs.forEach(io.xaforward.cluster.python.RankPair::stop);
+            pairs.forEach(RankPair::stop);
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {

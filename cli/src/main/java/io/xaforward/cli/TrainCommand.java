@@ -1,22 +1,36 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
+import io.xaforward.cluster.python.PythonTrainingJob;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.training.DataParallelTrainer;
+import io.xaforward.training.ModelConfig;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code xaf train}: data-parallel GPT training across the emulated data centers of a topology. */
@@ -51,7 +65,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "DIR", names = "--data-root", description = "with --resume: a directory that the data path"
             + " recorded in the checkpoint may lie in, repeatable; --data on this command line is not limited"
             + " (default: the directory xaf runs from)")
-    java.util.List<Path> dataRoots = new java.util.ArrayList<>();
+    List<Path> dataRoots = new ArrayList<>();
 
     @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
@@ -101,35 +115,35 @@ final class TrainCommand implements Callable<Integer> {
             + " arguments after -- go to the script; the model and training options above are the script's (docs/PYTORCH.md)")
     Path python;
 
-    @picocli.CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
-    java.util.List<String> scriptArgs = new java.util.ArrayList<>();
+    @CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
+    List<String> scriptArgs = new ArrayList<>();
 
     @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "with --python: seconds an agent's"
             + " all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
     long opTimeoutSeconds = 60;
 
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec commandSpec;
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec commandSpec;
 
     /** How the settings name the command that ran (xaf demo fills a TrainCommand in by code). */
     String commandName = "xaf train";
 
     /** Options a resumed run never takes from the checkpoint's settings: they belong to this run alone. */
-    static final java.util.Set<String> NOT_INHERITED = java.util.Set.of("--resume", "--out", "--work-dir", "--keep-work-dir",
+    static final Set<String> NOT_INHERITED = Set.of("--resume", "--out", "--work-dir", "--keep-work-dir",
             "--data-root");
 
     /**
      * With --resume, every option not given on this command line takes the value recorded in the checkpoint's
      * settings (the run it continues), so 'xaf train --resume FILE' alone continues that run as it was started.
      */
-    void inheritSettings() throws java.io.IOException {
+    void inheritSettings() throws IOException {
         if (resume == null || commandSpec == null) return;
-        String recorded = io.xaforward.training.DataParallelTrainer.checkpointSettings(checkCheckpoint(resume));
+        String recorded = DataParallelTrainer.checkpointSettings(checkCheckpoint(resume));
         if (recorded.isEmpty()) return; // a checkpoint of an older version: the command line says everything
-        java.util.List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
+        List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
         if (args.isEmpty()) return;
         String source = "checkpoint " + resume + " (its recorded settings)";
-        java.util.Map<String, Object> inherited = InheritedSettings.parse(source, commandSpec, args);
+        Map<String, Object> inherited = InheritedSettings.parse(source, commandSpec, args);
         // A checkpoint may come from anyone (a shared directory, a download): its settings are checked as etcd's are
         // for xaf worker, whole, before any is set.
         InheritedSettings.check(source, "--", inherited, commandSpec, InheritedSettings.dataRoots(dataRoots));
@@ -139,7 +153,7 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** Where the inherited settings are reported. */
-    java.io.PrintStream log = System.out;
+    PrintStream log = System.out;
 
     /** The endpoint checkBeforeStart() chose: --endpoint, else the gateway mode's default. */
     private Endpoint chosenEndpoint;
@@ -161,9 +175,9 @@ final class TrainCommand implements Callable<Integer> {
     static Path checkCheckpoint(Path file) {
         UserPaths.requireFile(file, "checkpoint");
         try {
-            io.xaforward.training.DataParallelTrainer.checkpointPreset(file);
+            DataParallelTrainer.checkpointPreset(file);
             return file;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             String why = e.getMessage() == null || e.getMessage().endsWith("is not a checkpoint of this format") ? ""
                     : " (" + e.getMessage() + ")";
             throw new IllegalArgumentException("--resume " + file + " is not a training checkpoint of xaf train" + why
@@ -178,10 +192,10 @@ final class TrainCommand implements Callable<Integer> {
     void checkBeforeStart() throws Exception {
         if (topology == null) topology = shippedTopology("two-dc.yaml").toAbsolutePath().normalize(); // recorded in the settings
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
-        io.xaforward.testbed.Topology topo = io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
-        io.xaforward.training.ModelConfig model;
+        Topology topo = Topology.load(topology); // a typo is named with its file and field, before any namespace
+        ModelConfig model;
         try {
-            model = io.xaforward.training.ModelConfig.preset(loop.preset);
+            model = ModelConfig.preset(loop.preset);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("--preset " + loop.preset + ": " + e.getMessage());
         }
@@ -190,7 +204,7 @@ final class TrainCommand implements Callable<Integer> {
         chosenEndpoint = Endpoint.resolve(endpoint, gatewayMode);
         Endpoint.checkFlows(chosenEndpoint, flows);
         if (resume != null) {
-            String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
+            String trained = DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
             if (!trained.equals(model.name())) {
                 throw new IllegalArgumentException("--resume " + resume + " was trained with preset " + trained + ", not " + loop.preset
                         + " (give --preset " + trained + ")");
@@ -200,7 +214,7 @@ final class TrainCommand implements Callable<Integer> {
         TrainData.checkTokenizer(loop.tokenizer, loop.preset);
         if (out != null) checkWritableDirectory("--out", out);
         if (workDir != null) checkWritableDirectory("--work-dir", workDir);
-        if (!io.xaforward.testbed.Netns.isRoot()) {
+        if (!Netns.isRoot()) {
             throw new IllegalArgumentException(commandName + " needs root (network namespaces, XDP): run it as root or with sudo");
         }
     }
@@ -219,13 +233,13 @@ final class TrainCommand implements Callable<Integer> {
         try {
             Files.createDirectories(dir);
             Files.delete(Files.createTempFile(dir, ".xaf-probe-", ""));
-        } catch (java.io.IOException | UnsupportedOperationException e) {
+        } catch (IOException | UnsupportedOperationException e) {
             throw new IllegalArgumentException(option + " " + dir + " cannot be written: " + UserPaths.describe(e));
         } finally {
             if (!existed) {
                 try {
                     DataCommand.deleteTree(created);
-                } catch (java.io.IOException ignored) {
+                } catch (IOException ignored) {
                     // best effort: it is empty, and the error above says why
                 }
             }
@@ -282,12 +296,12 @@ final class TrainCommand implements Callable<Integer> {
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         String prefix = "p" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        var cluster = new io.xaforward.cluster.ClusterRun.Spec(topology, prefix, gatewayMode, 1, new SecureRandom().nextInt(), dir,
+        var cluster = new ClusterRun.Spec(topology, prefix, gatewayMode, 1, new SecureRandom().nextInt(), dir,
                 chosenEndpoint, flows);
-        var spec = new io.xaforward.cluster.python.PythonTrainingJob.Spec(cluster, wireSecurity, script,
+        var spec = new PythonTrainingJob.Spec(cluster, wireSecurity, script,
                 scriptArgs, UserPaths.workingDirectory(), LaunchCommand::agentCommand,
-                java.time.Duration.ofSeconds(opTimeoutSeconds), java.time.Duration.ofSeconds(120), false);
-        var result = new io.xaforward.cluster.python.PythonTrainingJob(spec, System.out, System.getenv()).run();
+                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(120), false);
+        var result = new PythonTrainingJob(spec, System.out, System.getenv()).run();
         boolean remove = result.ok() && createdWorkDir && !keepWorkDir;
         System.out.printf("xaf: %s in %.1f s%s%n", result.ok() ? "every rank finished" : "the job failed",
                 result.wallSeconds(), remove ? "" : "; agent logs, cluster file and sockets in " + dir);
