@@ -4,6 +4,7 @@ import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
 import io.xaforward.bench.allreduce.GlooPeer;
 import io.xaforward.cluster.Endpoint;
+import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.WireSecurity;
@@ -51,8 +52,9 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                     + "than crc32c adds rows labelled MODE+SECURITY (default: ${DEFAULT-VALUE})")
     List<WireSecurity> wireSecurity;
 
-    @Option(paramLabel = "LIST", names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "all-reduce algorithms, comma separated: hierarchical, ring, ps (default: ${DEFAULT-VALUE})")
-    String algorithms;
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--algorithms", defaultValue = "hierarchical,ring,ps", split = ",",
+            converter = Words.AlgorithmWord.class, description = "all-reduce algorithms, comma separated: hierarchical, ring, ps (default: ${DEFAULT-VALUE})")
+    List<Algorithm> algorithms;
 
     @Option(paramLabel = "ENDPOINT", names = "--endpoint", converter = Words.EndpointWord.class,
             description = "workers' endpoint: afxdp or udp (default: udp)")
@@ -113,7 +115,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
-                AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
+                algorithms, sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
                 3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
                 wireSecurity.stream().distinct().toList(),
