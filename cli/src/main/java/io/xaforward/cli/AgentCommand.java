@@ -96,6 +96,7 @@ final class AgentCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (bucketMb < 1) throw new IllegalArgumentException("--bucket-mb must be at least 1, was " + bucketMb);
+        join.resolveFirstNodeEtcd(environment, System.err, "xaf agent"); // as xaf worker: the option is theirs alike
         join.secret(); // no secret, no job: said before anything else
         RankAgent.Settings settings = new RankAgent.Settings(socket, shmBytes, localRankSetting(), wireDtype);
         RankIdentity id = join.identity(environment);

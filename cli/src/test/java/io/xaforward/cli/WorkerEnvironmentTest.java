@@ -290,6 +290,14 @@ class WorkerEnvironmentTest {
         WorkerCommand outside = worker(Map.of(), "--interface", "eth1", "--etcd-first-node", "2379", "--form", "ipv4");
         var e = assertThrows(IllegalArgumentException.class, outside::resolveFirstNodeEtcd);
         assertTrue(e.getMessage().contains("SLURM_JOB_NODELIST is not set"), e.getMessage());
+
+        // xaf agent shares the option (JoinOptions) and resolves it the same way, before it joins
+        AgentCommand agent = new AgentCommand();
+        agent.environment = Map.of();
+        new CommandLine(agent).parseArgs("--job", "7", "--world", "2", "--interface", "eth1", "--etcd-first-node", "2379",
+                "--form", "ipv4", "--token", "1", "--wire-security", "crc32c", "--datacenter", "a", "--gateway", "10.0.0.1");
+        e = assertThrows(IllegalArgumentException.class, agent::call);
+        assertTrue(e.getMessage().contains("SLURM_JOB_NODELIST is not set"), e.getMessage());
     }
 
     @Test
