@@ -120,7 +120,7 @@ final class TrainCommand implements Callable<Integer> {
 
     @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "with --python: seconds an agent's"
             + " all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
-    long opTimeoutSeconds = 60;
+    long opTimeoutSeconds = 120;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec commandSpec;
