@@ -64,8 +64,15 @@ final class LaunchCommand implements Callable<Integer> {
      */
     private DetachedOptions workerOptions() {
         Object command = python != null ? new AgentCommand() : new WorkerCommand();
-        return new DetachedOptions(new CommandLine(command).getCommandSpec(), o -> LAUNCH_READS.contains(o.longestName()))
-                .ignoringOthers().parse(workerArgs);
+        DetachedOptions options = new DetachedOptions(new CommandLine(command).getCommandSpec(),
+                o -> LAUNCH_READS.contains(o.longestName())).ignoringOthers();
+        try {
+            return options.parse(workerArgs);
+        } catch (CommandLine.ParameterException e) {
+            // A word that names nothing is its enum's one line, as when the worker reads it.
+            Words.BadWord bad = Words.badWord(e);
+            throw new IllegalArgumentException(bad != null ? bad.getMessage() : e.getMessage(), e);
+        }
     }
 
     /** The worker options launch reads: to refuse --rank, to write a secret, for timeouts and the world size. */

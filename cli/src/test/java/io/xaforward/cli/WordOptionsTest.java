@@ -71,6 +71,8 @@ class WordOptionsTest {
                 xaf("train", "--overlap", "sometimes"));
         assertTrue(xaf("gateway", "--attach", "glued").getValue().startsWith("xaf: unknown attach mode 'glued'"));
         assertTrue(xaf("bench", "train", "--modes", "xdp,warp").getValue().startsWith("xaf: unknown gateway mode 'warp'"));
+        assertEquals(Map.entry(1, security + System.lineSeparator()), xaf("launch", "--local-ranks", "0", "--", "--job", "7",
+                "--wire-security", "sealed", "--checkpoint-dir", "ckpt"), "xaf launch reads the workers' word as they will");
 
         // Other parse errors stay picocli's own: its message and the usage help, exit status 2.
         var steps = xaf("train", "--steps", "many");
