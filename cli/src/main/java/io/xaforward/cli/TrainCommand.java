@@ -247,7 +247,7 @@ final class TrainCommand implements Callable<Integer> {
     TrainJobSpec spec() throws Exception {
         checkBeforeStart();
         if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-        Algorithm algorithm = Algorithm.fromName(loop.algorithm);
+        Algorithm algorithm = loop.collective().algorithm();
         WireSecurity security = WireSecurity.fromName(wireSecurity);
         boolean overlapOn = parseOnOff("--overlap", overlap);
         WireDtype wire = WireDtype.fromName(wireDtype);
@@ -264,15 +264,13 @@ final class TrainCommand implements Callable<Integer> {
             throw e;
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
+        // The trainer and collective parts as xaf worker fills them, plus what only xaf train offers.
+        TrainerConfig trainer = loop.trainer().evalEvery(evalEvery).evalWindows(evalWindows).overlap(overlapOn).build();
         return TrainJobSpec.builder()
                 .topology(topology).prefix(prefix).gatewayMode(mode).endpoint(chosenEndpoint).workDir(dir)
-                .preset(loop.preset).data(dataPath).steps(loop.steps).globalBatch(loop.batch).seed(loop.seed)
-                .learningRate(loop.lr).warmupSteps(loop.warmup).evalEvery(evalEvery).evalWindows(evalWindows)
-                .checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
-                .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
-                .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
-                .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
-                .sync(loop.syncMode()).diloco(loop.diloco()).outerDtype(loop.outerFormat())
+                .trainer(trainer).collective(loop.collective().withWireDtype(wire).withPacing(pacingMbps * 1_000_000 / 8))
+                .data(dataPath).checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
+                .jobId(1).jobToken(new SecureRandom().nextInt()).flows(flows).wireSecurity(security)
                 .build();
     }
 

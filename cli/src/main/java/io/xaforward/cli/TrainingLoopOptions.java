@@ -1,8 +1,11 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.SyncMode;
+import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.OuterDtype;
 import io.xaforward.training.DilocoConfig;
+import io.xaforward.training.TrainerConfig;
 import picocli.CommandLine.Option;
 
 /**
@@ -101,5 +104,19 @@ final class TrainingLoopOptions {
     /** Every synchronisation setting parsed and checked together, before anything starts. */
     void checkSync() {
         io.xaforward.cluster.TrainJobSpec.checkSync(syncMode(), diloco(), outerFormat(), preset);
+    }
+
+    /**
+     * The trainer part of the job these options describe, the same for every command that shares them; the command
+     * adds what is its own (evaluation, overlap, checkpoints) before building it.
+     */
+    TrainerConfig.Builder trainer() {
+        return TrainerConfig.builder(preset).steps(steps).globalBatch(batch).seed(seed).learningRate(lr)
+                .warmupSteps(warmup).threads(threads).diloco(diloco());
+    }
+
+    /** The collective part of the job these options describe: fp32 on the wire and unpaced unless the command says. */
+    CollectiveSettings collective() {
+        return CollectiveSettings.of(Algorithm.fromName(algorithm), bucketMb << 20).withOuterDtype(outerFormat());
     }
 }

@@ -5,9 +5,9 @@ import io.xaforward.cluster.deploy.SchedulerEnvironment;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
-import io.xaforward.collective.Algorithm;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.training.Tokenizer;
+import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine.ArgGroup;
@@ -249,14 +249,11 @@ final class WorkerCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec commandSpec;
 
-    /** Options of the job's own settings that a cluster file's training section may give, besides the shared ones. */
-    static final java.util.Set<String> JOB_SETTINGS = java.util.Set.of("--data", "--checkpoint-every", "--wire-security",
-            "--op-timeout", "--start-timeout");
-
     /**
      * With a cluster file that has a training section, every job setting not given on this command line takes the
-     * file's value: the shared training options ({@link TrainingLoopOptions}) and {@link #JOB_SETTINGS}. A name that
-     * is none of them is an error naming the file.
+     * file's value: the settings a training section may give ({@link io.xaforward.cluster.TrainJobCodec#SECTION_KEYS}:
+     * the shared training options of {@link TrainingLoopOptions} and the job's own). A name that is none of them is an
+     * error naming the file.
      */
     void applyClusterTraining() {
         if (peers == null || peers.cluster == null || commandSpec == null || !Files.exists(peers.cluster)) return;
@@ -272,17 +269,9 @@ final class WorkerCommand implements Callable<Integer> {
 
     private void applyTraining(java.util.Map<String, String> training, String source) {
         if (training.isEmpty()) return;
-        java.util.Set<String> allowed = new java.util.TreeSet<>(JOB_SETTINGS);
-        for (var o : commandSpec.mixins().get("loop").options()) allowed.add(o.longestName());
+        // The names were checked by the codec that read the section (TrainJobCodec.SECTION_KEYS).
         java.util.Map<String, String> recorded = new java.util.TreeMap<>();
-        for (var e : training.entrySet()) {
-            String name = "--" + e.getKey();
-            if (!allowed.contains(name)) {
-                throw new IllegalArgumentException(source + ": training." + e.getKey() + " is not a job setting (allowed: "
-                        + String.join(", ", allowed.stream().map(n -> n.substring(2)).toList()) + ")");
-            }
-            recorded.put(name, e.getValue());
-        }
+        for (var e : training.entrySet()) recorded.put("--" + e.getKey(), e.getValue());
         java.util.List<String> args = RunSettings.inherited(commandSpec, recorded, java.util.Set.of());
         if (args.isEmpty()) return;
         picocli.CommandLine fresh = new picocli.CommandLine(new WorkerCommand());
@@ -310,12 +299,14 @@ final class WorkerCommand implements Callable<Integer> {
     WorkerOptions options(Identity id) throws IOException {
         if (data == null) throw new IllegalArgumentException("give the training data: --data PATH, or data: in the cluster file's training section");
         WireSecurity mode = WireSecurity.fromName(wireSecurity);
-        return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(), loop.preset, loop.steps,
-                loop.batch, loop.seed, loop.lr, loop.warmup, data,
-                Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
-                loop.bucketMb << 20, Algorithm.fromName(loop.algorithm), checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds), mode, secret(mode), flows, loop.syncMode(), loop.diloco(),
-                loop.outerFormat());
+        if (checkpointEvery < 0) throw new IllegalArgumentException("--checkpoint-every must not be negative");
+        if (loop.steps < 1) throw new IllegalArgumentException("--steps must be at least 1");
+        // The trainer and collective parts as xaf train fills them; this rank's checkpoints go to its own directory.
+        TrainerConfig trainer = loop.trainer().checkpointEvery(checkpointEvery).checkpointDir(checkpointDir).build();
+        return new WorkerOptions(id.job(), id.world(), token.resolve(), id.rank(), id.iface(), id.form(), trainer,
+                loop.collective(), mode, secret(mode), flows, data,
+                Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)),
+                loop.checksumEvery, resume, Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds));
     }
 
     WorldSource worldSource() {

@@ -57,14 +57,14 @@ class DistributedTrainingTest {
         cmd.workDir = dir;
         cmd.endpoint = endpoint;
         TrainJobSpec spec = cmd.spec();
-        assertEquals(endpoint, spec.endpoint().configName());
+        assertEquals(endpoint, spec.cluster().endpoint().configName());
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         TrainResult distributed = new TrainingJob(spec, new PrintStream(console, true)).run();
         assertEquals(STEPS, distributed.steps().size(), console.toString());
         assertTrue(console.toString().contains("xdp mode, " + endpoint + " endpoints"), console.toString());
         assertTrue(distributed.gatewayCounters().get("xaf_packets_total{forwarded}") > 0, "gradients crossed the gateway");
         assertEquals(0L, distributed.gatewayCounters().get("xaf_packets_total{drop_malformed}"));
-        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.prefix() + "-")), "namespaces left behind");
+        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.cluster().prefix() + "-")), "namespaces left behind");
 
         DjlRuntime.load(dir.resolve("djl"), 1);
         TokenDataset.Split split = TextDataset.open(spec.data()).split(0.05);

@@ -75,7 +75,8 @@ public final class ClusterWorker {
     }
 
     public void run(WorldSource source) throws Exception {
-        TrainingData.Opened data = openData(o.data(), o.tokenizer(), o.preset());
+        TrainerConfig config = o.trainer();
+        TrainingData.Opened data = openData(o.data(), o.tokenizer(), config.preset());
         World world = source.join(o);
         Files.createDirectories(o.checkpointDir());
         if (settingsJson != null) {
@@ -83,14 +84,8 @@ public final class ClusterWorker {
         }
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
-        DjlRuntime.load(DjlRuntime.CACHE_DIR, o.threads());
-        TrainerConfig config = TrainerConfig.builder(o.preset())
-                .steps(o.steps()).globalBatch(o.globalBatch()).seed(o.seed())
-                .learningRate(o.learningRate()).warmupSteps(o.warmupSteps()).evalEvery(0).threads(o.threads())
-                .checkpointEvery(o.checkpointEvery()).checkpointDir(o.checkpointDir()).diloco(o.diloco())
-                .build();
-        CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
-                .withAlgorithm(o.algorithm());
+        DjlRuntime.load(DjlRuntime.CACHE_DIR, config.threads());
+        CollectiveConfig collectiveConfig = o.collective().config(o.opTimeout());
 
         DatagramPort port = net.openPort(o.flows());
         RunNonce run;
@@ -106,8 +101,8 @@ public final class ClusterWorker {
         TransportConfig transportConfig = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
                 .wireSecurity(o.wireSecurity(), o.secret(), run).build();
         try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port,
-                collectiveConfig.withOperationTimeout(o.opTimeout()), out);
-             SyncGroups sync = new SyncGroups(o.sync(), o.outerDtype(), runtime.collectives());
+                collectiveConfig, out);
+             SyncGroups sync = new SyncGroups(o.sync(), o.collective().outerDtype(), runtime.collectives());
              DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
                      world.worldSize(), sync.inner(), null, sync.outer())) {
             if (settingsJson != null) trainer.recordSettings(settingsJson);
@@ -115,7 +110,7 @@ public final class ClusterWorker {
             // The first collective waits for every rank to be up (restarted ranks come up at different times).
             try (Collectives start = runtime.collectives(o.startTimeout())) {
                 from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank()) : Set.of(),
-                        o.checkpointEvery(), o.steps());
+                        config.checkpointEvery(), config.steps());
             } catch (Exception e) {
                 throw explainAuthFailures(e, runtime.transport());
             }
@@ -156,9 +151,9 @@ public final class ClusterWorker {
         @Override
         public void onStep(StepStats s) {
             if (trainer.diloco()) {
-                runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::syncedChecksum, sync::outerWanBytes);
+                runtime.reportStep(s, o.checksumEvery(), o.trainer().steps(), trainer::syncedChecksum, sync::outerWanBytes);
             } else {
-                runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::weightChecksum);
+                runtime.reportStep(s, o.checksumEvery(), o.trainer().steps(), trainer::weightChecksum);
             }
         }
 
