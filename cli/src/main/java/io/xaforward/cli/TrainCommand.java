@@ -254,6 +254,9 @@ final class TrainCommand implements Callable<Integer> {
         if (wire != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
             throw new IllegalArgumentException("--wire-dtype " + wire.configName() + " needs --algorithm hierarchical or ring");
         }
+        // The trainer and collective parts as xaf worker fills them, plus what only xaf train offers; built (and so
+        // checked) before the work directory is made.
+        TrainerConfig trainer = loop.trainer().evalEvery(evalEvery).evalWindows(evalWindows).overlap(overlapOn).build();
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath;
@@ -264,8 +267,6 @@ final class TrainCommand implements Callable<Integer> {
             throw e;
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        // The trainer and collective parts as xaf worker fills them, plus what only xaf train offers.
-        TrainerConfig trainer = loop.trainer().evalEvery(evalEvery).evalWindows(evalWindows).overlap(overlapOn).build();
         return TrainJobSpec.builder()
                 .topology(topology).prefix(prefix).gatewayMode(mode).endpoint(chosenEndpoint).workDir(dir)
                 .trainer(trainer).collective(loop.collective().withWireDtype(wire).withPacing(pacingMbps * 1_000_000 / 8))

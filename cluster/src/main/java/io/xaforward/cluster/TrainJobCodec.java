@@ -4,6 +4,7 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.OuterDtype;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.training.DilocoConfig;
+import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
@@ -88,36 +89,37 @@ public final class TrainJobCodec {
     /** What {@link #write} wrote; keys added since the first version have their old defaults when absent. */
     public static TrainJobSpec read(Path file) throws IOException {
         Properties p = JobProperties.read(file);
-        TrainJobSpec.Builder b = TrainJobSpec.builder()
-                .cluster(ClusterRun.Spec.readFrom(p))
-                .algorithm(Algorithm.fromName(p.getProperty("algorithm")))
-                .preset(p.getProperty("preset"))
+        ClusterRun.Spec cluster = ClusterRun.Spec.readFrom(p);
+        SyncMode sync = SyncMode.fromName(p.getProperty("sync", SyncMode.DDP.configName()));
+        DilocoConfig diloco = sync != SyncMode.DILOCO ? null : new DilocoConfig(Integer.parseInt(p.getProperty("syncEvery")),
+                Integer.parseInt(p.getProperty("fragments")), Integer.parseInt(p.getProperty("fragmentSyncDelay")),
+                Double.parseDouble(p.getProperty("outerLr")), Double.parseDouble(p.getProperty("outerMomentum")));
+        long checkpointEvery = Long.parseLong(p.getProperty("checkpointEvery", "0"));
+        TrainerConfig.Builder trainer = TrainerConfig.builder(p.getProperty("preset"))
                 .steps(Long.parseLong(p.getProperty("steps")))
                 .globalBatch(Integer.parseInt(p.getProperty("globalBatch")))
                 .seed(Long.parseLong(p.getProperty("seed")))
                 .learningRate(Double.parseDouble(p.getProperty("learningRate")))
                 .warmupSteps(Long.parseLong(p.getProperty("warmupSteps")))
                 .evalEvery(Long.parseLong(p.getProperty("evalEvery")))
-                .checksumEvery(Long.parseLong(p.getProperty("checksumEvery")))
-                .data(Path.of(p.getProperty("data")))
-                .threadsPerWorker(Integer.parseInt(p.getProperty("threadsPerWorker")))
-                .bucketBytes(Long.parseLong(p.getProperty("bucketBytes")))
-                .pacingBytesPerSecond(Long.parseLong(p.getProperty("pacingBytesPerSecond")))
-                .rateLimit(p.getProperty("rateLimit"))
-                .checkpointEvery(Long.parseLong(p.getProperty("checkpointEvery", "0")))
-                .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
+                .threads(Integer.parseInt(p.getProperty("threadsPerWorker")))
                 .overlap(Boolean.parseBoolean(p.getProperty("overlap", "true")))
-                .wireDtype(WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())))
-                .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", TrainJobSpec.DEFAULT_WIRE_SECURITY)));
-        if (p.getProperty("evalWindows") != null) b.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
-        SyncMode sync = SyncMode.fromName(p.getProperty("sync", SyncMode.DDP.configName()));
-        b.sync(sync).outerDtype(OuterDtype.fromName(p.getProperty("outerDtype", OuterDtype.DEFAULT.configName())));
-        if (sync == SyncMode.DILOCO) {
-            b.diloco(new DilocoConfig(Integer.parseInt(p.getProperty("syncEvery")),
-                    Integer.parseInt(p.getProperty("fragments")), Integer.parseInt(p.getProperty("fragmentSyncDelay")),
-                    Double.parseDouble(p.getProperty("outerLr")), Double.parseDouble(p.getProperty("outerMomentum"))));
-        }
-        return b.build();
+                .checkpointEvery(checkpointEvery)
+                .checkpointDir(checkpointEvery > 0 ? cluster.workDir().resolve("checkpoints") : null)
+                .diloco(diloco);
+        if (p.getProperty("evalWindows") != null) trainer.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
+        CollectiveSettings collective = new CollectiveSettings(Algorithm.fromName(p.getProperty("algorithm")),
+                Long.parseLong(p.getProperty("bucketBytes")),
+                WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())),
+                Long.parseLong(p.getProperty("pacingBytesPerSecond")),
+                OuterDtype.fromName(p.getProperty("outerDtype", OuterDtype.DEFAULT.configName())));
+        return TrainJobSpec.builder().cluster(cluster).trainer(trainer.build()).collective(collective)
+                .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", TrainJobSpec.DEFAULT_WIRE_SECURITY)))
+                .data(Path.of(p.getProperty("data")))
+                .checksumEvery(Long.parseLong(p.getProperty("checksumEvery")))
+                .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
+                .rateLimit(p.getProperty("rateLimit"))
+                .build();
     }
 
     /**
