@@ -58,7 +58,9 @@ public record WorkerOptions(int jobId, int worldSize, int token, int rank, Strin
         }
         if (trainer.steps() < 1) throw new IllegalArgumentException("--steps must be at least 1");
         Endpoint.checkFlows(Endpoint.UDP, flows);
-        TrainJobSpec.checkSync(sync(), trainer.diloco(), collective.outerDtype(), trainer.preset());
+        // The parameters, not the accessors: the fields are not assigned until this constructor ends.
+        TrainJobSpec.checkSync(trainer.diloco() == null ? SyncMode.DDP : SyncMode.DILOCO, trainer.diloco(),
+                collective.outerDtype(), trainer.preset());
     }
 
     /** Where this rank writes its checkpoints and its final weights. */
