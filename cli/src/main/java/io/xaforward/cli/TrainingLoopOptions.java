@@ -46,6 +46,11 @@ final class TrainingLoopOptions {
     @Option(paramLabel = "N", names = "--warmup", defaultValue = "20", description = "warm-up steps (default: ${DEFAULT-VALUE})")
     long warmup = 20;
 
+    @Option(paramLabel = "NORM", names = "--grad-clip", defaultValue = "1.0", description = "global gradient-norm"
+            + " clipping: an averaged gradient whose L2 norm is above NORM is scaled down to NORM before AdamW; 0 = off"
+            + " (default: ${DEFAULT-VALUE})")
+    double gradClip = 1.0;
+
     @Option(paramLabel = "MB", names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
     long bucketMb = 4;
 
@@ -111,8 +116,11 @@ final class TrainingLoopOptions {
      * adds what is its own (evaluation, overlap, checkpoints) before building it.
      */
     TrainerConfig.Builder trainer() {
+        if (!Double.isFinite(gradClip) || gradClip < 0) {
+            throw new IllegalArgumentException("--grad-clip must be a norm above 0, or 0 for no clipping, was " + gradClip);
+        }
         return TrainerConfig.builder(preset).steps(steps).globalBatch(batch).seed(seed).learningRate(lr)
-                .warmupSteps(warmup).threads(threads).diloco(diloco());
+                .warmupSteps(warmup).threads(threads).gradClipNorm(gradClip).diloco(diloco());
     }
 
     /** The collective part of the job these options describe: fp32 on the wire and unpaced unless the command says. */

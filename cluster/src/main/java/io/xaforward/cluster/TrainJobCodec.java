@@ -40,7 +40,7 @@ public final class TrainJobCodec {
      */
     public static final Set<String> SECTION_KEYS = Set.copyOf(new TreeSet<>(Set.of(
             // the trainer part
-            "preset", "tokenizer", "steps", "batch", "seed", "lr", "warmup", "threads", "checksum-every",
+            "preset", "tokenizer", "steps", "batch", "seed", "lr", "warmup", "grad-clip", "threads", "checksum-every",
             "sync", "sync-every", "fragments", "fragment-sync-delay", "outer-lr", "outer-momentum",
             // the collective part
             "algorithm", "bucket-mb", "outer-dtype",
@@ -60,6 +60,7 @@ public final class TrainJobCodec {
         p.setProperty("seed", Long.toString(t.seed()));
         p.setProperty("learningRate", Double.toString(t.learningRate()));
         p.setProperty("warmupSteps", Long.toString(t.warmupSteps()));
+        p.setProperty("gradClipNorm", Double.toString(t.gradClipNorm()));
         p.setProperty("evalEvery", Long.toString(t.evalEvery()));
         p.setProperty("checksumEvery", Long.toString(spec.checksumEvery()));
         p.setProperty("data", spec.data().toAbsolutePath().toString());
@@ -108,6 +109,7 @@ public final class TrainJobCodec {
                 .checkpointDir(checkpointEvery > 0 ? cluster.workDir().resolve("checkpoints") : null)
                 .diloco(diloco);
         if (p.getProperty("evalWindows") != null) trainer.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
+        if (p.getProperty("gradClipNorm") != null) trainer.gradClipNorm(Double.parseDouble(p.getProperty("gradClipNorm")));
         CollectiveSettings collective = new CollectiveSettings(Algorithm.fromName(p.getProperty("algorithm")),
                 Long.parseLong(p.getProperty("bucketBytes")),
                 WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())),

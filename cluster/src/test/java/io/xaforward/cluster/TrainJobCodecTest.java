@@ -63,6 +63,7 @@ class TrainJobCodecTest {
         assertEquals(1, spec.trainer().threads());
         assertTrue(spec.trainer().overlap(), "overlap was on before it was an option");
         assertEquals(0, spec.trainer().checkpointEvery());
+        assertEquals(1.0, spec.trainer().gradClipNorm(), "clipped at norm 1 before it was an option");
         assertNull(spec.resume());
         assertEquals(SyncMode.DDP, spec.sync());
         assertEquals(new CollectiveSettings(Algorithm.HIERARCHICAL, 1 << 20, WireDtype.FP32, 0, OuterDtype.FP32),
@@ -83,9 +84,16 @@ class TrainJobCodecTest {
         assertEquals(new TreeSet<>(Set.of("topology", "prefix", "gatewayMode", "jobId", "jobToken", "endpoint", "workDir",
                 "algorithm", "preset", "steps", "globalBatch", "seed", "learningRate", "warmupSteps", "evalEvery",
                 "checksumEvery", "data", "threadsPerWorker", "bucketBytes", "pacingBytesPerSecond", "rateLimit",
-                "checkpointEvery", "overlap", "wireDtype", "wireSecurity", "evalWindows", "sync", "outerDtype")), keys);
+                "checkpointEvery", "overlap", "wireDtype", "wireSecurity", "evalWindows", "sync", "outerDtype",
+                "gradClipNorm")), keys);
         assertEquals("0.002", p.getProperty("learningRate"));
         assertEquals(spec, TrainJobCodec.read(file));
+
+        TrainJobSpec clipped = spec.toBuilder().trainer(spec.trainer().toBuilder().gradClipNorm(0.25).build()).build();
+        assertEquals(0.25, clipped.trainer().gradClipNorm(), "the builder keeps what the job file carries beside its setters");
+        TrainJobCodec.write(clipped, file);
+        assertEquals("0.25", JobProperties.read(file).getProperty("gradClipNorm"));
+        assertEquals(clipped, TrainJobCodec.read(file));
     }
 
     @Test
