@@ -51,24 +51,30 @@ public final class WorkerMain {
         CollectiveConfig collectiveConfig = spec.collective().config(Duration.ofSeconds(120));
 
         try (RankRuntime runtime = RankRuntime.start(net, tc.build(), net.openPort(spec.cluster().jobToken()), collectiveConfig, System.out);
-             SyncGroups sync = new SyncGroups(spec.sync(), spec.collective().outerDtype(), runtime.collectives());
-             DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank,
-                     net.worldSize(), sync.inner(), new BroadcastSums(runtime.collectives()), sync.outer())) {
+             SyncGroups sync = new SyncGroups(spec.sync(), spec.collective().outerDtype(), runtime.collectives())) {
             Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run
-            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
-            if (spec.resume() != null) trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, runtime.collectives().group()));
-            runtime.report("start", "rank", rank, "params", trainer.parameterCount(),
-                    "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName());
-            trainer.train(stats -> {
-                if (trainer.diloco()) {
-                    runtime.reportStep(stats, spec.checksumEvery(), spec.trainer().steps(), trainer::syncedChecksum, sync::outerWanBytes);
-                } else {
-                    runtime.reportStep(stats, spec.checksumEvery(), spec.trainer().steps(), trainer::weightChecksum);
-                }
-                JobCheckpoints.afterStep(spec, runtime.collectives().group(), trainer);
-            });
-            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
-            runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));
+            TrainingRank.run(runtime, sync, config, data, new BroadcastSums(runtime.collectives()),
+                    Files.exists(settings) ? Files.readString(settings) : null, spec.checksumEvery(),
+                    new TrainingRank.Checkpoints() {
+                        @Override
+                        public Object[] start(DataParallelTrainer trainer) throws Exception {
+                            if (spec.resume() != null) {
+                                trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, runtime.collectives().group()));
+                            }
+                            return new Object[]{"form", self.form().configName(), "dc", self.datacenter(),
+                                    "endpoint", net.endpoint().configName()};
+                        }
+
+                        @Override
+                        public void afterStep(DataParallelTrainer trainer) {
+                            JobCheckpoints.afterStep(spec, runtime.collectives().group(), trainer);
+                        }
+
+                        @Override
+                        public void last(DataParallelTrainer trainer) throws Exception {
+                            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
+                        }
+                    });
         }
     }
 }
