@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
@@ -34,14 +35,6 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
     String gatewayMode;
 
-    @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
-    long evalEvery;
-
-    @Option(paramLabel = "N", hideParamSyntax = true, names = "--eval-windows", defaultValue = "" + TrainerConfig.DEFAULT_EVAL_WINDOWS, description = "validation windows (of one context length) per evaluation; a "
-            + "validation split with at most this many is evaluated whole (default: ${DEFAULT-VALUE}, a standard "
-            + "error of ~0.014 nats on Europarl)")
-    int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
-
     @Option(paramLabel = "PATH", names = "--data", description = "DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)"
             + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
     Path data;
@@ -63,9 +56,6 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from; every option not given here takes the value the checkpoint recorded (its config.json), and training runs on to --steps in total")
     Path resume;
 
-    @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
-    long pacingMbps;
-
     @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
     String endpoint;
 
@@ -79,16 +69,6 @@ final class TrainCommand implements Callable<Integer> {
                     + " tag and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
                     + " encrypted: for links that leave the building) (default: ${DEFAULT-VALUE})")
     String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
-
-    @Option(paramLabel = "on|off", names = "--overlap", defaultValue = "on", description = "on: backward runs block by block and each "
-            + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
-            + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
-    String overlap = "on";
-
-    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32, "
-            + "bf16 (half the bytes; rounded before sending, summed in fp32), or int8/int4 (blocks of 128 with one "
-            + "scale, ~0.26/0.13 of fp32's bytes; coarse, made for DiLoCo's outer sync) (default: ${DEFAULT-VALUE})")
-    String wireDtype = "fp32";
 
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
@@ -246,17 +226,11 @@ final class TrainCommand implements Callable<Integer> {
 
     TrainJobSpec spec() throws Exception {
         checkBeforeStart();
-        if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-        Algorithm algorithm = loop.collective().algorithm();
         WireSecurity security = WireSecurity.fromName(wireSecurity);
-        boolean overlapOn = parseOnOff("--overlap", overlap);
-        WireDtype wire = WireDtype.fromName(wireDtype);
-        if (wire != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("--wire-dtype " + wire.configName() + " needs --algorithm hierarchical or ring");
-        }
-        // The trainer and collective parts as xaf worker fills them, plus what only xaf train offers; built (and so
-        // checked) before the work directory is made.
-        TrainerConfig trainer = loop.trainer().evalEvery(evalEvery).evalWindows(evalWindows).overlap(overlapOn).build();
+        // The trainer and collective parts as xaf worker fills them; built (and so checked) before the work directory
+        // is made.
+        TrainerConfig trainer = loop.trainer().build();
+        CollectiveSettings collective = loop.collective();
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath;
@@ -269,7 +243,7 @@ final class TrainCommand implements Callable<Integer> {
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return TrainJobSpec.builder()
                 .topology(topology).prefix(prefix).gatewayMode(mode).endpoint(chosenEndpoint).workDir(dir)
-                .trainer(trainer).collective(loop.collective().withWireDtype(wire).withPacing(pacingMbps * 1_000_000 / 8))
+                .trainer(trainer).collective(collective)
                 .data(dataPath).checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
                 .jobId(1).jobToken(new SecureRandom().nextInt()).flows(flows).wireSecurity(security)
                 .build();

@@ -49,8 +49,8 @@ class DistributedTrainingTest {
         cmd.loop.seed = 77;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = STEPS;
-        cmd.evalWindows = 300;
+        cmd.loop.evalEvery = STEPS;
+        cmd.loop.evalWindows = 300;
         cmd.loop.checksumEvery = 1;
         cmd.loop.threads = 1;
         cmd.loop.bucketMb = 1; // several buckets, so the pipelining path is exercised

@@ -41,7 +41,7 @@ class GatewayRestartTrainingTest {
         cmd.loop.seed = 91;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = 0;
+        cmd.loop.evalEvery = 0;
         cmd.loop.checksumEvery = 5;
         cmd.loop.threads = 1;
         cmd.workDir = dir;

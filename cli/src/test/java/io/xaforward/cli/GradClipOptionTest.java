@@ -56,7 +56,7 @@ class GradClipOptionTest {
         w.log = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
         List<String> all = new java.util.ArrayList<>(List.of("--token", "0x1234", "--data", dir.resolve("corpus.txt").toString(),
                 "--checkpoint-dir", dir.resolve("ckpt").toString(), "--wire-security", "crc32c", "--interface", "eth1",
-                "--cluster", clusterFile.toString(), "--preset", "tiny", "--steps", "3", "--batch", "8"));
+                "--cluster", clusterFile.toString(), "--preset", "tiny", "--steps", "3", "--batch", "8", "--eval-every", "0"));
         all.addAll(List.of(args));
         new CommandLine(w).parseArgs(all.toArray(String[]::new));
         return w;

@@ -41,9 +41,10 @@ public final class TrainJobCodec {
     public static final Set<String> SECTION_KEYS = Set.copyOf(new TreeSet<>(Set.of(
             // the trainer part
             "preset", "tokenizer", "steps", "batch", "seed", "lr", "warmup", "grad-clip", "threads", "checksum-every",
+            "eval-every", "eval-windows", "overlap",
             "sync", "sync-every", "fragments", "fragment-sync-delay", "outer-lr", "outer-momentum",
             // the collective part
-            "algorithm", "bucket-mb", "outer-dtype",
+            "algorithm", "bucket-mb", "wire-dtype", "pacing-mbps", "outer-dtype",
             // the job's own
             "data", "checkpoint-every", "wire-security", "op-timeout", "start-timeout")));
 

@@ -1,5 +1,6 @@
 package io.xaforward.cluster.deploy;
 
+import io.xaforward.cluster.BroadcastSums;
 import io.xaforward.cluster.RankRuntime;
 import io.xaforward.cluster.SyncGroups;
 import io.xaforward.cluster.TrainingRank;
@@ -97,12 +98,14 @@ public final class ClusterWorker {
             port.close();
             throw e;
         }
-        TransportConfig transportConfig = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
-                .wireSecurity(o.wireSecurity(), o.secret(), run).build();
+        TransportConfig.Builder tc = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
+                .wireSecurity(o.wireSecurity(), o.secret(), run);
+        if (o.collective().pacingBytesPerSecond() > 0) tc.pacing(o.collective().pacingBytesPerSecond(), 0);
+        TransportConfig transportConfig = tc.build();
         RunNonce agreed = run;
         try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out);
              SyncGroups sync = new SyncGroups(o.sync(), o.collective().outerDtype(), runtime.collectives())) {
-            TrainingRank.run(runtime, sync, config, data, null, settingsJson, o.checksumEvery(),
+            TrainingRank.run(runtime, sync, config, data, new BroadcastSums(runtime.collectives()), settingsJson, o.checksumEvery(),
                     new TrainingRank.Checkpoints() {
                         @Override
                         public Object[] start(DataParallelTrainer trainer) throws Exception {
