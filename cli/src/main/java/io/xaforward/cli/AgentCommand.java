@@ -1,15 +1,15 @@
 package io.xaforward.cli;
 
-import io.xaforward.cluster.SyncMode;
+import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.agent.RankAgent;
 import io.xaforward.cluster.deploy.RankIdentity;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
-import io.xaforward.collective.OuterDtype;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.training.Tokenizer;
+import io.xaforward.training.TrainerConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -75,11 +75,12 @@ final class AgentCommand implements Callable<Integer> {
 
     /** A worker's options for joining the job; the training fields are unused by the agent and left at neutral values. */
     private WorkerOptions options(RankIdentity id) throws IOException {
-        return new WorkerOptions(id.job(), id.world(), join.token.resolve(), id.rank(), id.iface(), id.form(),
-                TrainingLoopOptions.DEFAULT_PRESET, 1, 1, 0, 0, 0, Path.of("-"), Tokenizer.byName("bytes"), 1,
-                bucketMb << 20, algorithm, Path.of("-"), 0, false, 0,
-                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds), join.wireSecurity, join.secret(), flows,
-                SyncMode.DDP, null, OuterDtype.FP32);
+        TrainerConfig neutral = TrainerConfig.builder(TrainingLoopOptions.DEFAULT_PRESET).steps(1).globalBatch(1)
+                .checkpointDir(Path.of("-")).build();
+        return new WorkerOptions(id.job(), id.world(), join.token.resolve(), id.rank(), id.iface(), id.form(), neutral,
+                CollectiveSettings.of(algorithm, bucketMb << 20), join.wireSecurity, join.secret(), flows,
+                Path.of("-"), Tokenizer.byName("bytes"), 0, false, Duration.ofSeconds(opTimeoutSeconds),
+                Duration.ofSeconds(startTimeoutSeconds));
     }
 
     private Integer localRankSetting() {

@@ -48,7 +48,7 @@ final class DemoCommand implements Callable<Integer> {
         t.loop.seed = 1234;
         t.loop.lr = 1e-2;
         t.loop.warmup = Math.min(50, Math.max(1, steps / 10));
-        t.evalEvery = Math.max(1, steps / 10);
+        t.loop.evalEvery = Math.max(1, steps / 10);
         t.loop.checksumEvery = Math.max(1, steps / 20);
         t.loop.threads = 1;
         t.loop.bucketMb = 4;

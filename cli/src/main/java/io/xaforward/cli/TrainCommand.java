@@ -1,13 +1,12 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.ClusterRun;
+import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.python.PythonTrainingJob;
-import io.xaforward.collective.Algorithm;
-import io.xaforward.collective.WireDtype;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.mode.GatewayMode;
@@ -50,14 +49,6 @@ final class TrainCommand implements Callable<Integer> {
             description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
     GatewayMode gatewayMode = GatewayMode.XDP;
 
-    @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
-    long evalEvery;
-
-    @Option(paramLabel = "N", hideParamSyntax = true, names = "--eval-windows", defaultValue = "" + TrainerConfig.DEFAULT_EVAL_WINDOWS, description = "validation windows (of one context length) per evaluation; a "
-            + "validation split with at most this many is evaluated whole (default: ${DEFAULT-VALUE}, a standard "
-            + "error of ~0.014 nats on Europarl)")
-    int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
-
     @Option(paramLabel = "PATH", names = "--data", description = "DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)"
             + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
     Path data;
@@ -79,9 +70,6 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from; every option not given here takes the value the checkpoint recorded (its config.json), and training runs on to --steps in total")
     Path resume;
 
-    @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
-    long pacingMbps;
-
     @Option(paramLabel = "ENDPOINT", names = "--endpoint", converter = Words.EndpointWord.class,
             description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
     Endpoint endpoint;
@@ -96,16 +84,6 @@ final class TrainCommand implements Callable<Integer> {
                     + " tag and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
                     + " encrypted: for links that leave the building) (default: ${DEFAULT-VALUE})")
     WireSecurity wireSecurity = TrainJobSpec.DEFAULT_WIRE;
-
-    @Option(paramLabel = "on|off", names = "--overlap", defaultValue = "on", arity = "1", converter = Words.OnOff.class, description = "on: backward runs block by block and each "
-            + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
-            + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
-    boolean overlap = true;
-
-    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", converter = Words.WireDtypeWord.class, description = "gradient format on the wire: fp32, "
-            + "bf16 (half the bytes; rounded before sending, summed in fp32), or int8/int4 (blocks of 128 with one "
-            + "scale, ~0.26/0.13 of fp32's bytes; coarse, made for DiLoCo's outer sync) (default: ${DEFAULT-VALUE})")
-    WireDtype wireDtype = WireDtype.FP32;
 
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
@@ -248,10 +226,10 @@ final class TrainCommand implements Callable<Integer> {
 
     TrainJobSpec spec() throws Exception {
         checkBeforeStart();
-        if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-        if (wireDtype != WireDtype.FP32 && loop.algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("--wire-dtype " + wireDtype.configName() + " needs --algorithm hierarchical or ring");
-        }
+        // The trainer and collective parts as xaf worker fills them; built (and so checked) before the work directory
+        // is made.
+        TrainerConfig trainer = loop.trainer().build();
+        CollectiveSettings collective = loop.collective();
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath;
@@ -264,13 +242,9 @@ final class TrainCommand implements Callable<Integer> {
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return TrainJobSpec.builder()
                 .topology(topology).prefix(prefix).gatewayMode(gatewayMode).endpoint(chosenEndpoint).workDir(dir)
-                .preset(loop.preset).data(dataPath).steps(loop.steps).globalBatch(loop.batch).seed(loop.seed)
-                .learningRate(loop.lr).warmupSteps(loop.warmup).evalEvery(evalEvery).evalWindows(evalWindows)
-                .checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
-                .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
-                .algorithm(loop.algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlap).wireDtype(wireDtype)
-                .wireSecurity(wireSecurity).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
-                .sync(loop.sync).diloco(loop.diloco()).outerDtype(loop.outerDtype)
+                .trainer(trainer).collective(collective)
+                .data(dataPath).checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
+                .jobId(1).jobToken(new SecureRandom().nextInt()).flows(flows).wireSecurity(wireSecurity)
                 .build();
     }
 

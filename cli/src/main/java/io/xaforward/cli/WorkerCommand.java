@@ -7,6 +7,7 @@ import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.training.Tokenizer;
+import io.xaforward.training.TrainerConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -99,14 +100,11 @@ final class WorkerCommand implements Callable<Integer> {
     @Spec
     CommandSpec commandSpec;
 
-    /** Options of the job's own settings that a cluster file's training section may give, besides the shared ones. */
-    static final Set<String> JOB_SETTINGS = Set.of("--data", "--checkpoint-every", "--wire-security",
-            "--op-timeout", "--start-timeout");
-
     /**
      * With a cluster file that has a training section, every job setting not given on this command line takes the
-     * file's value: the shared training options ({@link TrainingLoopOptions}) and {@link #JOB_SETTINGS}. A name that
-     * is none of them is an error naming the file.
+     * file's value: the settings a training section may give ({@link io.xaforward.cluster.TrainJobCodec#SECTION_KEYS}:
+     * the shared training options of {@link TrainingLoopOptions} and the job's own). A name that is none of them is an
+     * error naming the file.
      */
     void applyClusterTraining() {
         Path cluster = join.peers == null ? null : join.peers.cluster;
@@ -123,17 +121,9 @@ final class WorkerCommand implements Callable<Integer> {
 
     private void applyTraining(Map<String, String> training, String source) {
         if (training.isEmpty()) return;
-        Set<String> allowed = new TreeSet<>(JOB_SETTINGS);
-        for (var o : commandSpec.mixins().get("loop").options()) allowed.add(o.longestName());
+        // The names were checked by the codec that read the section (TrainJobCodec.SECTION_KEYS).
         Map<String, String> recorded = new TreeMap<>();
-        for (var e : training.entrySet()) {
-            String name = "--" + e.getKey();
-            if (!allowed.contains(name)) {
-                throw new IllegalArgumentException(source + ": training." + e.getKey() + " is not a job setting (allowed: "
-                        + String.join(", ", allowed.stream().map(n -> n.substring(2)).toList()) + ")");
-            }
-            recorded.put(name, e.getValue());
-        }
+        for (var e : training.entrySet()) recorded.put("--" + e.getKey(), e.getValue());
         List<String> args = RunSettings.inherited(commandSpec, recorded, Set.of());
         if (args.isEmpty()) return;
         Map<String, Object> inherited = InheritedSettings.parse(source + ": training", commandSpec, args);
@@ -145,12 +135,14 @@ final class WorkerCommand implements Callable<Integer> {
 
     WorkerOptions options(RankIdentity id) throws IOException {
         if (data == null) throw new IllegalArgumentException("give the training data: --data PATH, or data: in the cluster file's training section");
-        return new WorkerOptions(id.job(), id.world(), join.token.resolve(), id.rank(), id.iface(), id.form(), loop.preset, loop.steps,
-                loop.batch, loop.seed, loop.lr, loop.warmup, data,
-                Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)), loop.threads,
-                loop.bucketMb << 20, loop.algorithm, checkpointDir, checkpointEvery, resume, loop.checksumEvery, Duration.ofSeconds(opTimeoutSeconds),
-                Duration.ofSeconds(startTimeoutSeconds), join.wireSecurity, join.secret(), flows, loop.sync, loop.diloco(),
-                loop.outerDtype);
+        if (checkpointEvery < 0) throw new IllegalArgumentException("--checkpoint-every must not be negative");
+        if (loop.steps < 1) throw new IllegalArgumentException("--steps must be at least 1");
+        // The trainer and collective parts as xaf train fills them; this rank's checkpoints go to its own directory.
+        TrainerConfig trainer = loop.trainer().checkpointEvery(checkpointEvery).checkpointDir(checkpointDir).build();
+        return new WorkerOptions(id.job(), id.world(), join.token.resolve(), id.rank(), id.iface(), id.form(), trainer,
+                loop.collective(), join.wireSecurity, join.secret(), flows, data,
+                Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)),
+                loop.checksumEvery, resume, Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds));
     }
 
     @Override

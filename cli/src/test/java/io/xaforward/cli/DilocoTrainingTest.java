@@ -46,7 +46,7 @@ class DilocoTrainingTest {
         cmd.loop.seed = 77;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = 0;
+        cmd.loop.evalEvery = 0;
         cmd.loop.checksumEvery = 1; // the global parameters' checksum, compared across the four ranks every step
         cmd.loop.threads = 1;
         cmd.loop.bucketMb = 1;

@@ -123,14 +123,14 @@ class WorkerEnvironmentTest {
                 "--secret-file", secret.toString());
         w.applyClusterTraining();
         WorkerOptions o = w.options(w.identity());
-        assertEquals("tiny", o.preset());
-        assertEquals(5, o.steps(), "the command line wins");
-        assertEquals(0.01, o.learningRate());
-        assertEquals(4, o.globalBatch());
+        assertEquals("tiny", o.trainer().preset());
+        assertEquals(5, o.trainer().steps(), "the command line wins");
+        assertEquals(0.01, o.trainer().learningRate());
+        assertEquals(4, o.trainer().globalBatch());
         assertEquals(3, o.checksumEvery());
         assertEquals(dir.resolve("corpus.txt"), o.data());
         assertEquals("encrypt", o.wireSecurity().configName(), "a stronger mode than the default is taken");
-        assertEquals(1234, o.seed(), "not in the file: the default");
+        assertEquals(1234, o.trainer().seed(), "not in the file: the default");
 
         Path typo = dir.resolve("cluster-typo.yaml");
         Files.writeString(typo, Files.readString(cluster) + "training: {presets: tiny}\n");
@@ -159,9 +159,9 @@ class WorkerEnvironmentTest {
                     "--form", "ipv4", "--lr", "0.02", "--data-root", dir.toString());
             w.applyEtcdTraining();
             WorkerOptions o = w.options(w.identity());
-            assertEquals("tiny", o.preset());
-            assertEquals(9, o.steps());
-            assertEquals(0.02, o.learningRate(), "the command line wins");
+            assertEquals("tiny", o.trainer().preset());
+            assertEquals(9, o.trainer().steps());
+            assertEquals(0.02, o.trainer().learningRate(), "the command line wins");
             assertEquals(dir.resolve("corpus.txt"), o.data());
 
             client.put(key, "{preset: tiny, rank: 3}", 0);
