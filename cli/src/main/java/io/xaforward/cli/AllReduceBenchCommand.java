@@ -2,7 +2,10 @@ package io.xaforward.cli;
 
 import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
+import io.xaforward.bench.allreduce.GlooPeer;
 import io.xaforward.cluster.Endpoint;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.WireSecurity;
 import picocli.CommandLine;
@@ -34,8 +37,9 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(paramLabel = "LIST", names = "--sizes", description = "sizes in MB, comma separated (default: 1,4,16,64,256)")
     String sizes;
 
-    @Option(paramLabel = "LIST", names = "--modes", defaultValue = "xdp", description = "gateway modes, comma separated (default: ${DEFAULT-VALUE})")
-    String modes;
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", defaultValue = "xdp", split = ",",
+            converter = Words.GatewayModeWord.class, description = "gateway modes, comma separated (default: ${DEFAULT-VALUE})")
+    List<GatewayMode> modes;
 
     @Option(names = "--peers", defaultValue = "xaf", paramLabel = "LIST",
             description = "what all-reduces, comma separated: xaf (the modes above) and gloo (PyTorch's Gloo over TCP "
@@ -43,16 +47,18 @@ final class AllReduceBenchCommand implements Callable<Integer> {
                     + "if missing) (default: ${DEFAULT-VALUE})")
     String peers;
 
-    @Option(names = "--wire-security", defaultValue = "crc32c", paramLabel = "LIST",
-            description = "how XAF ranks protect datagrams, comma separated: crc32c, mac, encrypt; each one other "
+    @Option(names = "--wire-security", defaultValue = "crc32c", paramLabel = "LIST", hideParamSyntax = true, split = ",",
+            converter = Words.WireSecurityWord.class, description = "how XAF ranks protect datagrams, comma separated: crc32c, mac, encrypt; each one other "
                     + "than crc32c adds rows labelled MODE+SECURITY (default: ${DEFAULT-VALUE})")
-    String wireSecurity;
+    List<WireSecurity> wireSecurity;
 
-    @Option(paramLabel = "LIST", names = "--algorithms", defaultValue = "hierarchical,ring,ps", description = "all-reduce algorithms, comma separated: hierarchical, ring, ps (default: ${DEFAULT-VALUE})")
-    String algorithms;
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--algorithms", defaultValue = "hierarchical,ring,ps", split = ",",
+            converter = Words.AlgorithmWord.class, description = "all-reduce algorithms, comma separated: hierarchical, ring, ps (default: ${DEFAULT-VALUE})")
+    List<Algorithm> algorithms;
 
-    @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp or udp (default: udp)")
-    String endpoint;
+    @Option(paramLabel = "ENDPOINT", names = "--endpoint", converter = Words.EndpointWord.class,
+            description = "workers' endpoint: afxdp or udp (default: udp)")
+    Endpoint endpoint;
 
     @Option(paramLabel = "LIST", names = "--flows", defaultValue = "1", split = ",", hideParamSyntax = true,
             description = "UDP flows per worker, comma separated: each count above 1 adds rows labelled MODE (N flows); "
@@ -94,7 +100,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
+        double share = CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
         out = BenchCommand.outputDirectory(out, "allreduce");
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
@@ -102,21 +108,19 @@ final class AllReduceBenchCommand implements Callable<Integer> {
         for (String p : peerList) {
             if (!p.equals("xaf") && !p.equals("gloo")) throw new IllegalArgumentException("unknown peer '" + p + "': use xaf, gloo");
         }
-        // Mode and endpoint words are parsed here, once: a bad one (or a pair that cannot work) fails before any setup.
-        List<GatewayMode> modeList = peerList.contains("xaf")
-                ? Arrays.stream(modes.split(",")).map(String::trim).map(GatewayMode::fromName).toList() : List.of();
-        Endpoint chosenEndpoint = endpoint == null || endpoint.isBlank() ? null : Endpoint.fromName(endpoint);
-        for (GatewayMode m : modeList) Endpoint.resolve(chosenEndpoint, m);
+        // A mode and endpoint pair that cannot work fails before any setup.
+        List<GatewayMode> modeList = peerList.contains("xaf") ? modes : List.of();
+        for (GatewayMode m : modeList) Endpoint.resolve(endpoint, m);
         Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(
                 topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
-                AllReduceReport.algorithms(algorithms), sizeList, runs != null ? runs : quick ? 2 : 5,
+                algorithms, sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
-                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), chosenEndpoint, peerList.contains("gloo"),
-                Arrays.stream(wireSecurity.split(",")).map(String::trim).map(WireSecurity::fromName).distinct().toList(),
+                3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
+                wireSecurity.stream().distinct().toList(),
                 (flows == null ? List.of(1) : flows).stream().distinct().toList());
-        if (o.gloo()) io.xaforward.bench.allreduce.GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
+        if (o.gloo()) GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();
         String command = "xaf " + (!args.isEmpty() && args.get(0).equals("bench") ? "" : "bench allreduce ") + String.join(" ", args);

@@ -3,10 +3,13 @@ package io.xaforward.cli;
 import io.xaforward.bench.BenchReport;
 import io.xaforward.bench.ForwardBench;
 import io.xaforward.bench.fuzz.FuzzBench;
+import io.xaforward.testbed.CpuBudget;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -28,7 +31,7 @@ public final class BenchCommand {
     static Path outputDirectory(Path given, String kind) {
         if (given != null) return given;
         return UserPaths.workingDirectory().resolve("xaf-bench").resolve(kind + "-"
-                + java.time.LocalDateTime.now().format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+                + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
     }
 
     /** {@code xaf bench forward}: rate, loss, CPU per packet and RTT of every gateway mode; writes md, json and png. */
@@ -46,8 +49,9 @@ public final class BenchCommand {
         @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sizes", split = ",", description = "XAF payload sizes in bytes, comma separated; 0 = the largest the MTU allows (default: 64,512,1400,0)")
         List<Integer> sizes = new ArrayList<>(List.of(64, 512, 1400, 0));
 
-        @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "modes among reference, xdp, kernel, relay, afxdp, comma separated (default: all)")
-        List<String> modes;
+        @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", converter = Words.ForwardModeWord.class,
+                description = "modes among reference, xdp, kernel, relay, afxdp, comma separated (default: all)")
+        List<ForwardBench.Mode> modes;
 
         @Option(paramLabel = "MS", names = "--duration-ms", description = "traffic per sample in milliseconds (default: 1000)")
         long durationMs = 1000;
@@ -66,11 +70,10 @@ public final class BenchCommand {
         @Override
         public Integer call() throws Exception {
             System.setProperty("java.awt.headless", "true");
-            double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu);
+            double share = CpuBudget.parseShare(gatewayCpu);
             out = outputDirectory(out, "forward");
             if (runs < 1) throw new IllegalArgumentException("--runs must be >= 1");
-            List<ForwardBench.Mode> m = modes == null ? List.of(ForwardBench.Mode.values())
-                    : modes.stream().map(ForwardBench.Mode::fromName).toList();
+            List<ForwardBench.Mode> m = modes == null ? List.of(ForwardBench.Mode.values()) : modes;
             ForwardBench.Options o = quick ? ForwardBench.Options.quick(m)
                     : new ForwardBench.Options(false, runs, List.copyOf(sizes), m, durationMs, 0, warmupMs);
             if (share < 1) o = o.withGatewayCpu(share);
@@ -78,8 +81,7 @@ public final class BenchCommand {
             if (quick) cmd.append(" --quick");
             else cmd.append(" --runs ").append(runs).append(" --sizes ").append(String.join(",", sizes.stream().map(String::valueOf).toList()))
                     .append(" --duration-ms ").append(durationMs).append(" --warmup-ms ").append(warmupMs);
-            cmd.append(" --modes ").append(String.join(",", modes != null ? modes
-                    : m.stream().map(ForwardBench.Mode::configName).toList()));
+            cmd.append(" --modes ").append(String.join(",", m.stream().map(ForwardBench.Mode::configName).toList()));
             if (share < 1) cmd.append(" --gateway-cpu ").append(gatewayCpu);
             cmd.append(" --out ").append(out);
             ForwardBench.Result r = new ForwardBench(o, System.out).run(cmd.toString());

@@ -1,11 +1,12 @@
 package io.xaforward.cli;
 
-import io.xaforward.cluster.Endpoint;
-import io.xaforward.testbed.mode.GatewayMode;
-
 import io.xaforward.bench.train.DilocoGlooPeer;
 import io.xaforward.bench.train.TrainBench;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.SyncMode;
+import io.xaforward.common.ConfigWord;
+import io.xaforward.testbed.CpuBudget;
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.training.DilocoConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,12 +41,13 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "a smoke run for CI: xdp and direct, udp endpoint, 5 steps, one run")
     boolean quick;
 
-    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct, in that order)")
-    List<String> modes;
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--modes", split = ",", converter = Words.GatewayModeWord.class,
+            description = "gateway modes (default: all: xdp,kernel,kernel-tunnel,relay,afxdp,direct, in that order)")
+    List<GatewayMode> modes;
 
-    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--endpoints", split = ",", description = "worker endpoints, udp and/or afxdp (default: ${DEFAULT-VALUE})",
-            defaultValue = "udp")
-    List<String> endpoints;
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--endpoints", split = ",", converter = Words.EndpointWord.class,
+            description = "worker endpoints, udp and/or afxdp (default: ${DEFAULT-VALUE})", defaultValue = "udp")
+    List<Endpoint> endpoints;
 
     @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--configs", split = ",",
             description = "configurations to run: comm-bound, gateway-bound, edge (default: comm-bound,gateway-bound)")
@@ -59,12 +61,12 @@ final class BenchTrainCommand implements Callable<Integer> {
                     + "model through xaforward.torch and an xaf agent per rank, xdp) (default: ${DEFAULT-VALUE})")
     List<String> peers;
 
-    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sync", split = ",", defaultValue = "ddp",
+    @Option(paramLabel = "LIST", hideParamSyntax = true, names = "--sync", split = ",", defaultValue = "ddp", converter = Words.SyncModeWord.class,
             description = "how XAF's workers synchronise, each a cell of its own: ddp (every step's gradient through the gateway) "
                     + "and/or diloco (inside each data center every step, across every --sync-every steps); with diloco (or the "
                     + "diloco-gloo peer) every job evaluates the whole validation split every --sync-every steps and the report "
                     + "adds a DDP-against-DiLoCo table and a plot of validation loss against training time (default: ${DEFAULT-VALUE})")
-    List<String> syncs;
+    List<SyncMode> syncs;
 
     @Option(paramLabel = "H", names = "--sync-every", description = "DiLoCo: inner steps between outer steps, for XAF and "
             + "diloco-gloo alike (default: " + DilocoConfig.DEFAULT_SYNC_EVERY + ")")
@@ -92,22 +94,22 @@ final class BenchTrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        double share = io.xaforward.testbed.CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
+        double share = CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
         List<String> wanted = configNames != null ? configNames : DEFAULT_CONFIGS;
         for (String c : wanted) {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
         }
         TrainBench.checkPeers(peers); // an unknown peer fails before anything is set up
-        List<SyncMode> chosenSyncs = TrainBench.parseSyncs(syncs);
+        TrainBench.checkSyncs(syncs);
+        List<SyncMode> chosenSyncs = syncs;
         // DiLoCo's settings are checked when a DiLoCo cell will run; evaluations fall on its outer steps.
         boolean diloco = (peers.contains(TrainBench.XAF) && chosenSyncs.contains(SyncMode.DILOCO)) || peers.contains(DilocoGlooPeer.NAME);
         DilocoGlooPeer.Settings settings = diloco
                 ? new DilocoGlooPeer.Settings(syncEvery, outerLr, outerMomentum, outerDtype, syncEvery) : null;
         out = BenchCommand.outputDirectory(out, "train");
-        // Mode and endpoint words are parsed here, once: an unknown one fails before anything is set up.
-        List<GatewayMode> chosen = modes != null ? modes.stream().map(GatewayMode::fromName).toList()
+        List<GatewayMode> chosen = modes != null ? modes
                 : quick ? List.of(GatewayMode.XDP, GatewayMode.DIRECT) : List.of(GatewayMode.values());
-        List<Endpoint> chosenEndpoints = endpoints.stream().map(Endpoint::fromName).toList();
+        List<Endpoint> chosenEndpoints = endpoints;
         if (runs < 1 || steps < 2) throw new IllegalArgumentException("--runs must be >= 1 and --steps >= 2");
         Path cross = TrainCommand.shippedTopology("two-dc-wan.yaml"), same = TrainCommand.shippedTopology("two-dc-ipv4-wan.yaml");
         List<TrainBench.Config> configs = new ArrayList<>();
@@ -131,14 +133,19 @@ final class BenchTrainCommand implements Callable<Integer> {
                 .withSync(chosenSyncs, settings)
                 .withAgentCommand(LaunchCommand::agentCommand);
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
-                + (modes != null ? " --modes " + String.join(",", modes) : "")
-                + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + String.join(",", endpoints)
+                + (modes != null ? " --modes " + words(modes) : "")
+                + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + words(endpoints)
                 + (peers.equals(List.of(TrainBench.XAF)) ? "" : " --peers " + String.join(",", peers))
-                + (syncs.equals(List.of("ddp")) ? "" : " --sync " + String.join(",", syncs))
+                + (syncs.equals(List.of(SyncMode.DDP)) ? "" : " --sync " + words(syncs))
                 + (diloco ? " --sync-every " + syncEvery + " --outer-lr " + outerLr + " --outer-momentum " + outerMomentum
                         + " --outer-dtype " + outerDtype : "")
                 + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu) + " --out " + out);
         bench.run();
         return 0;
+    }
+
+    /** The command line's words for {@code constants}, comma separated. */
+    private static String words(List<? extends ConfigWord> constants) {
+        return String.join(",", constants.stream().map(ConfigWord::configName).toList());
     }
 }

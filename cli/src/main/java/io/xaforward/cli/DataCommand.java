@@ -3,6 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.training.CorpusPreparer;
 import io.xaforward.training.DataMeta;
 import io.xaforward.training.EuroparlCorpus;
+import io.xaforward.training.ModelConfig;
 import io.xaforward.training.Tokenizer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -10,6 +11,7 @@ import picocli.CommandLine.Option;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -61,7 +63,7 @@ final class DataCommand {
                     meta.source(), out, meta.train_tokens(), meta.val_tokens(), meta.tokenizer(), meta.vocab_size(),
                     (System.nanoTime() - start) / 1e9);
             String preset = TrainData.defaultPreset(meta.tokenizer());
-            int context = io.xaforward.training.ModelConfig.preset(preset).contextLength();
+            int context = ModelConfig.preset(preset).contextLength();
             if (meta.val_tokens() < context + 1) {
                 System.out.printf(Locale.ROOT, "xaf data: warning: the validation split has %,d tokens, fewer than one context of"
                         + " %d (+1) of preset %s: xaf train cannot measure a validation loss on it; give more text or a larger"
@@ -103,7 +105,7 @@ final class DataCommand {
     static void deleteTree(Path dir) throws IOException {
         if (!Files.exists(dir)) return;
         try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
     }
 }

@@ -3,6 +3,8 @@ package io.xaforward.cli;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.collective.Algorithm;
+import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.training.TextGenerator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -38,15 +40,15 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         TrainCommand t = new TrainCommand();
         t.topology = TrainCommand.shippedTopology("two-dc.yaml");
-        t.gatewayMode = "xdp";
-        t.loop.algorithm = "hierarchical";
+        t.gatewayMode = GatewayMode.XDP;
+        t.loop.algorithm = Algorithm.HIERARCHICAL;
         t.loop.preset = "gpt2-tiny"; // GPT-2 tokenizer; trains on the shipped Europarl text
         t.loop.steps = steps;
         t.loop.batch = 16;
         t.loop.seed = 1234;
         t.loop.lr = 1e-2;
         t.loop.warmup = Math.min(50, Math.max(1, steps / 10));
-        t.evalEvery = Math.max(1, steps / 10);
+        t.loop.evalEvery = Math.max(1, steps / 10);
         t.loop.checksumEvery = Math.max(1, steps / 20);
         t.loop.threads = 1;
         t.loop.bucketMb = 4;

@@ -1,12 +1,13 @@
 package io.xaforward.cli;
 
+import io.xaforward.common.EtcdSecurity;
 import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayInspector;
 import io.xaforward.gateway.GatewayMain;
 import io.xaforward.gateway.HostXdpStatus;
-import io.xaforward.common.EtcdSecurity;
 import io.xaforward.gateway.registry.JobRoutes;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -36,7 +37,7 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--registry", paramLabel = "URL", description = "etcd endpoint to take the routes from (the file then gives the ports), e.g. https://10.0.0.5:2379 (TLS and credentials: --etcd-ca, --etcd-cert, --etcd-key, --etcd-user)")
     URI registry;
 
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     EtcdOptions etcd = new EtcdOptions();
 
     @Option(names = "--registry-prefix", paramLabel = "PREFIX", description = "with --registry: the key prefix of this gateway's routes, e.g. /xaf/routes/gw1/")
@@ -59,36 +60,35 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--name", paramLabel = "NAME", description = "the gateway's name for --pin (default: the config file's name without its extension)")
     String name;
 
-    @Option(names = "--attach", paramLabel = "MODE", description = "how to attach, instead of the config's 'attach:' word:"
+    @Option(names = "--attach", paramLabel = "MODE", converter = Words.AttachModeWord.class, description = "how to attach, instead of the config's 'attach:' word:"
             + " native (a BPF link of its own: the gateway owns each interface), native-or-generic, or dispatcher (through"
             + " libxdp's multiprog dispatcher, beside other XDP programs such as xdp-filter; needs libxdp and a kernel that"
             + " runs BPF extension programs). See docs/DEPLOY.md, Sharing the NIC (default: the config's word)")
-    String attach;
+    GatewayConfig.AttachMode attach;
 
     @Override
     public Integer call() {
         if (config == null) throw new IllegalArgumentException("missing --config FILE (or a subcommand: status, routes, unpin; see xaf gateway --help)");
         String pinName = pin ? nameOf(config, name) : null;
-        GatewayConfig.AttachMode attachMode = attach == null ? null : GatewayConfig.AttachMode.fromName(attach);
         if (registry == null) {
             if (followJobs != null) throw new IllegalArgumentException("--follow-jobs needs --registry URL");
             if (maxRanksPerJob != JobRoutes.DEFAULT_MAX_RANKS_PER_JOB) throw new IllegalArgumentException("--max-ranks-per-job needs --follow-jobs");
             if (etcd.given()) throw new IllegalArgumentException("--etcd-ca, --etcd-cert, --etcd-key, --etcd-user and --etcd-password-file need --registry URL");
-            return GatewayMain.run(config, null, EtcdSecurity.NONE, null, false, JobRoutes.DEFAULT_MAX_RANKS_PER_JOB, pinName, attachMode);
+            return GatewayMain.run(config, null, EtcdSecurity.NONE, null, false, JobRoutes.DEFAULT_MAX_RANKS_PER_JOB, pinName, attach);
         }
         if (followJobs != null) {
             if (registryPrefix != null) {
                 throw new IllegalArgumentException("give --registry-prefix (routes written by the operator) or --follow-jobs"
                         + " (routes derived from the rank registrations), not both");
             }
-            return GatewayMain.run(config, registry, etcd.security(), JobRoutes.checkPrefix(followJobs), true, maxRanksPerJob, pinName, attachMode);
+            return GatewayMain.run(config, registry, etcd.security(), JobRoutes.checkPrefix(followJobs), true, maxRanksPerJob, pinName, attach);
         }
         if (maxRanksPerJob != JobRoutes.DEFAULT_MAX_RANKS_PER_JOB) throw new IllegalArgumentException("--max-ranks-per-job needs --follow-jobs");
         if (registryPrefix == null) {
             throw new IllegalArgumentException("--registry needs --registry-prefix (where this gateway's routes are) or"
                     + " --follow-jobs /xaf/jobs/ (routes derived from the workers' registrations)");
         }
-        return GatewayMain.run(config, registry, etcd.security(), registryPrefix, false, JobRoutes.DEFAULT_MAX_RANKS_PER_JOB, pinName, attachMode);
+        return GatewayMain.run(config, registry, etcd.security(), registryPrefix, false, JobRoutes.DEFAULT_MAX_RANKS_PER_JOB, pinName, attach);
     }
 
     /** {@code name}, or the config file's name without its extension. */

@@ -1,6 +1,7 @@
 package io.xaforward.cli;
 
 import io.xaforward.transport.WireSecurity;
+import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 
@@ -8,6 +9,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,8 +59,8 @@ final class InheritedSettings {
             String key = keyPrefix + option.substring(2);
             switch (option) {
                 case "--wire-security" -> {
-                    WireSecurity mine = WireSecurity.fromName(String.valueOf((Object) own.findOption(option).getValue()));
-                    WireSecurity theirs = WireSecurity.fromName(String.valueOf(value));
+                    WireSecurity mine = own.findOption(option).getValue();
+                    WireSecurity theirs = (WireSecurity) value;
                     if (STRENGTH.indexOf(theirs) < STRENGTH.indexOf(mine)) {
                         throw new IllegalArgumentException(source + ": " + key + " " + theirs.configName()
                                 + " is weaker than this process's " + mine.configName() + " (its command line or default);"
@@ -90,7 +92,7 @@ final class InheritedSettings {
     /** One line per inherited setting, naming its source: what the process runs with that its command line did not say. */
     static void log(PrintStream out, String who, String source, Map<String, Object> inherited) {
         for (var e : inherited.entrySet()) {
-            out.println(who + ": " + e.getKey() + " " + e.getValue() + " from " + source);
+            out.println(who + ": " + e.getKey() + " " + Words.text(e.getValue()) + " from " + source);
         }
     }
 
@@ -126,9 +128,27 @@ final class InheritedSettings {
         }
     }
 
-    /** The typed value of {@code option} that a fresh parse of the inherited arguments produced. */
-    static Object parsedValue(CommandSpec fresh, String option) {
-        OptionSpec o = fresh.findOption(option);
-        return o == null ? null : o.getValue();
+    /**
+     * The typed values that {@code args} (option words from outside the command line, as
+     * {@link RunSettings#inherited} lists them) give the options of {@code own} they name, in their order: each word
+     * is read once, by the option's own converter and the command line's path rule ({@link DetachedOptions}), and
+     * {@code own} is left as it is, so that {@link #check} can still refuse the lot. A word that names no constant is
+     * its enum's own error, as when the command itself reads it; any other word picocli refuses is
+     * {@code source: } and picocli's message.
+     */
+    static Map<String, Object> parse(String source, CommandSpec own, List<String> args) {
+        DetachedOptions words = DetachedOptions.named(own, args);
+        try {
+            words.parse(args);
+        } catch (CommandLine.ParameterException e) {
+            Words.BadWord bad = Words.badWord(e);
+            throw new IllegalArgumentException(bad != null ? bad.getMessage() : source + ": " + e.getMessage());
+        }
+        Map<String, Object> parsed = new LinkedHashMap<>();
+        for (String a : args) {
+            OptionSpec o = a.startsWith("--") ? own.findOption(a) : null;
+            if (o != null) parsed.put(a, words.value(o.longestName()));
+        }
+        return parsed;
     }
 }

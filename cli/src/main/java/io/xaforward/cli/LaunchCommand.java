@@ -1,9 +1,14 @@
 package io.xaforward.cli;
 
-import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.deploy.Launcher;
+import io.xaforward.cluster.deploy.SchedulerEnvironment;
+import io.xaforward.cluster.python.PythonSetup;
+import io.xaforward.cluster.python.RankPair;
+import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.WireSecurity;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -14,6 +19,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code xaf launch}: the local ranks of one host, supervised and restarted from checkpoints. */
@@ -50,16 +57,39 @@ final class LaunchCommand implements Callable<Integer> {
     @Parameters(paramLabel = "WORKER-OPTIONS", description = "options passed to every xaf worker (with --python: every xaf agent)")
     List<String> workerArgs = new ArrayList<>();
 
+    /**
+     * The options of the workers' (or with --python the agents') command line that launch itself reads, with their
+     * values there or the defaults xaf worker (xaf agent) declares: read through that command's own options, so the
+     * words mean what they will mean to the worker. Options launch does not read are left for the worker to judge.
+     */
+    private DetachedOptions workerOptions() {
+        Object command = python != null ? new AgentCommand() : new WorkerCommand();
+        DetachedOptions options = new DetachedOptions(new CommandLine(command).getCommandSpec(),
+                o -> LAUNCH_READS.contains(o.longestName())).ignoringOthers();
+        try {
+            return options.parse(workerArgs);
+        } catch (CommandLine.ParameterException e) {
+            // A word that names nothing is its enum's one line, as when the worker reads it.
+            Words.BadWord bad = Words.badWord(e);
+            throw new IllegalArgumentException(bad != null ? bad.getMessage() : e.getMessage(), e);
+        }
+    }
+
+    /** The worker options launch reads: to refuse --rank, to write a secret, for timeouts and the world size. */
+    private static final Set<String> LAUNCH_READS = Set.of("--rank", "--world", "--cluster", "--wire-security",
+            "--secret-file", "--checkpoint-dir", "--op-timeout", "--start-timeout");
+
     @Override
     public Integer call() throws Exception {
         if (python != null) return launchScript();
-        if (workerArgs.contains("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
+        DetachedOptions worker = workerOptions();
+        if (worker.given("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
         checkSlurmWorld(System.getenv());
         if (interfaces != null && interfaces.size() != ranks.size()) {
             throw new IllegalArgumentException("--interfaces needs one interface per local rank (" + ranks.size() + ")");
         }
         provideSecret();
-        long delay = restartDelaySeconds > 0 ? restartDelaySeconds : optionValue("--op-timeout", 120) + 5;
+        long delay = restartDelaySeconds > 0 ? restartDelaySeconds : worker.<Long>value("--op-timeout") + 5;
         Launcher.Spec spec = new Launcher.Spec(ranks, rank -> command(rank), maxRestarts, Duration.ofSeconds(delay));
         return new Launcher(spec, System.out).run();
     }
@@ -68,9 +98,9 @@ final class LaunchCommand implements Callable<Integer> {
      * One xaf launch per node under srun is one Slurm task per node, so SLURM_NTASKS, which the workers would take as
      * their world size, counts the launchers, not the ranks: the world size must then be given.
      */
-    void checkSlurmWorld(java.util.Map<String, String> environment) {
-        var env = new io.xaforward.cluster.deploy.SchedulerEnvironment(environment);
-        if (env.slurmTask() && !workerArgs.contains("--world") && environment.get("WORLD_SIZE") == null) {
+    void checkSlurmWorld(Map<String, String> environment) {
+        var env = new SchedulerEnvironment(environment);
+        if (env.slurmTask() && !workerOptions().given("--world") && environment.get("WORLD_SIZE") == null) {
             throw new IllegalArgumentException("xaf launch under Slurm: give the job's number of ranks, --world N, after"
                     + " --: SLURM_NTASKS (" + environment.get("SLURM_NTASKS") + ") counts the launchers, not their ranks");
         }
@@ -81,12 +111,11 @@ final class LaunchCommand implements Callable<Integer> {
      * directory: generated once, kept for restarts and later launches (the other hosts hold copies of it).
      */
     void provideSecret() throws IOException {
-        int mode = workerArgs.indexOf("--wire-security");
-        boolean authenticated = WireSecurity.fromName(mode >= 0 && mode + 1 < workerArgs.size()
-                ? workerArgs.get(mode + 1) : TrainJobSpec.DEFAULT_WIRE_SECURITY).authenticated(); // as xaf worker reads it
-        int dir = workerArgs.indexOf("--checkpoint-dir");
-        if (!authenticated || workerArgs.contains("--secret-file") || dir < 0 || dir + 1 >= workerArgs.size()) return;
-        Path file = UserPaths.resolve(workerArgs.get(dir + 1)).resolve("job.secret").toAbsolutePath(); // as the worker will
+        DetachedOptions worker = workerOptions();
+        WireSecurity security = worker.value("--wire-security");
+        Path dir = python != null ? null : worker.value("--checkpoint-dir"); // an agent keeps no checkpoints
+        if (!security.authenticated() || worker.given("--secret-file") || dir == null) return;
+        Path file = dir.resolve("job.secret").toAbsolutePath(); // as the worker will
         if (Files.isRegularFile(file)) {
             System.out.printf("xaf launch: using the job secret in %s%n", file);
         } else {
@@ -96,11 +125,6 @@ final class LaunchCommand implements Callable<Integer> {
         System.out.println("xaf launch: every other host of the job needs the same file: copy it there (scp -p) and pass"
                 + " --secret-file to its xaf launch or xaf worker");
         workerArgs.addAll(List.of("--secret-file", file.toString()));
-    }
-
-    private long optionValue(String name, long dflt) {
-        int i = workerArgs.indexOf(name);
-        return i >= 0 && i + 1 < workerArgs.size() ? Long.parseLong(workerArgs.get(i + 1)) : dflt;
     }
 
     List<String> command(int rank) {
@@ -135,7 +159,8 @@ final class LaunchCommand implements Callable<Integer> {
         int split = workerArgs.indexOf("--");
         List<String> scriptArgs = split < 0 ? List.of() : List.copyOf(workerArgs.subList(split + 1, workerArgs.size()));
         if (split >= 0) workerArgs = new ArrayList<>(workerArgs.subList(0, split));
-        if (workerArgs.contains("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
+        DetachedOptions agent = workerOptions();
+        if (agent.given("--rank")) throw new IllegalArgumentException("give the ranks with --local-ranks, not --rank");
         if (maxRestarts > 0) throw new IllegalArgumentException("--max-restarts needs checkpoints xaf writes; a --python script"
                 + " keeps its own: restart it with its own resume option");
         if (interfaces != null && interfaces.size() != ranks.size()) {
@@ -143,42 +168,42 @@ final class LaunchCommand implements Callable<Integer> {
         }
         Path script = UserPaths.requireFile(UserPaths.resolve(python.toString()), "--python script");
         provideSecret();
-        int world = worldSize();
-        Path sockets = java.nio.file.Files.createTempDirectory("xaf-launch-");
-        List<io.xaforward.cluster.python.RankPair> pairs = new ArrayList<>();
-        Thread hook = new Thread(() -> pairs.forEach(io.xaforward.cluster.python.RankPair::stop), "xaf-launch-stop");
+        int world = worldSize(agent);
+        Path sockets = Files.createTempDirectory("xaf-launch-");
+        List<RankPair> pairs = new ArrayList<>();
+        Thread hook = new Thread(() -> pairs.forEach(RankPair::stop), "xaf-launch-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             for (int i = 0; i < ranks.size(); i++) {
                 int rank = ranks.get(i);
                 Path socket = sockets.resolve("rank-" + rank + ".sock");
-                var pair = new io.xaforward.cluster.python.RankPair(rank, socket, sockets.resolve("agent-" + rank + ".log"));
+                var pair = new RankPair(rank, socket, sockets.resolve("agent-" + rank + ".log"));
                 List<String> options = new ArrayList<>(command(rank));
                 options.subList(0, options.indexOf("worker") + 1).clear(); // the worker's options alone
                 options.addAll(List.of("--socket", socket.toString(), "--local-rank", Integer.toString(i)));
                 pairs.add(pair);
                 pair.startAgent(agentCommand(options));
-                System.out.println(io.xaforward.cluster.WorkerLine.format("launched", "rank", rank, "agent_log", sockets.resolve("agent-" + rank + ".log")));
+                System.out.println(WorkerLine.format("launched", "rank", rank, "agent_log", sockets.resolve("agent-" + rank + ".log")));
             }
             var env = System.getenv();
             for (int i = 0; i < pairs.size(); i++) {
                 var pair = pairs.get(i);
-                List<String> cmd = new ArrayList<>(List.of(io.xaforward.cluster.python.PythonSetup.interpreter(env), script.toString()));
+                List<String> cmd = new ArrayList<>(List.of(PythonSetup.interpreter(env), script.toString()));
                 cmd.addAll(scriptArgs);
                 pair.startScript(cmd, UserPaths.workingDirectory(),
-                        io.xaforward.cluster.python.PythonSetup.scriptEnvironment(env, pair.rank(), world, i, pairs.size(),
+                        PythonSetup.scriptEnvironment(env, pair.rank(), world, i, pairs.size(),
                                 sockets.resolve("rank-" + pair.rank() + ".sock")),
-                        Duration.ofSeconds(optionValue("--start-timeout", 300)), line -> {
+                        Duration.ofSeconds(agent.<Long>value("--start-timeout")), line -> {
                             synchronized (System.out) {
                                 System.out.println("[rank " + pair.rank() + "] " + line);
                             }
                         });
             }
-            Duration grace = Duration.ofSeconds(optionValue("--op-timeout", 120)).plus(io.xaforward.cluster.python.RankPair.AGENT_GRACE).plusSeconds(30);
-            var exits = io.xaforward.cluster.python.RankPair.awaitAll(pairs, grace, System.out);
-            return exits.stream().allMatch(io.xaforward.cluster.python.RankPair.Exit::ok) ? 0 : 1;
+            Duration grace = Duration.ofSeconds(agent.<Long>value("--op-timeout")).plus(RankPair.AGENT_GRACE).plusSeconds(30);
+            var exits = RankPair.awaitAll(pairs, grace, System.out);
+            return exits.stream().allMatch(RankPair.Exit::ok) ? 0 : 1;
         } finally {
-            pairs.forEach(io.xaforward.cluster.python.RankPair::stop);
+            pairs.forEach(RankPair::stop);
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {
@@ -188,15 +213,13 @@ final class LaunchCommand implements Callable<Integer> {
     }
 
     /** The job's number of ranks, for the scripts' WORLD_SIZE: --world, else $WORLD_SIZE, else the cluster file's. */
-    private int worldSize() {
-        int i = workerArgs.indexOf("--world");
-        if (i >= 0 && i + 1 < workerArgs.size()) return Integer.parseInt(workerArgs.get(i + 1));
+    private static int worldSize(DetachedOptions agent) {
+        Integer world = agent.value("--world");
+        if (world != null) return world;
         String env = System.getenv("WORLD_SIZE");
         if (env != null && !env.isBlank()) return Integer.parseInt(env.strip());
-        int c = workerArgs.indexOf("--cluster");
-        if (c >= 0 && c + 1 < workerArgs.size()) {
-            return io.xaforward.cluster.world.ClusterFile.read(UserPaths.resolve(workerArgs.get(c + 1))).worldSize();
-        }
+        Path cluster = agent.value("--cluster");
+        if (cluster != null) return ClusterFile.read(cluster).worldSize();
         throw new IllegalArgumentException("give the number of ranks: --world N among the worker options (or a --cluster file)");
     }
 }

@@ -7,10 +7,16 @@ import io.xaforward.bench.model.StepModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 
 /** {@code xaf model}: time per training step per gateway mode for a described cluster, from figures measured here. */
 @Command(name = "model", mixinStandardHelpOptions = true,
@@ -31,7 +37,7 @@ public final class ModelCommand implements Callable<Integer> {
     @Option(names = "--vary", paramLabel = "KEY=V1,V2", description = "Run the model for every value of a key of the "
             + "cluster file (dotted for nested keys: wan_rtt_ms=10,30, gateway.cores=4,8, compute_ms=100,300, "
             + "overlap=false,true); repeat for a grid. Prints one row per combination and mode.")
-    List<String> vary = new java.util.ArrayList<>();
+    List<String> vary = new ArrayList<>();
 
     @Option(names = "--out", paramLabel = "DIR", description = "Write NAME.md and NAME.png there (NAME: the cluster file's name).")
     Path out;
@@ -55,31 +61,31 @@ public final class ModelCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static Calibration calibration(ClusterSpec c) throws java.io.IOException {
+    private static Calibration calibration(ClusterSpec c) throws IOException {
         Path home = UserPaths.installDirectory().resolve("docs").resolve("bench");
         Path fwd = c.forwardJson() != null ? c.forwardJson() : home.resolve("forward.json");
         Path ar = c.allreduceJson() != null ? c.allreduceJson() : home.resolve("allreduce.json");
         // the shipped training runs: without a gateway budget (train.json), with one (train-budget.json), and the edge
         // configuration with and without (train-edge.json)
         List<Path> trains = c.trainJson() != null ? List.of(c.trainJson())
-                : java.util.stream.Stream.of("train.json", "train-budget.json", "train-edge.json").map(home::resolve).filter(Files::exists).toList();
+                : Stream.of("train.json", "train-budget.json", "train-edge.json").map(home::resolve).filter(Files::exists).toList();
         return Calibration.load(fwd, ar, trains, c.calibrationCores());
     }
 
     /** --vary: the cartesian product of the values, one table row per combination and mode. */
     private int grid() throws Exception {
-        java.util.LinkedHashMap<String, List<String>> axes = new java.util.LinkedHashMap<>();
+        LinkedHashMap<String, List<String>> axes = new LinkedHashMap<>();
         for (String v : vary) {
             int eq = v.indexOf('=');
             if (eq <= 0 || eq == v.length() - 1) throw new IllegalArgumentException("--vary " + v + ": expected KEY=V1,V2,...");
             axes.put(v.substring(0, eq).trim(), List.of(v.substring(eq + 1).split(",")).stream().map(String::trim).toList());
         }
-        List<java.util.Map<String, String>> combos = new java.util.ArrayList<>(List.of(new java.util.LinkedHashMap<>()));
+        List<Map<String, String>> combos = new ArrayList<>(List.of(new LinkedHashMap<>()));
         for (var axis : axes.entrySet()) {
-            List<java.util.Map<String, String>> next = new java.util.ArrayList<>();
+            List<Map<String, String>> next = new ArrayList<>();
             for (var base : combos) {
                 for (String value : axis.getValue()) {
-                    java.util.Map<String, String> m = new java.util.LinkedHashMap<>(base);
+                    Map<String, String> m = new LinkedHashMap<>(base);
                     m.put(axis.getKey(), value);
                     next.add(m);
                 }
@@ -94,7 +100,7 @@ public final class ModelCommand implements Callable<Integer> {
             ClusterSpec c = ClusterSpec.load(cluster, combo);
             if (cal == null) cal = calibration(c);
             for (StepModel.Prediction p : StepModel.predict(c, cal)) {
-                b.append("| ").append(String.join(" | ", combo.values())).append(String.format(java.util.Locale.ROOT,
+                b.append("| ").append(String.join(" | ", combo.values())).append(String.format(Locale.ROOT,
                         " | %s | %.0f | %.0f | %s | %.0f%% | %s |%n", p.mode(), p.stepSeconds() * 1e3, p.allreduceSeconds() * 1e3,
                         p.bound(), p.gatewayUtilisation() * 100, Double.isNaN(p.coresToFillWan()) ? "-"
                                 : Double.isInfinite(p.coresToFillWan()) ? "never" : String.valueOf((long) p.coresToFillWan())));

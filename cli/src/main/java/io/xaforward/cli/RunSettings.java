@@ -38,8 +38,8 @@ final class RunSettings {
         for (OptionSpec o : spec.options()) {
             if (o.usageHelp() || o.versionHelp()) continue;
             Object v = o.getValue();
-            String text = v == null ? null : v instanceof Collection<?> c ? c.stream().map(String::valueOf).collect(Collectors.joining(","))
-                    : String.valueOf(v);
+            String text = v == null ? null : v instanceof Collection<?> c ? c.stream().map(Words::text).collect(Collectors.joining(","))
+                    : Words.text(o, v);
             if (SECRET.contains(o.longestName()) && text != null) text = "(given, not recorded)";
             options.put(o.longestName(), text);
         }

@@ -1,21 +1,35 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.ClusterRun;
+import io.xaforward.cluster.CollectiveSettings;
+import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.SummaryTable;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
-import io.xaforward.collective.Algorithm;
-import io.xaforward.collective.WireDtype;
+import io.xaforward.cluster.python.PythonTrainingJob;
+import io.xaforward.testbed.Netns;
+import io.xaforward.testbed.Topology;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.training.DataParallelTrainer;
+import io.xaforward.training.ModelConfig;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code xaf train}: data-parallel GPT training across the emulated data centers of a topology. */
@@ -31,16 +45,9 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "FILE", names = "--topology", description = "topology file (default: topologies/two-dc.yaml, shipped with xaf)")
     Path topology;
 
-    @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
-    String gatewayMode;
-
-    @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
-    long evalEvery;
-
-    @Option(paramLabel = "N", hideParamSyntax = true, names = "--eval-windows", defaultValue = "" + TrainerConfig.DEFAULT_EVAL_WINDOWS, description = "validation windows (of one context length) per evaluation; a "
-            + "validation split with at most this many is evaluated whole (default: ${DEFAULT-VALUE}, a standard "
-            + "error of ~0.014 nats on Europarl)")
-    int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
+    @Option(paramLabel = "MODE", names = "--gateway-mode", defaultValue = "xdp", converter = Words.GatewayModeWord.class,
+            description = "xdp, relay, afxdp, kernel, kernel-tunnel or direct, see docs/TOPOLOGY.md (default: ${DEFAULT-VALUE})")
+    GatewayMode gatewayMode = GatewayMode.XDP;
 
     @Option(paramLabel = "PATH", names = "--data", description = "DIR (train.bin, val.bin, meta.json from `xaf data prepare` or nanoGPT), FILE.bin (uint16 ids)"
             + " or a UTF-8 text file (default: the shipped Europarl text for a GPT-2 preset, a generated corpus for a byte preset)")
@@ -49,7 +56,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "DIR", names = "--data-root", description = "with --resume: a directory that the data path"
             + " recorded in the checkpoint may lie in, repeatable; --data on this command line is not limited"
             + " (default: the directory xaf runs from)")
-    java.util.List<Path> dataRoots = new java.util.ArrayList<>();
+    List<Path> dataRoots = new ArrayList<>();
 
     @Option(paramLabel = "DIR", names = "--out", description = "where metrics.jsonl, loss.png and model.ckpt go (default: xaf-runs/train-TIME in the working directory)")
     Path out;
@@ -63,11 +70,9 @@ final class TrainCommand implements Callable<Integer> {
     @Option(paramLabel = "FILE", names = "--resume", description = "checkpoint file to continue from; every option not given here takes the value the checkpoint recorded (its config.json), and training runs on to --steps in total")
     Path resume;
 
-    @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
-    long pacingMbps;
-
-    @Option(paramLabel = "ENDPOINT", names = "--endpoint", description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
-    String endpoint;
+    @Option(paramLabel = "ENDPOINT", names = "--endpoint", converter = Words.EndpointWord.class,
+            description = "workers' endpoint: afxdp (AF_XDP sockets) or udp (kernel sockets) (default: udp)")
+    Endpoint endpoint;
 
     @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows each worker sends from (its"
             + " port and the ones after it), kept apart by the xdp gateways; more than one spreads a host's traffic over"
@@ -75,20 +80,10 @@ final class TrainCommand implements Callable<Integer> {
     int flows = 1;
 
     @Option(names = "--wire-security", paramLabel = "MODE", defaultValue = TrainJobSpec.DEFAULT_WIRE_SECURITY,
-            description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (AES-GMAC"
+            converter = Words.WireSecurityWord.class, description = "how gradient datagrams are protected end to end: crc32c (corruption only), mac (AES-GMAC"
                     + " tag and replay window, keyed by a secret generated per run) or encrypt (as mac, payload AES-GCM"
                     + " encrypted: for links that leave the building) (default: ${DEFAULT-VALUE})")
-    String wireSecurity = TrainJobSpec.DEFAULT_WIRE_SECURITY;
-
-    @Option(paramLabel = "on|off", names = "--overlap", defaultValue = "on", description = "on: backward runs block by block and each "
-            + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
-            + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
-    String overlap = "on";
-
-    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", description = "gradient format on the wire: fp32, "
-            + "bf16 (half the bytes; rounded before sending, summed in fp32), or int8/int4 (blocks of 128 with one "
-            + "scale, ~0.26/0.13 of fp32's bytes; coarse, made for DiLoCo's outer sync) (default: ${DEFAULT-VALUE})")
-    String wireDtype = "fp32";
+    WireSecurity wireSecurity = TrainJobSpec.DEFAULT_WIRE;
 
     @Option(paramLabel = "DIR", names = "--work-dir", description = "where logs, configs and derived data go (default: a new temp dir, removed after a successful run)")
     Path workDir;
@@ -98,47 +93,35 @@ final class TrainCommand implements Callable<Integer> {
             + " arguments after -- go to the script; the model and training options above are the script's (docs/PYTORCH.md)")
     Path python;
 
-    @picocli.CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
-    java.util.List<String> scriptArgs = new java.util.ArrayList<>();
+    @CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
+    List<String> scriptArgs = new ArrayList<>();
 
     @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "with --python: seconds an agent's"
             + " all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
-    long opTimeoutSeconds = 60;
+    long opTimeoutSeconds = 120;
 
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec commandSpec;
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec commandSpec;
 
     /** How the settings name the command that ran (xaf demo fills a TrainCommand in by code). */
     String commandName = "xaf train";
 
     /** Options a resumed run never takes from the checkpoint's settings: they belong to this run alone. */
-    static final java.util.Set<String> NOT_INHERITED = java.util.Set.of("--resume", "--out", "--work-dir", "--keep-work-dir",
+    static final Set<String> NOT_INHERITED = Set.of("--resume", "--out", "--work-dir", "--keep-work-dir",
             "--data-root");
 
     /**
      * With --resume, every option not given on this command line takes the value recorded in the checkpoint's
      * settings (the run it continues), so 'xaf train --resume FILE' alone continues that run as it was started.
      */
-    void inheritSettings() throws java.io.IOException {
+    void inheritSettings() throws IOException {
         if (resume == null || commandSpec == null) return;
-        String recorded = io.xaforward.training.DataParallelTrainer.checkpointSettings(checkCheckpoint(resume));
+        String recorded = DataParallelTrainer.checkpointSettings(checkCheckpoint(resume));
         if (recorded.isEmpty()) return; // a checkpoint of an older version: the command line says everything
-        java.util.List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
+        List<String> args = RunSettings.inherited(commandSpec, RunSettings.options(recorded), NOT_INHERITED);
         if (args.isEmpty()) return;
-        picocli.CommandLine fresh = new picocli.CommandLine(new TrainCommand());
-        fresh.registerConverter(Path.class, UserPaths::resolve);
         String source = "checkpoint " + resume + " (its recorded settings)";
-        try {
-            fresh.parseArgs(args.toArray(String[]::new));
-        } catch (picocli.CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(source + ": " + e.getMessage());
-        }
-        java.util.Map<String, Object> inherited = new java.util.LinkedHashMap<>();
-        for (String a : args) {
-            if (a.startsWith("--") && commandSpec.findOption(a) != null) {
-                inherited.put(a, InheritedSettings.parsedValue(fresh.getCommandSpec(), a));
-            }
-        }
+        Map<String, Object> inherited = InheritedSettings.parse(source, commandSpec, args);
         // A checkpoint may come from anyone (a shared directory, a download): its settings are checked as etcd's are
         // for xaf worker, whole, before any is set.
         InheritedSettings.check(source, "--", inherited, commandSpec, InheritedSettings.dataRoots(dataRoots));
@@ -148,11 +131,10 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** Where the inherited settings are reported. */
-    java.io.PrintStream log = System.out;
+    PrintStream log = System.out;
 
-    /** The gateway mode and endpoint as checkBeforeStart() parsed them. */
-    private GatewayMode mode;
-    private io.xaforward.cluster.Endpoint chosenEndpoint;
+    /** The endpoint checkBeforeStart() chose: --endpoint, else the gateway mode's default. */
+    private Endpoint chosenEndpoint;
 
     /** True when spec() created the work directory (then it is ours to remove). */
     boolean createdWorkDir;
@@ -171,9 +153,9 @@ final class TrainCommand implements Callable<Integer> {
     static Path checkCheckpoint(Path file) {
         UserPaths.requireFile(file, "checkpoint");
         try {
-            io.xaforward.training.DataParallelTrainer.checkpointPreset(file);
+            DataParallelTrainer.checkpointPreset(file);
             return file;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             String why = e.getMessage() == null || e.getMessage().endsWith("is not a checkpoint of this format") ? ""
                     : " (" + e.getMessage() + ")";
             throw new IllegalArgumentException("--resume " + file + " is not a training checkpoint of xaf train" + why
@@ -188,21 +170,19 @@ final class TrainCommand implements Callable<Integer> {
     void checkBeforeStart() throws Exception {
         if (topology == null) topology = shippedTopology("two-dc.yaml").toAbsolutePath().normalize(); // recorded in the settings
         if (!Files.exists(topology)) throw new IllegalArgumentException("topology file " + topology + " not found");
-        io.xaforward.testbed.Topology topo = io.xaforward.testbed.Topology.load(topology); // a typo is named with its file and field, before any namespace
-        io.xaforward.training.ModelConfig model;
+        Topology topo = Topology.load(topology); // a typo is named with its file and field, before any namespace
+        ModelConfig model;
         try {
-            model = io.xaforward.training.ModelConfig.preset(loop.preset);
+            model = ModelConfig.preset(loop.preset);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("--preset " + loop.preset + ": " + e.getMessage());
         }
-        // Every mode word is parsed here, once: a bad one fails before anything is set up.
-        mode = GatewayMode.fromName(gatewayMode);
         loop.checkSync();
-        TrainJobSpec.checkDatacenters(loop.syncMode(), topo.datacenters().size());
-        chosenEndpoint = io.xaforward.cluster.Endpoint.resolve(endpoint, mode);
-        io.xaforward.cluster.Endpoint.checkFlows(chosenEndpoint, flows);
+        TrainJobSpec.checkDatacenters(loop.sync, topo.datacenters().size());
+        chosenEndpoint = Endpoint.resolve(endpoint, gatewayMode);
+        Endpoint.checkFlows(chosenEndpoint, flows);
         if (resume != null) {
-            String trained = io.xaforward.training.DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
+            String trained = DataParallelTrainer.checkpointPreset(checkCheckpoint(resume));
             if (!trained.equals(model.name())) {
                 throw new IllegalArgumentException("--resume " + resume + " was trained with preset " + trained + ", not " + loop.preset
                         + " (give --preset " + trained + ")");
@@ -212,7 +192,7 @@ final class TrainCommand implements Callable<Integer> {
         TrainData.checkTokenizer(loop.tokenizer, loop.preset);
         if (out != null) checkWritableDirectory("--out", out);
         if (workDir != null) checkWritableDirectory("--work-dir", workDir);
-        if (!io.xaforward.testbed.Netns.isRoot()) {
+        if (!Netns.isRoot()) {
             throw new IllegalArgumentException(commandName + " needs root (network namespaces, XDP): run it as root or with sudo");
         }
     }
@@ -231,13 +211,13 @@ final class TrainCommand implements Callable<Integer> {
         try {
             Files.createDirectories(dir);
             Files.delete(Files.createTempFile(dir, ".xaf-probe-", ""));
-        } catch (java.io.IOException | UnsupportedOperationException e) {
+        } catch (IOException | UnsupportedOperationException e) {
             throw new IllegalArgumentException(option + " " + dir + " cannot be written: " + UserPaths.describe(e));
         } finally {
             if (!existed) {
                 try {
                     DataCommand.deleteTree(created);
-                } catch (java.io.IOException ignored) {
+                } catch (IOException ignored) {
                     // best effort: it is empty, and the error above says why
                 }
             }
@@ -246,14 +226,10 @@ final class TrainCommand implements Callable<Integer> {
 
     TrainJobSpec spec() throws Exception {
         checkBeforeStart();
-        if (evalWindows <= 0) throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-        Algorithm algorithm = Algorithm.fromName(loop.algorithm);
-        WireSecurity security = WireSecurity.fromName(wireSecurity);
-        boolean overlapOn = parseOnOff("--overlap", overlap);
-        WireDtype wire = WireDtype.fromName(wireDtype);
-        if (wire != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("--wire-dtype " + wire.configName() + " needs --algorithm hierarchical or ring");
-        }
+        // The trainer and collective parts as xaf worker fills them; built (and so checked) before the work directory
+        // is made.
+        TrainerConfig trainer = loop.trainer().build();
+        CollectiveSettings collective = loop.collective();
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath;
@@ -265,23 +241,11 @@ final class TrainCommand implements Callable<Integer> {
         }
         String prefix = "t" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
         return TrainJobSpec.builder()
-                .topology(topology).prefix(prefix).gatewayMode(mode).endpoint(chosenEndpoint).workDir(dir)
-                .preset(loop.preset).data(dataPath).steps(loop.steps).globalBatch(loop.batch).seed(loop.seed)
-                .learningRate(loop.lr).warmupSteps(loop.warmup).evalEvery(evalEvery).evalWindows(evalWindows)
-                .checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
-                .jobId(1).jobToken(new SecureRandom().nextInt()).threadsPerWorker(loop.threads)
-                .algorithm(algorithm).bucketBytes(loop.bucketMb << 20).overlap(overlapOn).wireDtype(wire)
-                .wireSecurity(security).pacingBytesPerSecond(pacingMbps * 1_000_000 / 8).flows(flows)
-                .sync(loop.syncMode()).diloco(loop.diloco()).outerDtype(loop.outerFormat())
+                .topology(topology).prefix(prefix).gatewayMode(gatewayMode).endpoint(chosenEndpoint).workDir(dir)
+                .trainer(trainer).collective(collective)
+                .data(dataPath).checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
+                .jobId(1).jobToken(new SecureRandom().nextInt()).flows(flows).wireSecurity(wireSecurity)
                 .build();
-    }
-
-    static boolean parseOnOff(String option, String value) {
-        return switch (value == null ? "" : value.toLowerCase(java.util.Locale.ROOT)) {
-            case "on", "true", "yes" -> true;
-            case "off", "false", "no" -> false;
-            default -> throw new IllegalArgumentException(option + " must be on or off, was '" + value + "'");
-        };
     }
 
     @Override
@@ -306,12 +270,12 @@ final class TrainCommand implements Callable<Integer> {
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         String prefix = "p" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-        var cluster = new io.xaforward.cluster.ClusterRun.Spec(topology, prefix, mode, 1, new SecureRandom().nextInt(), dir,
+        var cluster = new ClusterRun.Spec(topology, prefix, gatewayMode, 1, new SecureRandom().nextInt(), dir,
                 chosenEndpoint, flows);
-        var spec = new io.xaforward.cluster.python.PythonTrainingJob.Spec(cluster, WireSecurity.fromName(wireSecurity), script,
+        var spec = new PythonTrainingJob.Spec(cluster, wireSecurity, script,
                 scriptArgs, UserPaths.workingDirectory(), LaunchCommand::agentCommand,
-                java.time.Duration.ofSeconds(opTimeoutSeconds), java.time.Duration.ofSeconds(120), false);
-        var result = new io.xaforward.cluster.python.PythonTrainingJob(spec, System.out, System.getenv()).run();
+                Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(120), false);
+        var result = new PythonTrainingJob(spec, System.out, System.getenv()).run();
         boolean remove = result.ok() && createdWorkDir && !keepWorkDir;
         System.out.printf("xaf: %s in %.1f s%s%n", result.ok() ? "every rank finished" : "the job failed",
                 result.wallSeconds(), remove ? "" : "; agent logs, cluster file and sockets in " + dir);

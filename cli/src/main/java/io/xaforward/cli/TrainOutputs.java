@@ -56,8 +56,8 @@ final class TrainOutputs {
         Files.createDirectories(dir);
         Path metrics = dir.resolve(METRICS);
         Files.copy(TrainingJob.metricsFile(spec), metrics, StandardCopyOption.REPLACE_EXISTING);
-        LossPlot.write(metrics, dir.resolve(PLOT), "GPT training (" + spec.preset() + "), " + result.worldSize()
-                + " workers through the " + spec.gatewayMode().configName() + " gateway");
+        LossPlot.write(metrics, dir.resolve(PLOT), "GPT training (" + spec.trainer().preset() + "), " + result.worldSize()
+                + " workers through the " + spec.cluster().gatewayMode().configName() + " gateway");
         Files.copy(TrainingJob.finalCheckpoint(spec), dir.resolve(MODEL), StandardCopyOption.REPLACE_EXISTING);
         Files.copy(spec.workDir().resolve(RunSettings.FILE), dir.resolve(RunSettings.FILE), StandardCopyOption.REPLACE_EXISTING);
         if (Files.isDirectory(spec.checkpointDir())) {

@@ -1,6 +1,12 @@
 package io.xaforward.cli;
 
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 
 /**
@@ -41,13 +47,13 @@ final class UserPaths {
      * the path), anything else as its message.
      */
     static String describe(Throwable e) {
-        if (e instanceof java.nio.file.FileSystemException f) {
+        if (e instanceof FileSystemException f) {
             String reason = f.getReason() != null ? f.getReason() : switch (f) {
-                case java.nio.file.NoSuchFileException n -> "no such file or directory";
-                case java.nio.file.AccessDeniedException a -> "permission denied";
-                case java.nio.file.FileAlreadyExistsException x -> "already exists";
-                case java.nio.file.NotDirectoryException d -> "not a directory";
-                case java.nio.file.DirectoryNotEmptyException d -> "directory not empty";
+                case NoSuchFileException n -> "no such file or directory";
+                case AccessDeniedException a -> "permission denied";
+                case FileAlreadyExistsException x -> "already exists";
+                case NotDirectoryException d -> "not a directory";
+                case DirectoryNotEmptyException d -> "directory not empty";
                 default -> f.getClass().getSimpleName();
             };
             return (f.getFile() != null ? f.getFile() : "") + (f.getOtherFile() != null ? " -> " + f.getOtherFile() : "")

@@ -38,22 +38,22 @@ class DilocoTrainingTest {
     private static TrainCommand command(Path workDir, long checkpointEvery) {
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
-        cmd.gatewayMode = "xdp";
-        cmd.loop.algorithm = "hierarchical";
+        cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
+        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
         cmd.loop.seed = 77;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = 0;
+        cmd.loop.evalEvery = 0;
         cmd.loop.checksumEvery = 1; // the global parameters' checksum, compared across the four ranks every step
         cmd.loop.threads = 1;
         cmd.loop.bucketMb = 1;
-        cmd.loop.sync = "diloco";
+        cmd.loop.sync = io.xaforward.cluster.SyncMode.DILOCO;
         cmd.checkpointEvery = checkpointEvery;
         cmd.workDir = workDir;
-        cmd.endpoint = "udp";
+        cmd.endpoint = io.xaforward.cluster.Endpoint.UDP;
         return cmd;
     }
 

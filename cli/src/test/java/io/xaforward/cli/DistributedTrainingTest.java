@@ -41,30 +41,30 @@ class DistributedTrainingTest {
         Path dir = Files.createTempDirectory("xaf-dist-train");
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
-        cmd.gatewayMode = "xdp";
-        cmd.loop.algorithm = "hierarchical";
+        cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
+        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
         cmd.loop.seed = 77;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = STEPS;
-        cmd.evalWindows = 300;
+        cmd.loop.evalEvery = STEPS;
+        cmd.loop.evalWindows = 300;
         cmd.loop.checksumEvery = 1;
         cmd.loop.threads = 1;
         cmd.loop.bucketMb = 1; // several buckets, so the pipelining path is exercised
         cmd.workDir = dir;
-        cmd.endpoint = endpoint;
+        cmd.endpoint = io.xaforward.cluster.Endpoint.fromName(endpoint);
         TrainJobSpec spec = cmd.spec();
-        assertEquals(endpoint, spec.endpoint().configName());
+        assertEquals(endpoint, spec.cluster().endpoint().configName());
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         TrainResult distributed = new TrainingJob(spec, new PrintStream(console, true)).run();
         assertEquals(STEPS, distributed.steps().size(), console.toString());
         assertTrue(console.toString().contains("xdp mode, " + endpoint + " endpoints"), console.toString());
         assertTrue(distributed.gatewayCounters().get("xaf_packets_total{forwarded}") > 0, "gradients crossed the gateway");
         assertEquals(0L, distributed.gatewayCounters().get("xaf_packets_total{drop_malformed}"));
-        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.prefix() + "-")), "namespaces left behind");
+        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.cluster().prefix() + "-")), "namespaces left behind");
 
         DjlRuntime.load(dir.resolve("djl"), 1);
         TokenDataset.Split split = TextDataset.open(spec.data()).split(0.05);

@@ -33,19 +33,19 @@ class GatewayRestartTrainingTest {
     static TrainJobSpec spec(Path dir) throws Exception {
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
-        cmd.gatewayMode = "xdp";
-        cmd.loop.algorithm = "hierarchical";
+        cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
+        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
         cmd.loop.seed = 91;
         cmd.loop.lr = 3e-3;
         cmd.loop.warmup = 2;
-        cmd.evalEvery = 0;
+        cmd.loop.evalEvery = 0;
         cmd.loop.checksumEvery = 5;
         cmd.loop.threads = 1;
         cmd.workDir = dir;
-        cmd.endpoint = "udp";
+        cmd.endpoint = io.xaforward.cluster.Endpoint.UDP;
         return cmd.spec();
     }
 
@@ -90,7 +90,7 @@ class GatewayRestartTrainingTest {
         assertEquals(STEPS, uninterrupted.steps().size());
 
         TrainJobSpec spec = spec(dir.resolve("b"));
-        String gwNs = Layout.of(Topology.load(spec.topology()).withPrefix(spec.prefix())).gatewayNamespace("gw");
+        String gwNs = Layout.of(Topology.load(spec.cluster().topology()).withPrefix(spec.cluster().prefix())).gatewayNamespace("gw");
         Console console = new Console();
         CompletableFuture<TrainResult> job = CompletableFuture.supplyAsync(() -> {
             try {
@@ -124,7 +124,7 @@ class GatewayRestartTrainingTest {
             if (!job.isDone()) job.cancel(true);
             if (restarted != null) restarted.close();
         }
-        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.prefix() + "-")), "namespaces left behind");
+        assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(spec.cluster().prefix() + "-")), "namespaces left behind");
     }
 
     /** The gateway process in the namespace: a java process whose command line runs a gateway with --config. */

@@ -10,6 +10,7 @@ import io.xaforward.training.TextDataset;
 import io.xaforward.training.TokenDataset;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.WireSecurity;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -86,7 +87,7 @@ class InheritedSettingsTest {
     }
 
     static Path clusterOf(WorkerCommand w) {
-        return w.peers.cluster;
+        return w.join.peers.cluster;
     }
 
     static WorkerCommand etcdWorker(String training, ByteArrayOutputStream log, String... extra) {
@@ -111,12 +112,12 @@ class InheritedSettingsTest {
         assertEquals(clusterOf(w) + ": training.wire-security crc32c is weaker than this process's mac (its command line"
                 + " or default); refused: a setting from outside never lowers the wire security. To run with crc32c, give"
                 + " --wire-security crc32c on the command line", e.getMessage());
-        assertEquals("mac", w.wireSecurity, "nothing was applied");
+        assertEquals(WireSecurity.MAC, w.join.wireSecurity, "nothing was applied");
         assertEquals(300, w.loop.steps, "nothing was applied, not even the valid steps");
 
         WorkerCommand encryptWorker = clusterWorker("{wire-security: mac}", new ByteArrayOutputStream(), "--wire-security", "encrypt");
         encryptWorker.applyClusterTraining();
-        assertEquals("encrypt", encryptWorker.wireSecurity, "given on the command line: the file's mac is not used");
+        assertEquals(WireSecurity.ENCRYPT, encryptWorker.join.wireSecurity, "given on the command line: the file's mac is not used");
     }
 
     @Test
@@ -125,11 +126,11 @@ class InheritedSettingsTest {
         var e = assertThrows(IllegalArgumentException.class, w::applyEtcdTraining);
         assertTrue(e.getMessage().startsWith(ETCD_SOURCE.formatted(etcd.clientUrl())
                 + ": training.wire-security crc32c is weaker than this process's mac"), e.getMessage());
-        assertEquals("mac", w.wireSecurity);
+        assertEquals(WireSecurity.MAC, w.join.wireSecurity);
 
         WorkerCommand asked = etcdWorker("{wire-security: crc32c}", new ByteArrayOutputStream(), "--wire-security", "crc32c");
         asked.applyEtcdTraining();
-        assertEquals("crc32c", asked.wireSecurity, "a worker that asks for crc32c itself runs with it");
+        assertEquals(WireSecurity.CRC32C, asked.join.wireSecurity, "a worker that asks for crc32c itself runs with it");
     }
 
     @Test
@@ -140,7 +141,7 @@ class InheritedSettingsTest {
         var e = assertThrows(IllegalArgumentException.class, t::inheritSettings);
         assertTrue(e.getMessage().startsWith("checkpoint " + checkpoint + " (its recorded settings): --wire-security crc32c"
                 + " is weaker than this process's mac"), e.getMessage());
-        assertEquals("mac", t.wireSecurity);
+        assertEquals(WireSecurity.MAC, t.wireSecurity);
     }
 
     @Test
@@ -148,7 +149,7 @@ class InheritedSettingsTest {
         ByteArrayOutputStream clusterLog = new ByteArrayOutputStream();
         WorkerCommand w = clusterWorker("{wire-security: encrypt, lr: 0.01, data: " + data.resolve("corpus.txt") + "}", clusterLog);
         w.applyClusterTraining();
-        assertEquals("encrypt", w.wireSecurity);
+        assertEquals(WireSecurity.ENCRYPT, w.join.wireSecurity);
         assertEquals(0.01, w.loop.lr);
         String source = clusterOf(w).toString();
         assertEquals(List.of("xaf worker: --wire-security encrypt from " + source,
@@ -159,7 +160,7 @@ class InheritedSettingsTest {
         ByteArrayOutputStream etcdLog = new ByteArrayOutputStream();
         WorkerCommand e = etcdWorker("{wire-security: encrypt, steps: 11}", etcdLog);
         e.applyEtcdTraining();
-        assertEquals("encrypt", e.wireSecurity);
+        assertEquals(WireSecurity.ENCRYPT, e.join.wireSecurity);
         assertEquals(11, e.loop.steps);
         String etcdSource = ETCD_SOURCE.formatted(etcd.clientUrl());
         assertTrue(etcdLog.toString(StandardCharsets.UTF_8).contains("xaf worker: --steps 11 from " + etcdSource + "\n"), etcdLog.toString());
@@ -170,7 +171,7 @@ class InheritedSettingsTest {
         ByteArrayOutputStream trainLog = new ByteArrayOutputStream();
         TrainCommand t = resumed(checkpoint, trainLog);
         t.inheritSettings();
-        assertEquals("encrypt", t.wireSecurity);
+        assertEquals(WireSecurity.ENCRYPT, t.wireSecurity);
         assertEquals(0.002, t.loop.lr);
         String line = trainLog.toString(StandardCharsets.UTF_8);
         assertTrue(line.startsWith("xaf: settings of the resumed run from " + checkpoint + ": ") && line.contains("--wire-security encrypt")

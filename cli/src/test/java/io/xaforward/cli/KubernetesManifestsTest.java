@@ -239,14 +239,14 @@ class KubernetesManifestsTest {
                 podEnv.put("JOB_COMPLETION_INDEX", String.valueOf(index)); // what the fieldRef gives pod number index
                 WorkerCommand w = workerCommand(pod, c, DIR.resolve("node").resolve(node.getKey()));
                 w.environment = podEnv;
-                WorkerCommand.Identity id = w.identity();
+                io.xaforward.cluster.deploy.RankIdentity id = w.identity();
                 assertEquals(index, id.rank(), node.getKey() + ": pod index " + index);
                 assertEquals(completions, id.world());
                 assertEquals(7, id.job());
                 assertEquals(node.getValue(), id.form(), node.getKey());
                 assertEquals("eth1", id.iface());
-                assertNotNull(w.datacenter, "--etcd needs the data center, from the node's file");
-                assertNotNull(w.gateway, "--etcd needs the gateway port, from the node's file");
+                assertNotNull(w.join.datacenter, "--etcd needs the data center, from the node's file");
+                assertNotNull(w.join.gateway, "--etcd needs the gateway port, from the node's file");
             }
         }
     }
@@ -271,11 +271,11 @@ class KubernetesManifestsTest {
         assertNotNull(volume(pod, nodeMount.getName()).getHostPath(), atFile + " must come from the node");
 
         WorkerCommand w = workerCommand(pod, c, DIR.resolve("node").resolve("dc-a.args"));
-        assertEtcdEndpoint(w.peers.etcd);
-        assertEtcdCredentials(pod, c, w.etcd, "xaf-etcd-job7");
-        assertSecretFile(pod, c, w.secretFile, "xaf-job7");
-        assertSecretFile(pod, c, w.token.file, "xaf-job7");
-        assertEquals("mac", w.wireSecurity, "every datagram authenticated (the default)");
+        assertEtcdEndpoint(w.join.peers.etcd);
+        assertEtcdCredentials(pod, c, w.join.etcd, "xaf-etcd-job7");
+        assertSecretFile(pod, c, w.join.secretFile, "xaf-job7");
+        assertSecretFile(pod, c, w.join.token.file, "xaf-job7");
+        assertEquals(io.xaforward.transport.WireSecurity.MAC, w.join.wireSecurity, "every datagram authenticated (the default)");
         assertTrue(w.resume, "a restarted pod resumes from the newest checkpoint every rank has");
         for (Path p : List.of(w.checkpointDir, w.data)) {
             VolumeMount m = c.getVolumeMounts().stream().filter(vm -> p.toString().startsWith(vm.getMountPath() + "/"))

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.xaforward.cluster.deploy.RankIdentity;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.protocol.NetworkForm;
 
@@ -122,14 +123,14 @@ class WorkerEnvironmentTest {
                 "--secret-file", secret.toString());
         w.applyClusterTraining();
         WorkerOptions o = w.options(w.identity());
-        assertEquals("tiny", o.preset());
-        assertEquals(5, o.steps(), "the command line wins");
-        assertEquals(0.01, o.learningRate());
-        assertEquals(4, o.globalBatch());
+        assertEquals("tiny", o.trainer().preset());
+        assertEquals(5, o.trainer().steps(), "the command line wins");
+        assertEquals(0.01, o.trainer().learningRate());
+        assertEquals(4, o.trainer().globalBatch());
         assertEquals(3, o.checksumEvery());
         assertEquals(dir.resolve("corpus.txt"), o.data());
         assertEquals("encrypt", o.wireSecurity().configName(), "a stronger mode than the default is taken");
-        assertEquals(1234, o.seed(), "not in the file: the default");
+        assertEquals(1234, o.trainer().seed(), "not in the file: the default");
 
         Path typo = dir.resolve("cluster-typo.yaml");
         Files.writeString(typo, Files.readString(cluster) + "training: {presets: tiny}\n");
@@ -158,9 +159,9 @@ class WorkerEnvironmentTest {
                     "--form", "ipv4", "--lr", "0.02", "--data-root", dir.toString());
             w.applyEtcdTraining();
             WorkerOptions o = w.options(w.identity());
-            assertEquals("tiny", o.preset());
-            assertEquals(9, o.steps());
-            assertEquals(0.02, o.learningRate(), "the command line wins");
+            assertEquals("tiny", o.trainer().preset());
+            assertEquals(9, o.trainer().steps());
+            assertEquals(0.02, o.trainer().learningRate(), "the command line wins");
             assertEquals(dir.resolve("corpus.txt"), o.data());
 
             client.put(key, "{preset: tiny, rank: 3}", 0);
@@ -174,7 +175,7 @@ class WorkerEnvironmentTest {
     @Test
     void withEtcdAndNoRankTheRendezvousAssignsItAndRankIsStillHonoured() throws Exception {
         String[] etcd = {"--job", "7", "--world", "4", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
-        assertEquals(WorkerCommand.ASSIGNED, worker(Map.of(), etcd).identity().rank(), "no --rank, no RANK: assigned");
+        assertEquals(RankIdentity.ASSIGNED, worker(Map.of(), etcd).identity().rank(), "no --rank, no RANK: assigned");
         assertEquals(3, worker(Map.of("RANK", "3"), etcd).identity().rank(), "torchrun's RANK");
         var e = assertThrows(IllegalArgumentException.class, () -> worker(Map.of("RANK", "4"), etcd).identity());
         assertTrue(e.getMessage().contains("RANK must be 0..3, was 4"), e.getMessage());
@@ -183,7 +184,7 @@ class WorkerEnvironmentTest {
     @Test
     void aKubernetesIndexedJobsPodIndexIsTheRankWhenNeitherRankNorRANKIsGiven() throws Exception {
         String[] etcd = {"--job", "7", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"};
-        WorkerCommand.Identity id = worker(Map.of("JOB_COMPLETION_INDEX", "2", "WORLD_SIZE", "4"), etcd).identity();
+        RankIdentity id = worker(Map.of("JOB_COMPLETION_INDEX", "2", "WORLD_SIZE", "4"), etcd).identity();
         assertEquals(2, id.rank(), "the pod index of an Indexed Job");
         assertEquals(4, id.world());
         assertEquals(1, worker(Map.of("JOB_COMPLETION_INDEX", "2", "RANK", "1", "WORLD_SIZE", "4"), etcd).identity().rank(),
@@ -283,11 +284,19 @@ class WorkerEnvironmentTest {
         java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
         w.log = new java.io.PrintStream(said, true);
         w.resolveFirstNodeEtcd();
-        assertEquals(java.net.URI.create("http://gpu07:2379"), w.peers.etcd);
+        assertEquals(java.net.URI.create("http://gpu07:2379"), w.join.peers.etcd);
         assertTrue(said.toString().contains("etcd on the allocation's first node, http://gpu07:2379"), said.toString());
 
         WorkerCommand outside = worker(Map.of(), "--interface", "eth1", "--etcd-first-node", "2379", "--form", "ipv4");
         var e = assertThrows(IllegalArgumentException.class, outside::resolveFirstNodeEtcd);
+        assertTrue(e.getMessage().contains("SLURM_JOB_NODELIST is not set"), e.getMessage());
+
+        // xaf agent shares the option (JoinOptions) and resolves it the same way, before it joins
+        AgentCommand agent = new AgentCommand();
+        agent.environment = Map.of();
+        new CommandLine(agent).parseArgs("--job", "7", "--world", "2", "--interface", "eth1", "--etcd-first-node", "2379",
+                "--form", "ipv4", "--token", "1", "--wire-security", "crc32c", "--datacenter", "a", "--gateway", "10.0.0.1");
+        e = assertThrows(IllegalArgumentException.class, agent::call);
         assertTrue(e.getMessage().contains("SLURM_JOB_NODELIST is not set"), e.getMessage());
     }
 

@@ -15,14 +15,14 @@ import java.nio.ByteOrder;
  * digits of a loss). One broadcast per rank of a few dozen bytes: negligible next to the forward passes of an
  * evaluation.
  */
-final class BroadcastSums implements SumReducer {
+public final class BroadcastSums implements SumReducer {
     private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Collectives collectives;
     private final int rank;
     private final int worldSize;
 
-    BroadcastSums(Collectives collectives) {
+    public BroadcastSums(Collectives collectives) {
         this.collectives = collectives;
         this.rank = collectives.group().rank();
         this.worldSize = collectives.group().worldSize();

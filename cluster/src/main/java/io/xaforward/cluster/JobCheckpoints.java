@@ -52,7 +52,7 @@ public final class JobCheckpoints {
      */
     static void afterStep(TrainJobSpec spec, CollectiveGroup group, DataParallelTrainer trainer) {
         long done = trainer.completedSteps();
-        if (spec.checkpointEvery() <= 0 || done % spec.checkpointEvery() != 0) return;
+        if (spec.trainer().checkpointEvery() <= 0 || done % spec.trainer().checkpointEvery() != 0) return;
         int rank = group.rank();
         int datacenter = group.datacenterIndexOf(rank);
         boolean writer = spec.sync() == SyncMode.DILOCO ? group.membersOf(datacenter)[0] == rank : rank == 0;

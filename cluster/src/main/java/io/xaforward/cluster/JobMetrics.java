@@ -23,7 +23,7 @@ final class JobMetrics implements AutoCloseable {
     JobMetrics(TrainJobSpec spec, ClusterRun cluster) throws IOException {
         this.log = new MetricsLog(file(spec), false);
         this.cluster = cluster;
-        this.tokensPerStep = (long) spec.globalBatch() * ModelConfig.preset(spec.preset()).contextLength();
+        this.tokensPerStep = (long) spec.trainer().globalBatch() * ModelConfig.preset(spec.trainer().preset()).contextLength();
     }
 
     static Path file(TrainJobSpec spec) {

@@ -15,16 +15,16 @@ public final class SummaryTable {
     public static String render(TrainResult r) {
         List<String[]> rows = new ArrayList<>();
         TrainJobSpec s = r.spec();
-        rows.add(row("gateway mode", s.gatewayMode().configName()));
+        rows.add(row("gateway mode", s.cluster().gatewayMode().configName()));
         rows.add(row("workers", r.worldSize() + " (one JVM per host namespace)"));
-        rows.add(row("model", s.preset() + String.format(Locale.ROOT, " (%,d parameters, %.2f MB gradient)", r.parameterCount(), r.parameterCount() * 4 / 1e6)));
-        rows.add(row("steps x global batch", s.steps() + " x " + s.globalBatch()));
-        rows.add(row("all-reduce", s.algorithm().configName()));
+        rows.add(row("model", s.trainer().preset() + String.format(Locale.ROOT, " (%,d parameters, %.2f MB gradient)", r.parameterCount(), r.parameterCount() * 4 / 1e6)));
+        rows.add(row("steps x global batch", s.trainer().steps() + " x " + s.trainer().globalBatch()));
+        rows.add(row("all-reduce", s.collective().algorithm().configName()));
         rows.add(row("final loss (train)", String.format(Locale.ROOT, "%.4f", r.finalLoss())));
         Evaluation validation = r.lastValidation();
         if (validation != null) {
             rows.add(row("validation loss", validation.figure() + " (standard error)"));
-            rows.add(row("  evaluated on", validation.coverage(ModelConfig.preset(s.preset()).contextLength())));
+            rows.add(row("  evaluated on", validation.coverage(ModelConfig.preset(s.trainer().preset()).contextLength())));
         }
         rows.add(row("time per step (median)", String.format(Locale.ROOT, "%.1f ms", r.medianStepMs())));
         double c = r.meanComputeMs(), m = r.meanCommMs();

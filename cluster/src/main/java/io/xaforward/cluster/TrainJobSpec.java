@@ -9,62 +9,52 @@ import io.xaforward.training.ModelConfig;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Objects;
-import java.util.Properties;
 
 /**
- * Everything a distributed training run needs, shared by the launcher and every worker process (written to a
- * properties file that each worker reads). Defaults make {@code xaf demo} a few-minute run on two cores.
+ * Everything a distributed training run needs, shared by the launcher and every worker process, composed of parts
+ * (as Aeron nests its contexts): the emulated cluster it runs on ({@link ClusterRun.Spec}), the trainer's
+ * hyper-parameters ({@link TrainerConfig}), how gradients are reduced and sent ({@link CollectiveSettings}) and the
+ * wire security, plus what belongs to the run alone (its data, resume file, checksum period). {@code xaf worker}
+ * fills the same trainer and collective parts ({@link io.xaforward.cluster.deploy.WorkerOptions}). Written to the
+ * worker's job.properties by {@link TrainJobCodec}. Defaults make {@code xaf demo} a few-minute run on two cores.
  *
- * @param topology     topology file (data centers, gateways)
- * @param prefix       name prefix of the testbed's namespaces (unique per run)
- * @param gatewayMode  how the gateways forward (xdp, relay, afxdp, kernel, kernel-tunnel, direct)
- * @param algorithm    all-reduce algorithm: hierarchical, ring or ps
- * @param data         training data: a prepared directory, a .bin token file or a text file (byte-level tokens);
- *                     see TrainingData
- * @param rateLimit    informational: the inter-DC link rate of the topology, or "none"
- * @param checkpointEvery rank 0 writes a checkpoint into {@link #checkpointDir()} every N steps (0 = never)
- * @param resume       checkpoint file every rank starts from (its step, weights and optimizer state), or null
- * @param wireSecurity how datagrams are protected: crc32c, mac or encrypt (the authenticated ones read the job
- *                     secret that the launcher writes to {@link #secretFile()})
- * @param overlap      all-reduce gradients block by block during backward (see docs/TRAINING.md, "Overlap")
- * @param wireDtype    number format of gradients on the wire: fp32, bf16, int8 or int4
- * @param endpoint     the workers' {@link Endpoint}: afxdp or udp (null: the gateway mode's default)
- * @param evalWindows  validation windows per evaluation when the split holds more (the whole split otherwise)
- * @param flows        UDP flows each worker sends from ({@link ClusterRun.Spec#flows()}); 1 by default
- * @param sync         ddp (every step's gradient averaged over all ranks) or diloco (docs/TRAINING.md, "DiLoCo")
- * @param diloco       DiLoCo's outer loop (H, fragments, delay, outer lr and momentum): set iff {@code sync} is diloco
- * @param outerDtype   number format of DiLoCo's outer all-reduce (recorded under ddp too, where it is unused)
+ * @param cluster       topology, namespace prefix, gateway mode, job id and token, work directory, endpoint, flows
+ * @param trainer       preset, steps, batch, seed, learning rate, warm-up, evaluation, threads, overlap, periodic
+ *                      checkpoints (into {@link #checkpointDir()}) and DiLoCo's outer loop (null under ddp)
+ * @param collective    algorithm, bucket bytes, wire format, pacing, DiLoCo's outer format
+ * @param wireSecurity  how datagrams are protected: crc32c, mac or encrypt (the authenticated ones read the job
+ *                      secret that the launcher writes to {@link #secretFile()})
+ * @param data          training data: a prepared directory, a .bin token file or a text file (byte-level tokens);
+ *                      see TrainingData
+ * @param checksumEvery every rank's weight checksum every N steps, compared across the ranks (0 = never)
+ * @param resume        checkpoint file every rank starts from (its step, weights and optimizer state), or null
+ * @param rateLimit     informational: the inter-DC link rate of the topology, or "none"
  */
-public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode, Algorithm algorithm, String preset,
-                           long steps, int globalBatch, long seed, double learningRate, long warmupSteps,
-                           long evalEvery, long checksumEvery, Path data, int jobId, int jobToken,
-                           int threadsPerWorker, long bucketBytes, long pacingBytesPerSecond, Path workDir,
-                           String rateLimit, long checkpointEvery, Path resume, boolean overlap,
-                           WireDtype wireDtype, WireSecurity wireSecurity, Endpoint endpoint, int evalWindows,
-                           int flows, SyncMode sync, DilocoConfig diloco, OuterDtype outerDtype) {
+public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, CollectiveSettings collective,
+                           WireSecurity wireSecurity, Path data, long checksumEvery, Path resume, String rateLimit) {
 
     public TrainJobSpec {
-        Objects.requireNonNull(topology, "topology");
-        Objects.requireNonNull(prefix, "prefix");
-        Objects.requireNonNull(preset, "preset");
-        Objects.requireNonNull(data, "data");
-        Objects.requireNonNull(workDir, "workDir");
-        Objects.requireNonNull(rateLimit, "rateLimit");
-        Objects.requireNonNull(gatewayMode, "gatewayMode");
-        Objects.requireNonNull(algorithm, "algorithm");
-        Objects.requireNonNull(wireDtype, "wireDtype");
+        Objects.requireNonNull(cluster, "cluster");
+        Objects.requireNonNull(trainer, "trainer");
+        Objects.requireNonNull(collective, "collective");
         Objects.requireNonNull(wireSecurity, "wireSecurity");
-        endpoint = Endpoint.resolve(endpoint, gatewayMode);
-        Endpoint.checkFlows(endpoint, flows);
-        if (evalWindows <= 0) {
-            throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
+        Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(rateLimit, "rateLimit");
+        if (trainer.checkpointEvery() > 0 && !cluster.workDir().resolve("checkpoints").equals(trainer.checkpointDir())) {
+            throw new IllegalArgumentException("a job's checkpoints go to checkpoints/ in its work directory, not "
+                    + trainer.checkpointDir());
         }
-        Objects.requireNonNull(sync, "sync");
-        Objects.requireNonNull(outerDtype, "outerDtype");
-        checkSync(sync, diloco, outerDtype, preset);
+    }
+
+    /** ddp or diloco: diloco exactly when the trainer has DiLoCo's outer loop. */
+    public SyncMode sync() {
+        return trainer.diloco() == null ? SyncMode.DDP : SyncMode.DILOCO;
+    }
+
+    public Path workDir() {
+        return cluster.workDir();
     }
 
     /**
@@ -111,14 +101,8 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
 
     /** A builder holding this spec's values, to derive a spec that differs in a few. */
     public Builder toBuilder() {
-        return new Builder().topology(topology).prefix(prefix).gatewayMode(gatewayMode).algorithm(algorithm)
-                .preset(preset).steps(steps).globalBatch(globalBatch).seed(seed).learningRate(learningRate)
-                .warmupSteps(warmupSteps).evalEvery(evalEvery).checksumEvery(checksumEvery).data(data).jobId(jobId)
-                .jobToken(jobToken).threadsPerWorker(threadsPerWorker).bucketBytes(bucketBytes)
-                .pacingBytesPerSecond(pacingBytesPerSecond).workDir(workDir).rateLimit(rateLimit)
-                .checkpointEvery(checkpointEvery).resume(resume).overlap(overlap).wireDtype(wireDtype)
-                .wireSecurity(wireSecurity).endpoint(endpoint).evalWindows(evalWindows).flows(flows)
-                .sync(sync).diloco(diloco).outerDtype(outerDtype);
+        return new Builder().cluster(cluster).trainer(trainer).collective(collective).wireSecurity(wireSecurity)
+                .data(data).checksumEvery(checksumEvery).resume(resume).rateLimit(rateLimit);
     }
 
     /** Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. */
@@ -155,12 +139,35 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         private DilocoConfig diloco;
         private OuterDtype outerDtype = OuterDtype.DEFAULT;
 
+        /** Where the trainer's settings that have no setter here come from. */
+        private TrainerConfig trainerDefaults;
+
         private Builder() {}
 
         /** The cluster's fields: topology, prefix, gateway mode, job id and token, work directory, endpoint. */
         public Builder cluster(ClusterRun.Spec c) {
             return topology(c.topology()).prefix(c.prefix()).gatewayMode(c.gatewayMode()).jobId(c.jobId())
                     .jobToken(c.jobToken()).workDir(c.workDir()).endpoint(c.endpoint()).flows(c.flows());
+        }
+
+        /**
+         * The trainer's fields. Its checkpoint directory is not taken: a job's checkpoints always go to checkpoints/
+         * in its work directory. What the job file does not carry (minimum learning rate, weight decay, gradient
+         * clipping) is kept as given.
+         */
+        public Builder trainer(TrainerConfig t) {
+            trainerDefaults = t;
+            return preset(t.preset()).steps(t.steps()).globalBatch(t.globalBatch()).seed(t.seed())
+                    .learningRate(t.learningRate()).warmupSteps(t.warmupSteps()).evalEvery(t.evalEvery())
+                    .evalWindows(t.evalWindows()).threadsPerWorker(t.threads()).overlap(t.overlap())
+                    .checkpointEvery(t.checkpointEvery()).sync(t.diloco() == null ? SyncMode.DDP : SyncMode.DILOCO)
+                    .diloco(t.diloco());
+        }
+
+        /** The collective fields: algorithm, bucket bytes, wire format, pacing, outer format. */
+        public Builder collective(CollectiveSettings c) {
+            return algorithm(c.algorithm()).bucketBytes(c.bucketBytes()).wireDtype(c.wireDtype())
+                    .pacingBytesPerSecond(c.pacingBytesPerSecond()).outerDtype(c.outerDtype());
         }
 
         public Builder topology(Path v) { topology = v; return this; }
@@ -199,26 +206,35 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
         public Builder outerDtype(OuterDtype v) { outerDtype = v; return this; }
 
         public TrainJobSpec build() {
-            return new TrainJobSpec(topology, prefix, gatewayMode, algorithm, preset, steps, globalBatch, seed,
-                    learningRate, warmupSteps, evalEvery, checksumEvery, data, jobId, jobToken, threadsPerWorker,
-                    bucketBytes, pacingBytesPerSecond, workDir, rateLimit, checkpointEvery, resume, overlap, wireDtype,
-                    wireSecurity, endpoint, evalWindows, flows, sync, diloco, outerDtype);
+            Objects.requireNonNull(preset, "preset");
+            Objects.requireNonNull(sync, "sync");
+            ClusterRun.Spec cluster = new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, workDir,
+                    endpoint, flows);
+            if (evalWindows <= 0) {
+                throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
+            }
+            CollectiveSettings collective = new CollectiveSettings(algorithm, bucketBytes, wireDtype,
+                    pacingBytesPerSecond, outerDtype);
+            checkSync(sync, diloco, outerDtype, preset);
+            TrainerConfig.Builder t = trainerDefaults != null && trainerDefaults.preset().equals(preset)
+                    ? trainerDefaults.toBuilder() : TrainerConfig.builder(preset);
+            TrainerConfig trainer = t.steps(steps).globalBatch(globalBatch).seed(seed).learningRate(learningRate)
+                    .warmupSteps(warmupSteps).evalEvery(evalEvery).evalWindows(evalWindows).threads(threadsPerWorker)
+                    .overlap(overlap).checkpointEvery(checkpointEvery)
+                    .checkpointDir(checkpointEvery > 0 ? workDir.resolve("checkpoints") : null).diloco(diloco)
+                    .build();
+            return new TrainJobSpec(cluster, trainer, collective, wireSecurity, data, checksumEvery, resume, rateLimit);
         }
-    }
-
-    /** The emulated cluster this job runs on: what {@link TrainingJob} brings up. */
-    public ClusterRun.Spec cluster() {
-        return new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, workDir, endpoint, flows);
     }
 
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */
     public Path checkpointDir() {
-        return workDir.resolve("checkpoints");
+        return workDir().resolve("checkpoints");
     }
 
     /** The job secret the launcher generates for this run (readable by its owner only). */
     public Path secretFile() {
-        return workDir.resolve("job.secret");
+        return workDir().resolve("job.secret");
     }
 
     /**
@@ -226,80 +242,11 @@ public record TrainJobSpec(Path topology, String prefix, GatewayMode gatewayMode
      * its wire keys from the job secret, the job id and it.
      */
     public Path runNonceFile() {
-        return workDir.resolve("job.run");
+        return workDir().resolve("job.run");
     }
 
     /** The secret and run nonce files together: what the launcher issues and every worker reads. */
     public RunKeys runKeys() {
         return new RunKeys(secretFile(), runNonceFile());
-    }
-
-    public void write(Path file) throws IOException {
-        Properties p = new Properties();
-        cluster().writeTo(p);
-        p.setProperty("algorithm", algorithm.configName());
-        p.setProperty("preset", preset);
-        p.setProperty("steps", Long.toString(steps));
-        p.setProperty("globalBatch", Integer.toString(globalBatch));
-        p.setProperty("seed", Long.toString(seed));
-        p.setProperty("learningRate", Double.toString(learningRate));
-        p.setProperty("warmupSteps", Long.toString(warmupSteps));
-        p.setProperty("evalEvery", Long.toString(evalEvery));
-        p.setProperty("checksumEvery", Long.toString(checksumEvery));
-        p.setProperty("data", data.toAbsolutePath().toString());
-        p.setProperty("threadsPerWorker", Integer.toString(threadsPerWorker));
-        p.setProperty("bucketBytes", Long.toString(bucketBytes));
-        p.setProperty("pacingBytesPerSecond", Long.toString(pacingBytesPerSecond));
-        p.setProperty("rateLimit", rateLimit);
-        p.setProperty("checkpointEvery", Long.toString(checkpointEvery));
-        if (resume != null) p.setProperty("resume", resume.toAbsolutePath().toString());
-        p.setProperty("overlap", Boolean.toString(overlap));
-        p.setProperty("wireDtype", wireDtype.configName());
-        p.setProperty("wireSecurity", wireSecurity.configName());
-        p.setProperty("evalWindows", Integer.toString(evalWindows));
-        p.setProperty("sync", sync.configName());
-        p.setProperty("outerDtype", outerDtype.configName());
-        if (diloco != null) {
-            p.setProperty("syncEvery", Integer.toString(diloco.syncEvery()));
-            p.setProperty("fragments", Integer.toString(diloco.fragments()));
-            p.setProperty("fragmentSyncDelay", Integer.toString(diloco.fragmentSyncDelay()));
-            p.setProperty("outerLr", Double.toString(diloco.outerLearningRate()));
-            p.setProperty("outerMomentum", Double.toString(diloco.outerMomentum()));
-        }
-        JobProperties.write(p, file, "XAForward training job");
-    }
-
-    public static TrainJobSpec read(Path file) throws IOException {
-        Properties p = JobProperties.read(file);
-        Builder b = builder()
-                .cluster(ClusterRun.Spec.readFrom(p))
-                .algorithm(Algorithm.fromName(p.getProperty("algorithm")))
-                .preset(p.getProperty("preset"))
-                .steps(Long.parseLong(p.getProperty("steps")))
-                .globalBatch(Integer.parseInt(p.getProperty("globalBatch")))
-                .seed(Long.parseLong(p.getProperty("seed")))
-                .learningRate(Double.parseDouble(p.getProperty("learningRate")))
-                .warmupSteps(Long.parseLong(p.getProperty("warmupSteps")))
-                .evalEvery(Long.parseLong(p.getProperty("evalEvery")))
-                .checksumEvery(Long.parseLong(p.getProperty("checksumEvery")))
-                .data(Path.of(p.getProperty("data")))
-                .threadsPerWorker(Integer.parseInt(p.getProperty("threadsPerWorker")))
-                .bucketBytes(Long.parseLong(p.getProperty("bucketBytes")))
-                .pacingBytesPerSecond(Long.parseLong(p.getProperty("pacingBytesPerSecond")))
-                .rateLimit(p.getProperty("rateLimit"))
-                .checkpointEvery(Long.parseLong(p.getProperty("checkpointEvery", "0")))
-                .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
-                .overlap(Boolean.parseBoolean(p.getProperty("overlap", "true")))
-                .wireDtype(WireDtype.fromName(p.getProperty("wireDtype", WireDtype.FP32.configName())))
-                .wireSecurity(WireSecurity.fromName(p.getProperty("wireSecurity", DEFAULT_WIRE_SECURITY)));
-        if (p.getProperty("evalWindows") != null) b.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
-        SyncMode sync = SyncMode.fromName(p.getProperty("sync", SyncMode.DDP.configName()));
-        b.sync(sync).outerDtype(OuterDtype.fromName(p.getProperty("outerDtype", OuterDtype.DEFAULT.configName())));
-        if (sync == SyncMode.DILOCO) {
-            b.diloco(new DilocoConfig(Integer.parseInt(p.getProperty("syncEvery")),
-                    Integer.parseInt(p.getProperty("fragments")), Integer.parseInt(p.getProperty("fragmentSyncDelay")),
-                    Double.parseDouble(p.getProperty("outerLr")), Double.parseDouble(p.getProperty("outerMomentum"))));
-        }
-        return b.build();
     }
 }

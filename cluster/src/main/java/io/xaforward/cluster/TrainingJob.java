@@ -84,10 +84,10 @@ public final class TrainingJob {
         IdentifierPlan plan = cluster.up();
 
         if (!Files.exists(spec.data())) {
-            SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
+            SyntheticCorpus.write(spec.data(), spec.trainer().seed(), 2_000_000);
         }
         Path specFile = spec.workDir().resolve("job.properties");
-        spec.write(specFile);
+        TrainJobCodec.write(spec, specFile);
         spec.runKeys().issue(spec.wireSecurity());
 
         int world = plan.worldSize();
@@ -97,11 +97,11 @@ public final class TrainingJob {
                 continue;
             }
             List<String> jvm = List.of("-Xmx2g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=4",
-                    "-Dai.djl.pytorch.num_threads=" + spec.threadsPerWorker(), "-Dai.djl.offline=true");
+                    "-Dai.djl.pytorch.num_threads=" + spec.trainer().threads(), "-Dai.djl.offline=true");
             cluster.startWorker(r, jvm, WorkerMain.class.getName(), List.of(specFile.toString(), Integer.toString(r)));
         }
         out.printf("xaf: %d workers started (preset %s, %d steps, global batch %d, %s all-reduce)%n", world,
-                spec.preset(), spec.steps(), spec.globalBatch(), spec.algorithm().configName());
+                spec.trainer().preset(), spec.trainer().steps(), spec.trainer().globalBatch(), spec.collective().algorithm().configName());
 
         try (JobMetrics metrics = new JobMetrics(spec, cluster)) {
             return follow(cluster, world, start, metrics);
@@ -136,15 +136,15 @@ public final class TrainingJob {
     }
 
     private TrainResult follow(ClusterRun cluster, int world, long start, JobMetrics metrics) throws Exception {
-        ProgressView view = new ProgressView(out, spec.steps());
-        int contextLength = ModelConfig.preset(spec.preset()).contextLength();
+        ProgressView view = new ProgressView(out, spec.trainer().steps());
+        int contextLength = ModelConfig.preset(spec.trainer().preset()).contextLength();
         Map<Long, Map<Integer, WorkerLine>> byStep = new TreeMap<>();
         List<TrainResult.Step> steps = new ArrayList<>();
         Map<Integer, WorkerLine> done = new HashMap<>();
         long parameterCount = 0;
         int exited = 0;
         NetworkSample firstStep = null;
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(Math.max(5, spec.steps()));
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(Math.max(5, spec.trainer().steps()));
         while (exited < world) {
             ClusterRun.Event e = cluster.poll(5, TimeUnit.SECONDS);
             if (System.nanoTime() > deadline) throw new IllegalStateException("the job did not finish in time; worker logs in " + spec.workDir());

@@ -23,7 +23,7 @@ public final class WorkerMain {
     private WorkerMain() {}
 
     public static void main(String[] args) {
-        RankRuntime.runMain(args, "WorkerMain JOB.properties RANK", (spec, rank) -> run(TrainJobSpec.read(spec), rank),
+        RankRuntime.runMain(args, "WorkerMain JOB.properties RANK", (spec, rank) -> run(TrainJobCodec.read(spec), rank),
                 (rank, t) -> {
                     LOG.error("rank {} failed", rank, t);
                     // The launcher shows this last line as the reason (TrainingJob.lastError); the stack trace stays in the log.
@@ -32,47 +32,49 @@ public final class WorkerMain {
     }
 
     static void run(TrainJobSpec spec, int rank) throws Exception {
-        RankNetwork net = RankNetwork.of(spec.topology(), spec.prefix(), spec.jobId(), spec.jobToken(), rank, spec.gatewayMode(),
-                spec.endpoint(), spec.flows());
+        ClusterRun.Spec cluster = spec.cluster();
+        RankNetwork net = RankNetwork.of(cluster.topology(), cluster.prefix(), cluster.jobId(), cluster.jobToken(), rank,
+                cluster.gatewayMode(), cluster.endpoint(), cluster.flows());
         Node self = net.self();
 
-        DjlRuntime.load(DjlRuntime.CACHE_DIR, spec.threadsPerWorker());
+        DjlRuntime.load(DjlRuntime.CACHE_DIR, spec.trainer().threads());
         // A text file is read as bytes here; the launcher turns text for other tokenizers into prepared .bin data.
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
 
-        TransportConfig.Builder tc = net.transportConfig(spec.jobToken(), TransportConfig.JOB_ACK_TIMEOUT);
+        TransportConfig.Builder tc = net.transportConfig(spec.cluster().jobToken(), TransportConfig.JOB_ACK_TIMEOUT);
         spec.runKeys().apply(spec.wireSecurity(), tc);
-        if (spec.pacingBytesPerSecond() > 0) tc.pacing(spec.pacingBytesPerSecond(), 0);
+        if (spec.collective().pacingBytesPerSecond() > 0) tc.pacing(spec.collective().pacingBytesPerSecond(), 0);
 
-        TrainerConfig config = TrainerConfig.builder(spec.preset())
-                .steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
-                .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps())
-                .evalEvery(spec.evalEvery()).evalWindows(spec.evalWindows()).threads(spec.threadsPerWorker())
-                .overlap(spec.overlap()).diloco(spec.diloco())
-                .build();
-        CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(spec.bucketBytes())
-                .withAlgorithm(spec.algorithm()).withOperationTimeout(Duration.ofSeconds(120))
-                .withWireDtype(spec.wireDtype());
+        // The job's periodic checkpoints are JobCheckpoints' (rank 0, or each data center's first rank), not the
+        // trainer's own per-rank files.
+        TrainerConfig config = spec.trainer().toBuilder().checkpointEvery(0).checkpointDir(null).build();
+        CollectiveConfig collectiveConfig = spec.collective().config(Duration.ofSeconds(120));
 
-        try (RankRuntime runtime = RankRuntime.start(net, tc.build(), net.openPort(spec.jobToken()), collectiveConfig, System.out);
-             SyncGroups sync = new SyncGroups(spec.sync(), spec.outerDtype(), runtime.collectives());
-             DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), rank,
-                     net.worldSize(), sync.inner(), new BroadcastSums(runtime.collectives()), sync.outer())) {
+        try (RankRuntime runtime = RankRuntime.start(net, tc.build(), net.openPort(spec.cluster().jobToken()), collectiveConfig, System.out);
+             SyncGroups sync = new SyncGroups(spec.sync(), spec.collective().outerDtype(), runtime.collectives())) {
             Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run
-            if (Files.exists(settings)) trainer.recordSettings(Files.readString(settings));
-            if (spec.resume() != null) trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, runtime.collectives().group()));
-            runtime.report("start", "rank", rank, "params", trainer.parameterCount(),
-                    "form", self.form().configName(), "dc", self.datacenter(), "endpoint", net.endpoint().configName());
-            trainer.train(stats -> {
-                if (trainer.diloco()) {
-                    runtime.reportStep(stats, spec.checksumEvery(), spec.steps(), trainer::syncedChecksum, sync::outerWanBytes);
-                } else {
-                    runtime.reportStep(stats, spec.checksumEvery(), spec.steps(), trainer::weightChecksum);
-                }
-                JobCheckpoints.afterStep(spec, runtime.collectives().group(), trainer);
-            });
-            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
-            runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));
+            TrainingRank.run(runtime, sync, config, data, new BroadcastSums(runtime.collectives()),
+                    Files.exists(settings) ? Files.readString(settings) : null, spec.checksumEvery(),
+                    new TrainingRank.Checkpoints() {
+                        @Override
+                        public Object[] start(DataParallelTrainer trainer) throws Exception {
+                            if (spec.resume() != null) {
+                                trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, runtime.collectives().group()));
+                            }
+                            return new Object[]{"form", self.form().configName(), "dc", self.datacenter(),
+                                    "endpoint", net.endpoint().configName()};
+                        }
+
+                        @Override
+                        public void afterStep(DataParallelTrainer trainer) {
+                            JobCheckpoints.afterStep(spec, runtime.collectives().group(), trainer);
+                        }
+
+                        @Override
+                        public void last(DataParallelTrainer trainer) throws Exception {
+                            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
+                        }
+                    });
         }
     }
 }

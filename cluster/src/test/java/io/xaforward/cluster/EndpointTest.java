@@ -42,15 +42,15 @@ class EndpointTest {
                 .gatewayMode(GatewayMode.RELAY).algorithm(Algorithm.HIERARCHICAL).preset("tiny").steps(1).globalBatch(8)
                 .seed(1).learningRate(1e-3).data(dir.resolve("corpus.txt")).jobId(1).jobToken(7).threadsPerWorker(1)
                 .bucketBytes(1 << 20).workDir(dir).build();
-        assertEquals(Endpoint.UDP, spec.endpoint(), "relay's default");
+        assertEquals(Endpoint.UDP, spec.cluster().endpoint(), "relay's default");
         Path file = dir.resolve("job.properties");
-        spec.toBuilder().gatewayMode(GatewayMode.XDP).wireSecurity(WireSecurity.CRC32C).endpoint(Endpoint.UDP).build()
-                .write(file);
-        assertEquals(Endpoint.UDP, TrainJobSpec.read(file).endpoint(), "an explicit choice survives the worker's spec file");
+        TrainJobCodec.write(spec.toBuilder().gatewayMode(GatewayMode.XDP).wireSecurity(WireSecurity.CRC32C)
+                .endpoint(Endpoint.UDP).build(), file);
+        assertEquals(Endpoint.UDP, TrainJobCodec.read(file).cluster().endpoint(), "an explicit choice survives the worker's spec file");
         assertThrows(IllegalArgumentException.class,
-                () -> new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.KERNEL_TUNNEL, 1, 7, dir, Endpoint.AFXDP));
-        assertEquals(Endpoint.UDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, dir).endpoint());
-        assertEquals(Endpoint.AFXDP, new ClusterRun.Spec(spec.topology(), "t1", GatewayMode.XDP, 1, 7, dir, Endpoint.AFXDP).endpoint());
+                () -> new ClusterRun.Spec(spec.cluster().topology(), "t1", GatewayMode.KERNEL_TUNNEL, 1, 7, dir, Endpoint.AFXDP));
+        assertEquals(Endpoint.UDP, new ClusterRun.Spec(spec.cluster().topology(), "t1", GatewayMode.XDP, 1, 7, dir).endpoint());
+        assertEquals(Endpoint.AFXDP, new ClusterRun.Spec(spec.cluster().topology(), "t1", GatewayMode.XDP, 1, 7, dir, Endpoint.AFXDP).endpoint());
     }
 
     /** What a launcher writes, its workers read back: every field, enums included, in the words of the command line. */
@@ -65,8 +65,8 @@ class EndpointTest {
                 .resume(dir.resolve("step-6.ckpt")).overlap(false).wireDtype(WireDtype.BF16)
                 .wireSecurity(WireSecurity.ENCRYPT).build();
         Path file = dir.resolve("job.properties");
-        spec.write(file);
-        assertEquals(spec, TrainJobSpec.read(file));
+        TrainJobCodec.write(spec, file);
+        assertEquals(spec, TrainJobCodec.read(file));
         String text = Files.readString(file);
         for (String line : new String[]{"gatewayMode=kernel-tunnel", "algorithm=ps", "wireDtype=bf16",
                 "wireSecurity=encrypt", "endpoint=udp"}) {

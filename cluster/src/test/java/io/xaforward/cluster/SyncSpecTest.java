@@ -27,15 +27,15 @@ class SyncSpecTest {
         Path dir = Files.createTempDirectory("xaf-sync-spec").toAbsolutePath();
         TrainJobSpec plain = spec(dir).build();
         assertEquals(SyncMode.DDP, plain.sync());
-        assertEquals(OuterDtype.FP32, plain.outerDtype());
+        assertEquals(OuterDtype.FP32, plain.collective().outerDtype());
         Path file = dir.resolve("job.properties");
-        plain.write(file);
-        assertEquals(plain, TrainJobSpec.read(file));
+        TrainJobCodec.write(plain, file);
+        assertEquals(plain, TrainJobCodec.read(file));
 
         TrainJobSpec diloco = spec(dir).sync(SyncMode.DILOCO).diloco(new DilocoConfig(8, 2, 3, 0.5, 0.8))
                 .outerDtype(OuterDtype.BF16).build();
-        diloco.write(file);
-        assertEquals(diloco, TrainJobSpec.read(file));
+        TrainJobCodec.write(diloco, file);
+        assertEquals(diloco, TrainJobCodec.read(file));
         assertEquals(diloco, diloco.toBuilder().build());
     }
 
@@ -51,7 +51,7 @@ class SyncSpecTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).diloco(DilocoConfig.of(4)).build())
                 .getMessage().contains("need --sync diloco"));
         assertEquals(OuterDtype.INT4, spec(dir).sync(SyncMode.DILOCO).diloco(DilocoConfig.of(4)).outerDtype(OuterDtype.INT4)
-                .build().outerDtype(), "the quantized outer formats are taken");
+                .build().collective().outerDtype(), "the quantized outer formats are taken");
         assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO)
                 .diloco(new DilocoConfig(4, 3, 0, 0.7, 0.9)).build()).getMessage().contains("2 layers"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainJobSpec.checkDatacenters(SyncMode.DILOCO, 1))

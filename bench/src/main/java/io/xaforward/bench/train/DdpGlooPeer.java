@@ -57,8 +57,8 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
 
     /** The trainer settings XAF's workers use for {@code spec} (WorkerMain): the script gets the same. */
     static TrainerConfig trainerConfig(TrainJobSpec spec) {
-        return TrainerConfig.builder(spec.preset()).steps(spec.steps()).globalBatch(spec.globalBatch()).seed(spec.seed())
-                .learningRate(spec.learningRate()).warmupSteps(spec.warmupSteps()).threads(spec.threadsPerWorker()).build();
+        return TrainerConfig.builder(spec.trainer().preset()).steps(spec.trainer().steps()).globalBatch(spec.trainer().globalBatch()).seed(spec.trainer().seed())
+                .learningRate(spec.trainer().learningRate()).warmupSteps(spec.trainer().warmupSteps()).threads(spec.trainer().threads()).build();
     }
 
     @Override
@@ -67,7 +67,7 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
         GatewayMode mode = cluster.spec().gatewayMode();
         if (!MODES.contains(mode)) throw new IllegalArgumentException("DDP over Gloo runs over kernel or kernel-tunnel, not " + mode.configName());
         List<String> command = GlooPeer.rankCommand(script, cluster, rank);
-        command.addAll(arguments(trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.bucketBytes()));
+        command.addAll(arguments(trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.collective().bucketBytes()));
         cluster.startProcess(rank, Netns.processBuilder(cluster.plan().host(rank).namespace(), command).command());
     }
 
@@ -114,7 +114,7 @@ public final class DdpGlooPeer implements TrainingJob.RankStarter {
         GlooPeer.openTcp(cluster);
         script = copyScript(spec.workDir());
         // The XAF job writes the corpus when it is missing; the same file, seed and size here, whichever runs first.
-        if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
+        if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.trainer().seed(), 2_000_000);
         TokenDataset train = TrainingData.open(spec.data(), Tokenizer.byName("bytes")).train();
         batches = writeBatches(train, trainerConfig(spec), spec.workDir().resolve("ddp-batches.i32"));
         initialWeights = writeInitialWeights(trainerConfig(spec), train, spec.workDir().resolve("ddp-initial.safetensors"));

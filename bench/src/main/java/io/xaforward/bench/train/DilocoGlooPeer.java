@@ -88,7 +88,7 @@ public final class DilocoGlooPeer implements TrainingJob.RankStarter {
         GatewayMode mode = cluster.spec().gatewayMode();
         if (!DdpGlooPeer.MODES.contains(mode)) throw new IllegalArgumentException("DiLoCo over Gloo runs over kernel or kernel-tunnel, not " + mode.configName());
         List<String> command = GlooPeer.rankCommand(script, cluster, rank);
-        command.addAll(DdpGlooPeer.arguments(DdpGlooPeer.trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.bucketBytes()));
+        command.addAll(DdpGlooPeer.arguments(DdpGlooPeer.trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.collective().bucketBytes()));
         List<String> datacenters = new ArrayList<>();
         for (int r = 0; r < cluster.plan().worldSize(); r++) datacenters.add(cluster.plan().host(r).datacenter());
         command.addAll(arguments(settings, datacenters, validation, splitWindows));
@@ -115,14 +115,14 @@ public final class DilocoGlooPeer implements TrainingJob.RankStarter {
         GlooPeer.openTcp(cluster);
         script = copyScript(spec.workDir());
         // The XAF job writes the corpus when it is missing; the same file, seed and size here, whichever runs first.
-        if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
+        if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.trainer().seed(), 2_000_000);
         TrainingData.Opened data = TrainingData.open(spec.data(), Tokenizer.byName("bytes"));
         TrainerConfig c = DdpGlooPeer.trainerConfig(spec);
         batches = DdpGlooPeer.writeBatches(data.train(), c, spec.workDir().resolve("diloco-batches.i32"));
         initialWeights = DdpGlooPeer.writeInitialWeights(c, data.train(), spec.workDir().resolve("diloco-initial.safetensors"));
         int context = c.model().contextLength();
         splitWindows = Evaluator.splitWindows(data.validation().size(), context);
-        validation = writeValidationWindows(data.validation(), context, spec.evalWindows(), spec.workDir().resolve("diloco-validation.i32"));
+        validation = writeValidationWindows(data.validation(), context, spec.trainer().evalWindows(), spec.workDir().resolve("diloco-validation.i32"));
     }
 
     /** Copies the script and what it imports (ddp_gloo_train.py, xaf_torch_rank.py) out of the bench jar into {@code dir}. */

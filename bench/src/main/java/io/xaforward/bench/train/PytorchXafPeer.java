@@ -68,7 +68,7 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
         env.forEach((k, v) -> command.add(k + "=" + v));
         command.addAll(List.of(PythonSetup.interpreter(System.getenv()), "-u", script.toString(),
                 "--rank", Integer.toString(rank), "--world", Integer.toString(cluster.plan().worldSize()), "--backend", "xaf"));
-        command.addAll(DdpGlooPeer.arguments(DdpGlooPeer.trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.bucketBytes()));
+        command.addAll(DdpGlooPeer.arguments(DdpGlooPeer.trainerConfig(spec), batches, initialWeights, spec.checksumEvery(), spec.collective().bucketBytes()));
         cluster.startProcess(rank, Netns.processBuilder(cluster.plan().host(rank).namespace(), command).command());
     }
 
@@ -85,7 +85,7 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
             throw new IllegalArgumentException("PyTorch over XAF runs through xdp, not " + cluster.spec().gatewayMode().configName());
         }
         script = DdpGlooPeer.copyScript(spec.workDir());
-        if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.seed(), 2_000_000);
+        if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.trainer().seed(), 2_000_000);
         TokenDataset train = TrainingData.open(spec.data(), Tokenizer.byName("bytes")).train();
         batches = DdpGlooPeer.writeBatches(train, DdpGlooPeer.trainerConfig(spec), spec.workDir().resolve("ddp-batches.i32"));
         initialWeights = DdpGlooPeer.writeInitialWeights(DdpGlooPeer.trainerConfig(spec), train,
@@ -98,11 +98,11 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
         for (int r = 0; r < world; r++) {
             Node host = cluster.plan().host(r);
             Files.deleteIfExists(socket(r));
-            List<String> options = new ArrayList<>(List.of("--job", Integer.toString(spec.jobId()), "--world", Integer.toString(world),
+            List<String> options = new ArrayList<>(List.of("--job", Integer.toString(spec.cluster().jobId()), "--world", Integer.toString(world),
                     "--rank", Integer.toString(r), "--interface", host.iface(), "--form", host.form().configName(),
-                    "--token", String.format("0x%08x", spec.jobToken()), "--cluster", clusterFile.toString(),
+                    "--token", String.format("0x%08x", spec.cluster().jobToken()), "--cluster", clusterFile.toString(),
                     "--wire-security", spec.wireSecurity().configName(), "--socket", socket(r).toString(),
-                    "--bucket-mb", Long.toString(Math.max(1, spec.bucketBytes() >> 20)), "--algorithm", spec.algorithm().configName(),
+                    "--bucket-mb", Long.toString(Math.max(1, spec.collective().bucketBytes() >> 20)), "--algorithm", spec.collective().algorithm().configName(),
                     "--local-rank", "0", "--op-timeout", "120"));
             if (spec.wireSecurity().authenticated()) options.addAll(List.of("--secret-file", secret.toString()));
             ProcessBuilder pb = new ProcessBuilder(cluster.placedCommand(Netns.processBuilder(host.namespace(),

@@ -69,8 +69,7 @@ public final class RankAgent {
         }
         World world = source.join(o);
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
-        CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
-                .withAlgorithm(o.algorithm()).withWireDtype(s.wireDtype()).withOperationTimeout(o.opTimeout());
+        CollectiveConfig collectiveConfig = o.collective().withWireDtype(s.wireDtype()).config(o.opTimeout());
         DatagramPort port = net.openPort(o.flows());
         RunNonce run;
         try {

@@ -1,7 +1,9 @@
 package io.xaforward.cluster.deploy;
 
+import io.xaforward.cluster.BroadcastSums;
 import io.xaforward.cluster.RankRuntime;
 import io.xaforward.cluster.SyncGroups;
+import io.xaforward.cluster.TrainingRank;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.world.World;
 import io.xaforward.cluster.world.WorldNetwork;
@@ -9,8 +11,6 @@ import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
-import io.xaforward.training.StepListener;
-import io.xaforward.training.StepStats;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainingData;
@@ -75,7 +75,8 @@ public final class ClusterWorker {
     }
 
     public void run(WorldSource source) throws Exception {
-        TrainingData.Opened data = openData(o.data(), o.tokenizer(), o.preset());
+        TrainerConfig config = o.trainer();
+        TrainingData.Opened data = openData(o.data(), o.tokenizer(), config.preset());
         World world = source.join(o);
         Files.createDirectories(o.checkpointDir());
         if (settingsJson != null) {
@@ -83,14 +84,8 @@ public final class ClusterWorker {
         }
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
-        DjlRuntime.load(DjlRuntime.CACHE_DIR, o.threads());
-        TrainerConfig config = TrainerConfig.builder(o.preset())
-                .steps(o.steps()).globalBatch(o.globalBatch()).seed(o.seed())
-                .learningRate(o.learningRate()).warmupSteps(o.warmupSteps()).evalEvery(0).threads(o.threads())
-                .checkpointEvery(o.checkpointEvery()).checkpointDir(o.checkpointDir()).diloco(o.diloco())
-                .build();
-        CollectiveConfig collectiveConfig = CollectiveConfig.defaults().withBucketBytes(o.bucketBytes())
-                .withAlgorithm(o.algorithm());
+        DjlRuntime.load(DjlRuntime.CACHE_DIR, config.threads());
+        CollectiveConfig collectiveConfig = o.collective().config(o.opTimeout());
 
         DatagramPort port = net.openPort(o.flows());
         RunNonce run;
@@ -103,29 +98,36 @@ public final class ClusterWorker {
             port.close();
             throw e;
         }
-        TransportConfig transportConfig = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
-                .wireSecurity(o.wireSecurity(), o.secret(), run).build();
-        try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port,
-                collectiveConfig.withOperationTimeout(o.opTimeout()), out);
-             SyncGroups sync = new SyncGroups(o.sync(), o.outerDtype(), runtime.collectives());
-             DataParallelTrainer trainer = new DataParallelTrainer(config, data.train(), data.validation(), o.rank(),
-                     world.worldSize(), sync.inner(), null, sync.outer())) {
-            if (settingsJson != null) trainer.recordSettings(settingsJson);
-            long from = 0;
-            // The first collective waits for every rank to be up (restarted ranks come up at different times).
-            try (Collectives start = runtime.collectives(o.startTimeout())) {
-                from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank()) : Set.of(),
-                        o.checkpointEvery(), o.steps());
-            } catch (Exception e) {
-                throw explainAuthFailures(e, runtime.transport());
-            }
-            if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
-            runtime.report("start", "rank", o.rank(), "params", trainer.parameterCount(),
-                    "form", net.self().form().configName(), "dc", net.self().datacenter(), "from_step", from,
-                    "run", run == null ? "none" : run.hex().substring(0, 8));
-            trainer.train(new Reporter(trainer, runtime, sync));
-            trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
-            runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));
+        TransportConfig.Builder tc = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
+                .wireSecurity(o.wireSecurity(), o.secret(), run);
+        if (o.collective().pacingBytesPerSecond() > 0) tc.pacing(o.collective().pacingBytesPerSecond(), 0);
+        TransportConfig transportConfig = tc.build();
+        RunNonce agreed = run;
+        try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out);
+             SyncGroups sync = new SyncGroups(o.sync(), o.collective().outerDtype(), runtime.collectives())) {
+            TrainingRank.run(runtime, sync, config, data, new BroadcastSums(runtime.collectives()), settingsJson, o.checksumEvery(),
+                    new TrainingRank.Checkpoints() {
+                        @Override
+                        public Object[] start(DataParallelTrainer trainer) throws Exception {
+                            long from;
+                            // The first collective waits for every rank to be up (restarted ranks come up at
+                            // different times).
+                            try (Collectives start = runtime.collectives(o.startTimeout())) {
+                                from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank())
+                                        : Set.of(), config.checkpointEvery(), config.steps());
+                            } catch (Exception e) {
+                                throw explainAuthFailures(e, runtime.transport());
+                            }
+                            if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
+                            return new Object[]{"form", net.self().form().configName(), "dc", net.self().datacenter(),
+                                    "from_step", from, "run", agreed == null ? "none" : agreed.hex().substring(0, 8)};
+                        }
+
+                        @Override
+                        public void last(DataParallelTrainer trainer) throws Exception {
+                            trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
+                        }
+                    });
         }
     }
 
@@ -140,32 +142,6 @@ public final class ClusterWorker {
                 + " (wire security " + o.wireSecurity().configName() + "): the peers use another job secret or"
                 + " --wire-security (every rank needs the same --secret-file and mode), or belong to another run"
                 + " (datagrams of an earlier run, or a start-up exchange disturbed on the wire)", e);
-    }
-
-    private final class Reporter implements StepListener {
-        private final DataParallelTrainer trainer;
-        private final RankRuntime runtime;
-        private final SyncGroups sync;
-
-        Reporter(DataParallelTrainer trainer, RankRuntime runtime, SyncGroups sync) {
-            this.trainer = trainer;
-            this.runtime = runtime;
-            this.sync = sync;
-        }
-
-        @Override
-        public void onStep(StepStats s) {
-            if (trainer.diloco()) {
-                runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::syncedChecksum, sync::outerWanBytes);
-            } else {
-                runtime.reportStep(s, o.checksumEvery(), o.steps(), trainer::weightChecksum);
-            }
-        }
-
-        @Override
-        public void onCheckpoint(long completedSteps, Path file) {
-            runtime.report("checkpoint", "step", completedSteps, "file", file);
-        }
     }
 
     /** The run's settings (JSON, every option of xaf worker) that go into this rank's checkpoints. */

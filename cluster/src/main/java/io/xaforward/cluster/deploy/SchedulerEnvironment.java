@@ -27,7 +27,7 @@ public final class SchedulerEnvironment {
     }
 
     /** The variables that give the rank, in the order they are read. */
-    public static final java.util.List<String> RANK_VARIABLES = java.util.List.of("RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX");
+    public static final List<String> RANK_VARIABLES = List.of("RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX");
 
     /** This process's rank: {@code RANK}, else {@code SLURM_PROCID}, else {@code JOB_COMPLETION_INDEX}. */
     public Optional<Value> rank() {

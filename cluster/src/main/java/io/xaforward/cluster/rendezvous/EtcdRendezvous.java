@@ -1,5 +1,6 @@
 package io.xaforward.cluster.rendezvous;
 
+import io.xaforward.cluster.TrainJobCodec;
 import io.xaforward.cluster.deploy.WorkerOptions;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.world.ClusterFile;
@@ -76,7 +77,7 @@ public final class EtcdRendezvous implements WorldSource {
                 if (!kv.key().equals(key)) continue;
                 String source = "etcd " + endpoint + key;
                 Function<String, RuntimeException> fail = why -> new IllegalArgumentException(source + ": " + why);
-                return ClusterFile.settings(YamlTree.read(kv.value(), fail), "training", fail);
+                return TrainJobCodec.readSection(YamlTree.read(kv.value(), fail), "training", fail);
             }
             return Map.of();
         }

@@ -62,8 +62,9 @@ public final class ClusterFile {
 
     /**
      * The job's training settings, from the file's optional {@code training:} mapping: option name (without the
-     * dashes of xaf worker's option) to its value as written, e.g. {@code training: {preset: gpt2-tiny, steps: 1000}}.
-     * Empty without the section. The worker checks the names and values, as it checks its command line.
+     * dashes of xaf worker's option) to its value as written, e.g. {@code training: {preset: gpt2-tiny, steps: 1000}},
+     * read by the job's one codec ({@link io.xaforward.cluster.TrainJobCodec#readSection}: unknown names are refused).
+     * Empty without the section. The worker checks the values, as it checks its command line.
      */
     public static Map<String, String> training(Path file) {
         return new ClusterFile(file.toString()).trainingOf(text(file));
@@ -72,21 +73,7 @@ public final class ClusterFile {
     private Map<String, String> trainingOf(String yaml) {
         Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top) || !top.containsKey("training")) return new LinkedHashMap<>();
-        return settings(top.get("training"), "training", this::fail);
-    }
-
-    /**
-     * A mapping of job settings (name: value, every value a single scalar, kept as written) read from YAML by
-     * {@link io.xaforward.common.YamlTree}; {@code where} names it in errors.
-     */
-    public static Map<String, String> settings(Object mapping, String where, java.util.function.Function<String, RuntimeException> fail) {
-        if (!(mapping instanceof Map<?, ?> m)) throw fail.apply(where + ": expected a mapping of settings, e.g. {preset: gpt2-tiny, steps: 1000}");
-        Map<String, String> out = new LinkedHashMap<>();
-        for (var e : m.entrySet()) {
-            if (!(e.getValue() instanceof String v)) throw fail.apply(where + "." + e.getKey() + ": expected a single value");
-            out.put(String.valueOf(e.getKey()), v.trim());
-        }
-        return out;
+        return io.xaforward.cluster.TrainJobCodec.readSection(top.get("training"), "training", this::fail);
     }
 
     private record Dc(NetworkForm form, int mtu) {}
