@@ -162,7 +162,7 @@ static __always_inline struct verdict process(struct xdp_md *ctx, __u32 frame_le
 
 /*
  * LOCAL (PROTOCOL.md §7) hands the frame over as it arrived (padding trimmed): the hop limit is neither checked nor
- * decremented and fault injection does not apply, so no checksum changes either.
+ * decremented, so no header byte and no checksum changes.
  */
 static __always_inline struct verdict deliver_local(struct xdp_md *ctx, __u32 frame_len, const struct xaf_frame *f)
 {
@@ -182,7 +182,7 @@ static __always_inline struct verdict deliver_local(struct xdp_md *ctx, __u32 fr
 }
 
 /*
- * FORWARD (PROTOCOL.md §6 and §7): hop limit, fault injection, egress form, egress port and its MTU, in that order;
+ * FORWARD (PROTOCOL.md §6 and §7): hop limit, egress form, egress port and its MTU, in that order;
  * then the frame is resized for the egress form, its outer headers rewritten and it is redirected to the egress port.
  */
 static __always_inline struct verdict forward(struct xdp_md *ctx, __u32 frame_len, const struct xaf_port *port,

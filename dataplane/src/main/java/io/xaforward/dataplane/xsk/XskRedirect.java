@@ -13,7 +13,8 @@ import java.util.Objects;
  * every non-XAF frame still passes to the kernel, and XAF frames for other networks are dropped and counted.
  *
  * <p>The interface becomes gateway port slot {@value #PORT_SLOT}; routes accept frames only from it. The XDP program
- * decrements each frame's hop limit before delivery. {@link #close} detaches the program and unloads it but leaves
+ * delivers each frame as it arrived (padding trimmed): a LOCAL route neither checks nor decrements the hop limit
+ * (PROTOCOL.md §7). {@link #close} detaches the program and unloads it but leaves
  * the socket open. Control plane only; use it from the thread that created it (XafDataplane is thread-confined), in
  * the interface's network namespace.
  */
