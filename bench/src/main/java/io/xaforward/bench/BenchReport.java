@@ -72,7 +72,7 @@ public final class BenchReport {
         md.append("Runs: ").append(r.options().runs()).append(" (modes interleaved per run), ")
                 .append(r.options().durationMs()).append(" ms of traffic per sample")
                 .append(r.options().lowRatePps() > 0 ? ", socket senders paced at " + r.options().lowRatePps() + " pps" : ", senders flat out")
-                .append(r.options().gatewayCpuShare() < 1 ? String.format(java.util.Locale.ROOT,
+                .append(r.options().gatewayCpuShare() < 1 ? String.format(Locale.ROOT,
                         ", gateway CPU budgeted to %.0f%% (a SCHED_FIFO duty-cycle thread on the gateway's CPU takes the rest)",
                         r.options().gatewayCpuShare() * 100) : "")
                 .append(". Figures: median [min-max] over runs.\n\n");

@@ -28,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -232,7 +233,7 @@ public final class ForwardBench {
             if (programStats != null) programStats.close();
             testbed.down(topology.prefix());
             try (var files = Files.walk(stateDir)) {
-                for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+                for (Path p : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
             }
         }
         return new Result(options, samples, rtts, Machine.describe(), command);

@@ -7,6 +7,7 @@ import io.xaforward.transport.ReliableTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Objects;
 
 import static io.xaforward.collective.Wire.F32;
@@ -104,7 +105,7 @@ public final class Collectives implements AutoCloseable {
         this.datacenters = group.datacenters();
         this.datacenterPeers = new int[datacenters.length][];
         for (int d = 0; d < datacenters.length; d++) {
-            datacenterPeers[d] = java.util.Arrays.stream(datacenters[d]).map(r -> this.peers[r]).toArray();
+            datacenterPeers[d] = Arrays.stream(datacenters[d]).map(r -> this.peers[r]).toArray();
         }
         this.flat = new int[][]{this.peers.clone()};
     }
@@ -324,10 +325,10 @@ public final class Collectives implements AutoCloseable {
                     children[n++] = datacenters[d][0];
                 }
             }
-            return java.util.Arrays.copyOf(children, n);
+            return Arrays.copyOf(children, n);
         }
         if (rank == leader && myDc != rootDc) {
-            return java.util.Arrays.stream(datacenters[myDc]).filter(r -> r != rank).toArray();
+            return Arrays.stream(datacenters[myDc]).filter(r -> r != rank).toArray();
         }
         return new int[0];
     }

@@ -5,6 +5,7 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.JsonParseException;
 import com.google.gson.ToNumberPolicy;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;
@@ -13,14 +14,20 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLException;
 
 /**
  * A small etcd v3 client over etcd's JSON gateway (HTTP POST to {@code /v3/kv/range}, {@code /v3/kv/txn},
@@ -246,7 +253,7 @@ public final class EtcdClient implements AutoCloseable {
         private final int max;
         private final byte[] chunk = new byte[8192];
         private int pos, end;
-        private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
 
         BoundedLines(InputStream in, int max) {
             this.in = in;
@@ -370,7 +377,7 @@ public final class EtcdClient implements AutoCloseable {
     }
 
     private static boolean authExpired(String body) {
-        String b = body.toLowerCase(java.util.Locale.ROOT);
+        String b = body.toLowerCase(Locale.ROOT);
         return b.contains("invalid auth token") || b.contains("auth token is expired") || b.contains("revision of auth store is old");
     }
 
@@ -405,27 +412,27 @@ public final class EtcdClient implements AutoCloseable {
         private final long max;
         private long seen;
         private boolean overflowed;
-        private java.util.concurrent.Flow.Subscription subscription;
+        private Flow.Subscription subscription;
 
         CappedBody(long max) {
             this.max = max;
         }
 
         @Override
-        public java.util.concurrent.CompletionStage<String> getBody() {
+        public CompletionStage<String> getBody() {
             return bytes.getBody().thenApply(b -> new String(b, StandardCharsets.UTF_8));
         }
 
         @Override
-        public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
+        public void onSubscribe(Flow.Subscription s) {
             subscription = s;
             bytes.onSubscribe(s);
         }
 
         @Override
-        public void onNext(List<java.nio.ByteBuffer> items) {
+        public void onNext(List<ByteBuffer> items) {
             if (overflowed) return;
-            for (java.nio.ByteBuffer b : items) seen += b.remaining();
+            for (ByteBuffer b : items) seen += b.remaining();
             if (seen > max) {
                 overflowed = true;
                 subscription.cancel();
@@ -449,7 +456,7 @@ public final class EtcdClient implements AutoCloseable {
     private EtcdException unreachable(Throwable e) {
         String why = e instanceof ConnectException ? "connection refused"
                 : e instanceof HttpTimeoutException ? "no answer within " + timeout.toMillis() + " ms"
-                : e instanceof javax.net.ssl.SSLException ? "TLS handshake failed: " + e.getMessage()
+                : e instanceof SSLException ? "TLS handshake failed: " + e.getMessage()
                 : String.valueOf(e.getMessage() != null ? e.getMessage() : e);
         return new EtcdException("etcd at " + endpoint + " is unreachable (" + why + ")");
     }
@@ -514,7 +521,7 @@ public final class EtcdClient implements AutoCloseable {
         for (int i = b.length - 1; i >= 0; i--) {
             if (b[i] != (byte) 0xff) {
                 b[i]++;
-                return java.util.Arrays.copyOf(b, i + 1);
+                return Arrays.copyOf(b, i + 1);
             }
         }
         return new byte[]{0};

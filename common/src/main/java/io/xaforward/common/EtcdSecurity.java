@@ -8,12 +8,14 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.Base64;
@@ -98,13 +100,13 @@ public record EtcdSecurity(Path caFile, Path certFile, Path keyFile, String user
         byte[] pem;
         try {
             pem = Files.readAllBytes(file);
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             throw new IOException(what + " " + file + " not found");
         }
         Collection<? extends Certificate> certs;
         try {
             certs = CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem));
-        } catch (java.security.cert.CertificateException e) {
+        } catch (CertificateException e) {
             throw new IOException(what + " " + file + " holds no PEM certificate: " + e.getMessage());
         }
         if (certs.isEmpty()) throw new IOException(what + " " + file + " holds no PEM certificate");

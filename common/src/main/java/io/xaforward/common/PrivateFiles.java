@@ -1,5 +1,6 @@
 package io.xaforward.common;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -161,7 +162,7 @@ public final class PrivateFiles {
     /** Everything up to the end of the file; a file longer than {@code max} is an error (never a cut-off text). */
     private static byte[] readAll(int fd, Path file, String what, int max, Arena arena, MemorySegment errno) throws Throwable {
         MemorySegment chunk = arena.allocate(CHUNK);
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         while (true) {
             long n = (long) READ.invokeExact(errno, fd, chunk, (long) CHUNK);
             if (n == 0) return out.toByteArray();

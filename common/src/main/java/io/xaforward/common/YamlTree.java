@@ -1,5 +1,6 @@
 package io.xaforward.common;
 
+import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.error.Mark;
@@ -41,7 +42,7 @@ public final class YamlTree {
 
     private static Object convert(Node node, String where, Function<String, RuntimeException> fail) {
         return switch (node) {
-            case ScalarNode s -> s.getValue().isEmpty() && s.getScalarStyle() == org.yaml.snakeyaml.DumperOptions.ScalarStyle.PLAIN
+            case ScalarNode s -> s.getValue().isEmpty() && s.getScalarStyle() == DumperOptions.ScalarStyle.PLAIN
                     || isPlainNull(s) ? null : s.getValue();
             case SequenceNode seq -> {
                 List<Object> out = new ArrayList<>();
@@ -67,7 +68,7 @@ public final class YamlTree {
 
     /** {@code ~} and {@code null} written bare mean "no value", as an empty value does. */
     private static boolean isPlainNull(ScalarNode s) {
-        return s.getScalarStyle() == org.yaml.snakeyaml.DumperOptions.ScalarStyle.PLAIN
+        return s.getScalarStyle() == DumperOptions.ScalarStyle.PLAIN
                 && (s.getValue().equals("~") || s.getValue().equals("null"));
     }
 

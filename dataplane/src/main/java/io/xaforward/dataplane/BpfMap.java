@@ -3,6 +3,8 @@ package io.xaforward.dataplane;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * One map of a loaded {@link BpfObject}: update, lookup and delete through the map fd with keys and values in
@@ -93,9 +95,9 @@ public final class BpfMap {
     }
 
     /** Every key of a map with u32 keys, as the kernel holds them now (for reconciling a hash map). */
-    public java.util.List<Integer> intKeys() {
+    public List<Integer> intKeys() {
         if (keySize != 4) throw new IllegalArgumentException("map '" + name + "' does not have u32 keys");
-        java.util.List<Integer> keys = new java.util.ArrayList<>();
+        List<Integer> keys = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment current = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment next = arena.allocate(ValueLayout.JAVA_INT);

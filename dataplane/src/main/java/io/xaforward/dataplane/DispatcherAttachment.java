@@ -1,6 +1,10 @@
 package io.xaforward.dataplane;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -211,13 +215,13 @@ public final class DispatcherAttachment {
     private static List<String> interfacesOfThisNamespace() {
         try {
             List<String> names = new ArrayList<>();
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/thread-self/net/dev"))) {
+            for (String line : Files.readAllLines(Path.of("/proc/thread-self/net/dev"))) {
                 int colon = line.indexOf(':');
                 if (colon > 0 && !line.contains("|")) names.add(line.substring(0, colon).trim());
             }
             return names;
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

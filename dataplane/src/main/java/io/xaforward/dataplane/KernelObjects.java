@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * What the kernel says about loaded BPF programs, maps and links (bpf_obj_get_info_by_fd on struct bpf_prog_info,
@@ -30,7 +31,7 @@ public final class KernelObjects {
         public boolean isXdp() { return type == LINK_TYPE_XDP; }
     }
 
-    private static MemorySegment info(Arena arena, int fd, long size, String what, java.util.function.Consumer<MemorySegment> prepare) {
+    private static MemorySegment info(Arena arena, int fd, long size, String what, Consumer<MemorySegment> prepare) {
         MemorySegment info = arena.allocate(size, 8);
         prepare.accept(info);
         MemorySegment len = arena.allocateFrom(ValueLayout.JAVA_INT, (int) size);

@@ -8,6 +8,7 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.NoSuchElementException;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
@@ -93,13 +94,13 @@ public final class LibXdp {
                     + ". 'attach: dispatcher' shares the interface through libxdp's multiprog dispatcher and needs it:"
                     + " install it (Debian/Ubuntu: apt-get install libxdp1 xdp-tools; Fedora: dnf install libxdp"
                     + " xdp-tools), or use 'attach: native', which needs only libbpf", e);
-        } catch (java.util.NoSuchElementException e) {
+        } catch (NoSuchElementException e) {
             throw new IllegalStateException(library + " lacks a libxdp call the gateway uses (" + e.getMessage()
                     + "): 'attach: dispatcher' needs libxdp 1.3 or newer", e);
         }
         try {
             return new LibXdp(lookup);
-        } catch (java.util.NoSuchElementException e) {
+        } catch (NoSuchElementException e) {
             throw new IllegalStateException(library + " lacks a libxdp call the gateway uses (" + e.getMessage()
                     + "): 'attach: dispatcher' needs libxdp 1.3 or newer", e);
         }

@@ -1,12 +1,18 @@
 package io.xaforward.dataplane;
 
+import io.xaforward.dataplane.sys.Syscalls;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Supplier;
 
 import static io.xaforward.dataplane.SharedLayouts.PORT;
 import static io.xaforward.dataplane.SharedLayouts.ROUTE;
@@ -36,7 +42,7 @@ public final class XafDataplane implements AutoCloseable {
     private final MemorySegment perCpu;
     private final List<XdpAttachment> attachments = new ArrayList<>();
     /** Opens the object this dataplane was loaded from again, unloaded (null when opened from another process). */
-    private java.util.function.Supplier<BpfObject> reopen;
+    private Supplier<BpfObject> reopen;
     /** The program libxdp's dispatcher runs, loaded on the first {@link #attachThroughDispatcher}; null before. */
     private DispatcherAttachment.Program dispatcherProgram;
     private final List<DispatcherAttachment> dispatcherAttachments = new ArrayList<>();
@@ -119,16 +125,16 @@ public final class XafDataplane implements AutoCloseable {
     /** The gateway's object, opened (not loaded): the file named by {@value #OBJECT_PROPERTY}, or the shipped one. */
     private static BpfObject openObject() {
         String override = System.getProperty(OBJECT_PROPERTY);
-        return override != null && !override.isBlank() ? BpfObject.open(java.nio.file.Path.of(override))
+        return override != null && !override.isBlank() ? BpfObject.open(Path.of(override))
                 : BpfObject.openResource(OBJECT_RESOURCE);
     }
 
     /** Loads a gateway program from a file (tests, custom builds). */
-    public static XafDataplane load(java.nio.file.Path objectFile) {
+    public static XafDataplane load(Path objectFile) {
         return load(() -> BpfObject.open(objectFile));
     }
 
-    private static XafDataplane load(java.util.function.Supplier<BpfObject> opener) {
+    private static XafDataplane load(Supplier<BpfObject> opener) {
         XafDataplane dp = load(opener.get());
         dp.reopen = opener;
         return dp;
@@ -237,7 +243,7 @@ public final class XafDataplane implements AutoCloseable {
 
     /** The ports map as the kernel holds it: ifindex -> slot and form. */
     public Map<Integer, PortEntry> ports() {
-        Map<Integer, PortEntry> out = new java.util.TreeMap<>();
+        Map<Integer, PortEntry> out = new TreeMap<>();
         for (int ifindex : ports.intKeys()) {
             key.set(ValueLayout.JAVA_INT, 0, ifindex);
             if (ports.lookup(key, portValue)) {
@@ -292,7 +298,7 @@ public final class XafDataplane implements AutoCloseable {
     public void setTxPort(int slot, int egressIfindex) {
         if (slot < 0 || slot >= SharedLayouts.MAX_PORTS) throw new IllegalArgumentException("slot " + slot + " not in 0..63");
         txPorts.updateInt(slot, egressIfindex, BpfMap.ANY);
-        setPortMtu(slot, io.xaforward.dataplane.sys.Syscalls.mtu(io.xaforward.dataplane.sys.Syscalls.ifIndexToName(egressIfindex)));
+        setPortMtu(slot, Syscalls.mtu(Syscalls.ifIndexToName(egressIfindex)));
     }
 
     /** As {@link #setTxPort(int, int)} with an explicit egress limit {@code mtu} (tests, ports whose MTU is known). */
@@ -346,7 +352,7 @@ public final class XafDataplane implements AutoCloseable {
     }
 
     /** The network index identifiers that have a route in the kernel's map right now. */
-    public java.util.List<Integer> routeIds() {
+    public List<Integer> routeIds() {
         return routes.intKeys();
     }
 
@@ -406,7 +412,7 @@ public final class XafDataplane implements AutoCloseable {
      */
     public void packetsInto(long[] packets) {
         if (packets.length != Counter.values().length) throw new IllegalArgumentException("need one slot per Counter");
-        java.util.Arrays.fill(packets, 0);
+        Arrays.fill(packets, 0);
         key.set(ValueLayout.JAVA_INT, 0, 0);
         if (!counters.lookup(key, perCpu)) return;
         long stride = (counters.valueSize() + 7L) & ~7L;

@@ -5,6 +5,7 @@ import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.RankRegistration;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -51,7 +52,7 @@ public record GatewayConfig(AttachMode attach, Optional<MetricsEndpoint> metrics
 
         @Override
         public String configName() {
-            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
         }
     }
 

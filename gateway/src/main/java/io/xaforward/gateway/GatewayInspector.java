@@ -6,10 +6,13 @@ import io.xaforward.dataplane.CounterSnapshot;
 import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.dataplane.KernelObjects;
 import io.xaforward.dataplane.LibBpf;
+import io.xaforward.dataplane.PortCounterSnapshot;
 import io.xaforward.dataplane.Route;
 import io.xaforward.dataplane.SharedLayouts;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.dataplane.XdpAttachment;
+import io.xaforward.dataplane.XdpDispatcher;
+import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.protocol.NetworkForm;
 
 import java.net.InetAddress;
@@ -73,7 +76,7 @@ public final class GatewayInspector implements AutoCloseable {
                 int id = XdpAttachment.attachedProgramId(ifindex, m);
                 if (id != 0) {
                     // attach: dispatcher: the interface shows libxdp's dispatcher, which runs the gateway among others
-                    int gateway = io.xaforward.dataplane.XdpDispatcher.gatewayBehind(ifindex, id);
+                    int gateway = XdpDispatcher.gatewayBehind(ifindex, id);
                     mode = gateway == id ? m.label() : m.label() + ", dispatcher";
                     prog = gateway;
                     break;
@@ -131,7 +134,7 @@ public final class GatewayInspector implements AutoCloseable {
         else b.append(", not pinned (detached when its process ends)");
         b.append('\n');
         Table t = new Table("PORT", "IFINDEX", "FORM", "SLOT", "MTU", "MODE", "XDP-LINK", "PROGRAM", "RX-PACKETS", "TX-PACKETS", "TX-TOO-BIG");
-        io.xaforward.dataplane.PortCounterSnapshot traffic = dataplane.portCounters();
+        PortCounterSnapshot traffic = dataplane.portCounters();
         for (PortState p : ports) {
             t.row(p.iface(), Integer.toString(p.ifindex()), p.form().configName(), Integer.toString(p.slot()), mtuText(p),
                     p.mode(), p.programId() == 0 ? "-" : p.mode().endsWith(", dispatcher") ? "libxdp's"
@@ -159,7 +162,7 @@ public final class GatewayInspector implements AutoCloseable {
         int applied = dataplane.portMtu(p.slot());
         int link;
         try {
-            link = io.xaforward.dataplane.sys.Syscalls.mtu(p.iface());
+            link = Syscalls.mtu(p.iface());
         } catch (RuntimeException e) {
             return Integer.toString(applied);
         }

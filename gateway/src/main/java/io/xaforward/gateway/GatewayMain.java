@@ -6,6 +6,8 @@ import io.xaforward.gateway.registry.JobRoutes;
 import io.xaforward.gateway.registry.RouteRegistryWatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 import java.net.URI;
 import java.nio.file.Path;
@@ -40,7 +42,7 @@ public final class GatewayMain {
      */
     @SuppressWarnings("removal")
     static void reloadOnSighup(Runnable reload, String what) {
-        var previous = sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
+        var previous = Signal.handle(new Signal("HUP"), signal -> Thread.ofPlatform().name("xaf-gateway-sighup").start(() -> {
             LOG.info("SIGHUP, reloading {}", what);
             try {
                 reload.run();
@@ -48,7 +50,7 @@ public final class GatewayMain {
                 LOG.warn("reload rejected, keeping the running routes: {}", e.getMessage());
             }
         }));
-        if (previous == sun.misc.SignalHandler.SIG_IGN) {
+        if (previous == SignalHandler.SIG_IGN) {
             // The JVM leaves a signal that the parent ignored (nohup) ignored, without a word: say so.
             LOG.warn("SIGHUP is ignored in this process (started under nohup?), so it will not reload {};"
                     + " changes still reach the gateway without it", what);

@@ -6,6 +6,7 @@ import io.xaforward.dataplane.GatewayPins;
 import io.xaforward.dataplane.KernelObjects;
 import io.xaforward.dataplane.XafDataplane;
 import io.xaforward.dataplane.XdpAttachment;
+import io.xaforward.dataplane.XdpDispatcher;
 import io.xaforward.dataplane.sys.NetworkNamespace;
 import io.xaforward.dataplane.sys.Syscalls;
 
@@ -116,7 +117,7 @@ public final class HostXdpStatus {
                 }
                 if (prog == 0) continue;
                 String label = mode.label();
-                int gateway = io.xaforward.dataplane.XdpDispatcher.gatewayBehind(ifindex, prog);
+                int gateway = XdpDispatcher.gatewayBehind(ifindex, prog);
                 if (gateway != prog) { // libxdp's dispatcher: what counts is the gateway it runs, if any
                     if (gateway == 0) {
                         synchronized (others) { others[0]++; }

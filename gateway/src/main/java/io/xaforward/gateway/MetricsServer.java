@@ -1,5 +1,6 @@
 package io.xaforward.gateway;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -303,7 +304,7 @@ public final class MetricsServer implements AutoCloseable {
         return ByteBuffer.allocate(head.length + bytes.length).put(head).put(bytes).flip();
     }
 
-    private static void closeQuietly(java.io.Closeable s) {
+    private static void closeQuietly(Closeable s) {
         try {
             s.close();
         } catch (IOException ignored) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.DirectoryStream;
 import java.util.ArrayList;
@@ -144,7 +145,7 @@ final class StableFileReader {
 
     private static Object fileKey(Path file) {
         try {
-            return Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+            return Files.readAttributes(file, BasicFileAttributes.class).fileKey();
         } catch (IOException e) {
             return null;
         }

@@ -3,6 +3,8 @@ package io.xaforward.protocol;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 
 /**
  * The outer-header values {@link FrameWriter} writes in front of an XAF header: MACs, IP addresses, UDP ports,
@@ -99,13 +101,13 @@ public final class OuterAddressing {
         if (addr.length != 4 && addr.length != Ipv6Header.ADDR_LENGTH) {
             throw new IllegalArgumentException("an IP address has 4 or 16 bytes, got " + addr.length);
         }
-        java.util.Arrays.fill(into, (byte) 0);
+        Arrays.fill(into, (byte) 0);
         System.arraycopy(addr, 0, into, 0, addr.length);
         return addr.length;
     }
 
     private static int intToIp(int addr, byte[] into) {
-        java.util.Arrays.fill(into, (byte) 0);
+        Arrays.fill(into, (byte) 0);
         for (int i = 0; i < 4; i++) {
             into[i] = (byte) (addr >>> (24 - 8 * i));
         }
@@ -117,10 +119,10 @@ public final class OuterAddressing {
             return null;
         }
         try {
-            InetAddress a = InetAddress.getByAddress(java.util.Arrays.copyOf(ip, length));
+            InetAddress a = InetAddress.getByAddress(Arrays.copyOf(ip, length));
             assert length == 4 ? a instanceof Inet4Address : a instanceof Inet6Address;
             return a;
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             throw new IllegalStateException("unreachable: address of length " + length, e);
         }
     }

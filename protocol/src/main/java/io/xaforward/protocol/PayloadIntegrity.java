@@ -9,7 +9,7 @@ import java.util.zip.CRC32C;
  * ones'-complement sum (which lets gateways build UDP checksums in O(1)), and {@code payload_crc32c}, the end-to-end
  * CRC32C that no gateway ever rewrites.
  *
- * <p>CRC32C uses {@link java.util.zip.CRC32C} (hardware-accelerated by the JIT). That class reads ByteBuffers, so
+ * <p>CRC32C uses {@link CRC32C} (hardware-accelerated by the JIT). That class reads ByteBuffers, so
  * an instance keeps one ByteBuffer view of the last segment it saw and reuses it while the same segment object
  * comes back (a UMEM area, a preallocated frame buffer): steady-state sealing and verifying allocate nothing. Each
  * time a <em>different</em> segment object is passed, one small view object is allocated; segments over 2 GiB get

@@ -6,6 +6,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.Locale;
@@ -175,7 +176,7 @@ public final class CpuBudget implements AutoCloseable {
     private static void setAffinity(int cpu) throws Throwable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment set = arena.allocate(SET_BYTES, 8), cap = arena.allocate(CAPTURE);
-            set.set(java.lang.foreign.ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
+            set.set(ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
             int rc = (int) SETAFFINITY.invokeExact(cap, 0, SET_BYTES, set);
             if (rc < 0) throw new IllegalStateException("sched_setaffinity to CPU " + cpu + " failed, errno " + (int) ERRNO.get(cap, 0L));
         }

@@ -3,9 +3,11 @@ package io.xaforward.testbed;
 import io.xaforward.protocol.NetworkForm;
 
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.zip.CRC32;
 
@@ -162,7 +164,7 @@ public final class Layout {
 
     private static int prefixHash(String prefix) {
         CRC32 crc = new CRC32();
-        crc.update(prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        crc.update(prefix.getBytes(StandardCharsets.UTF_8));
         return (int) crc.getValue();
     }
 
@@ -183,8 +185,8 @@ public final class Layout {
     }
 
     /** The WAN namespace, when the topology declares a WAN link. */
-    public java.util.Optional<WanSegment> wan() {
-        return java.util.Optional.ofNullable(wan);
+    public Optional<WanSegment> wan() {
+        return Optional.ofNullable(wan);
     }
 
     /** All namespaces in creation order: gateways, then per DC its WAN namespace (if any), hosts and bridge namespace. */

@@ -11,7 +11,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 /**
@@ -75,7 +77,7 @@ public final class Netns {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new NetnsException("interrupted: " + String.join(" ", full), e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new NetnsException("cannot read output of: " + String.join(" ", full), e);
         }
     }

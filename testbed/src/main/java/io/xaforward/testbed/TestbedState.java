@@ -1,6 +1,7 @@
 package io.xaforward.testbed;
 
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * A running testbed as other modules see it: every host and gateway port with its live ifindex. Returned by
@@ -52,7 +53,7 @@ public record TestbedState(Topology topology, List<Node> hosts, List<Node> gatew
 
     /** The host or gateway port with that identity in that DC (gateway ports share their gateway's identity). */
     public Node byIdentity(String dc, int identity) {
-        return java.util.stream.Stream.concat(hosts.stream(), gatewayPorts.stream())
+        return Stream.concat(hosts.stream(), gatewayPorts.stream())
                 .filter(n -> n.datacenter().equals(dc) && n.identity() == identity).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("no node with identity 0x" + Integer.toHexString(identity) + " in '" + dc + "'"));
     }

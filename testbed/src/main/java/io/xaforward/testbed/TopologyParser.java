@@ -5,6 +5,7 @@ import io.xaforward.protocol.NetworkForm;
 import io.xaforward.common.YamlFields;
 import io.xaforward.common.YamlTree;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -58,7 +59,7 @@ final class TopologyParser {
         String alnum = name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "");
         if (alnum.isEmpty() || !Character.isLetter(alnum.charAt(0))) alnum = "x" + alnum;
         CRC32 crc = new CRC32();
-        crc.update(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        crc.update(name.getBytes(StandardCharsets.UTF_8));
         String hash = String.format("%08x", crc.getValue()).substring(0, 3);
         return alnum.substring(0, Math.min(3, alnum.length())) + hash;
     }

@@ -1,12 +1,14 @@
 package io.xaforward.transport;
 
+import io.xaforward.protocol.XafHeader;
+
 import java.net.InetAddress;
 import java.util.Objects;
 
 /**
  * A destination on an IPv4 or IPv6 network reached by writing the frame ourselves (AF_XDP, {@link XskDatagramPort}):
  * the kernel resolves no neighbours for us, so the peer names both the next hop's MAC address (the Ethernet
- * destination) and the destination IP address. The UDP port is always {@link io.xaforward.protocol.XafHeader#UDP_PORT}.
+ * destination) and the destination IP address. The UDP port is always {@link XafHeader#UDP_PORT}.
  *
  * @param mac 48-bit next-hop MAC, first byte most significant (as in {@link EthernetPeer})
  * @param ip  the destination's IPv4 or IPv6 address; its family must match the port's network form

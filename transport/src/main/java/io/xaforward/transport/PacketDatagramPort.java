@@ -11,6 +11,8 @@ import io.xaforward.protocol.XafHeader;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 /**
  * XAF datagrams on an identifier-native network (Ethernet, EtherType 0x0812, ID header) through an AF_PACKET
@@ -20,10 +22,10 @@ import java.lang.foreign.MemorySegment;
  */
 public final class PacketDatagramPort implements DatagramPort {
     private static final int ID_OUTER = NetworkForm.ID.outerHeaderLength();
-    private static final java.lang.foreign.ValueLayout.OfShort BE_SHORT =
-            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
-    private static final java.lang.foreign.ValueLayout.OfInt BE_INT =
-            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfShort BE_SHORT =
+            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BE_INT =
+            ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     private final PacketSocket socket;
     private final Arena arena = Arena.ofShared();

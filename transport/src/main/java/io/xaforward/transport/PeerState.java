@@ -1,6 +1,7 @@
 package io.xaforward.transport;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 
 /**
  * Everything the transport keeps per remote rank: its messages in both directions, the in-flight window, the
@@ -158,7 +159,7 @@ final class PeerState {
 
     void forgetUnexpected() {
         unexpectedBase = -1;
-        java.util.Arrays.fill(unexpectedDropped, 0);
+        Arrays.fill(unexpectedDropped, 0);
     }
 
     /** How much longer than the newest delivered chunk's round trip a chunk sent before it may take: srtt/4. */

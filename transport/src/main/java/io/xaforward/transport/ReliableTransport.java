@@ -5,7 +5,9 @@ import io.xaforward.protocol.XafHeader;
 import io.xaforward.transport.TransportStats.Counter;
 
 import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -87,7 +89,7 @@ public final class ReliableTransport implements AutoCloseable {
         // must hold every sequence number it can have in flight, or reordering is counted as replay. Refused
         // here, before anything is sent, when it cannot.
         int replayWindow = ReplayWindow.sizeFor(config.windowChunks(), port.flows());
-        java.security.SecureRandom salts = new java.security.SecureRandom();
+        SecureRandom salts = new SecureRandom();
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
@@ -123,7 +125,7 @@ public final class ReliableTransport implements AutoCloseable {
         for (PeerState p : peers) {
             if (p == null) continue;
             if (!sb.isEmpty()) sb.append("; ");
-            sb.append(String.format(java.util.Locale.ROOT,
+            sb.append(String.format(Locale.ROOT,
                     "rank %d: srtt %.2f ms, rttvar %.2f ms, max %.2f ms, rto %.2f ms, cwnd %.1f, ssthresh %.1f",
                     p.rank, p.srttNanos / 1e6, p.rttVarNanos / 1e6, p.maxRttNanos / 1e6,
                     sender.rtoNanos(p) / 1e6, p.cwnd, p.ssthresh));
@@ -416,7 +418,7 @@ public final class ReliableTransport implements AutoCloseable {
      * peer whose final acknowledgement was lost retransmits, and would otherwise wait for an answer from a rank that
      * is already gone. {@code idle} should exceed the peers' largest retransmission timeout.
      */
-    public void linger(java.time.Duration idle, java.time.Duration max) throws InterruptedException {
+    public void linger(Duration idle, Duration max) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
         long seen = stats.packetsReceived();
         while (System.nanoTime() < deadline) {

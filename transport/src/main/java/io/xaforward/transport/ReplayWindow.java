@@ -1,5 +1,7 @@
 package io.xaforward.transport;
 
+import java.util.Arrays;
+
 /**
  * Sliding-window replay check over the 64-bit sequence numbers of one sender (IPsec style): a sequence number is
  * accepted once, if it is newer than the newest seen or at most {@link #size()} - 1 older and not seen yet. Only
@@ -80,7 +82,7 @@ final class ReplayWindow {
         if (sequence > newest) {
             long advance = sequence - newest;
             if (advance >= size) {
-                java.util.Arrays.fill(seen, 0L);
+                Arrays.fill(seen, 0L);
             } else {
                 for (long s = newest + 1; s <= sequence; s++) {
                     clear(s);

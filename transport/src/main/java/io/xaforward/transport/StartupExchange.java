@@ -6,11 +6,13 @@ import io.xaforward.protocol.XafHeader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The start-up exchange of ranks started independently ({@code xaf worker}): every rank draws a fresh 16-byte
@@ -208,7 +210,7 @@ public final class StartupExchange {
             if (port.canAwaitReceive()) {
                 port.awaitReceive(waitNanos);
             } else {
-                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(waitNanos, 1_000_000));
+                LockSupport.parkNanos(Math.min(waitNanos, 1_000_000));
             }
         }
     }
@@ -259,7 +261,7 @@ public final class StartupExchange {
         boolean theyConfirmed = (data.get(ValueLayout.JAVA_BYTE, at + 1) & FLAG_CONFIRMED) != 0;
         byte[] theirs = data.asSlice(at + CHALLENGE_OFFSET, RunNonce.LENGTH).toArray(ValueLayout.JAVA_BYTE);
         byte[] echo = data.asSlice(at + ECHO_OFFSET, RunNonce.LENGTH).toArray(ValueLayout.JAVA_BYTE);
-        boolean answersUs = java.security.MessageDigest.isEqual(echo, challenge);
+        boolean answersUs = MessageDigest.isEqual(echo, challenge);
         boolean newlyConfirmedMe = false;
         if (answersUs) {
             // Authentic and bound to this exchange's challenge: the peer is up in this exchange with `theirs`.

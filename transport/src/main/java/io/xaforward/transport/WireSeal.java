@@ -8,6 +8,9 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.random.RandomGenerator;
 import java.util.zip.CRC32C;
 
 /**
@@ -114,7 +117,7 @@ public abstract sealed class WireSeal implements AutoCloseable permits WireSeal.
      * counted up by one per datagram. Never read from a clock: a host whose clock went back still starts elsewhere,
      * and the run's fresh keys keep (key, nonce) pairs apart across runs in any case.
      */
-    public static long initialSequence(java.util.random.RandomGenerator random) {
+    public static long initialSequence(RandomGenerator random) {
         return random.nextLong(SEQUENCE_SALT_BOUND);
     }
 
@@ -214,7 +217,7 @@ public abstract sealed class WireSeal implements AutoCloseable permits WireSeal.
     /** The same as a name for logs and benches: "openssl", "jdk", or "none" for crc32c. */
     public final String aeadLibrary() {
         AeadEngine.Library library = library();
-        return library == null ? "none" : library.name().toLowerCase(java.util.Locale.ROOT);
+        return library == null ? "none" : library.name().toLowerCase(Locale.ROOT);
     }
 
     /** Frees the AES-GCM engine's native state; idempotent. The seal must not be used afterwards. */
@@ -249,7 +252,7 @@ public abstract sealed class WireSeal implements AutoCloseable permits WireSeal.
             mode.requireKeys(secret, runNonce);
             byte[] key = deriveKey(secret, jobId, runNonce, keyLabel);
             aead = AeadEngine.create(library, key, maxDatagramLength);
-            java.util.Arrays.fill(key, (byte) 0);
+            Arrays.fill(key, (byte) 0);
         }
 
         @Override public final int trailerLength() { return TRAILER_BYTES; }

@@ -1,9 +1,11 @@
 package io.xaforward.transport;
 
+import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.sys.Syscalls;
 import io.xaforward.dataplane.xsk.FrameHandler;
 import io.xaforward.dataplane.xsk.Umem;
 import io.xaforward.dataplane.xsk.XskConfig;
+import io.xaforward.dataplane.xsk.XskException;
 import io.xaforward.dataplane.xsk.XskRedirect;
 import io.xaforward.dataplane.xsk.XskSocket;
 import io.xaforward.dataplane.xsk.XskStats;
@@ -19,6 +21,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.util.IdentityHashMap;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -107,7 +110,7 @@ public final class XskDatagramPort implements DatagramPort {
      * @param allowGenericFallback attach in generic (skb) XDP mode if native XDP is refused
      * @param networkIds the network index identifiers addressed to this endpoint (at least one)
      * @throws IllegalArgumentException for inconsistent arguments (IP family vs form, MTU too small, no networks)
-     * @throws io.xaforward.dataplane.xsk.XskException when the socket cannot be opened or bound
+     * @throws XskException when the socket cannot be opened or bound
      */
     public XskDatagramPort(String ifname, int queue, NetworkForm form, String mac, InetAddress ip, int identity,
                            int mtu, int jobId, int jobToken, XskConfig config, boolean allowGenericFallback,
@@ -418,7 +421,7 @@ public final class XskDatagramPort implements DatagramPort {
     /** The frame being delivered to the handler, for {@link #receivedFrom}. */
     private MemorySegment currentFrame;
     /** Each peer's IP address as bytes, made once per peer (InetAddress hands out copies). */
-    private final java.util.IdentityHashMap<Peer, MemorySegment> peerIps = new java.util.IdentityHashMap<>();
+    private final IdentityHashMap<Peer, MemorySegment> peerIps = new IdentityHashMap<>();
 
     /**
      * Compares the frame being delivered with the peer: Ethernet source = the peer's MAC (the sender, or the
@@ -430,7 +433,7 @@ public final class XskDatagramPort implements DatagramPort {
         if (frame == null) throw new IllegalStateException("receivedFrom outside a DatagramHandler call");
         long mac;
         if (peer instanceof EthernetPeer(long m)) mac = m;
-        else if (peer instanceof EthernetIpPeer(long m, java.net.InetAddress ip)) mac = m;
+        else if (peer instanceof EthernetIpPeer(long m, InetAddress ip)) mac = m;
         else return false;
         if (PacketDatagramPort.sourceMac(frame) != mac) return false;
         if (form == NetworkForm.ID) return true;
@@ -465,7 +468,7 @@ public final class XskDatagramPort implements DatagramPort {
      * (with AF_XDP the kernel-side program checks tokens before the transport sees a frame).
      */
     public long badTokenDrops() {
-        return redirect.dataplane().counters().packets(io.xaforward.dataplane.Counter.DROP_BAD_TOKEN);
+        return redirect.dataplane().counters().packets(Counter.DROP_BAD_TOKEN);
     }
 
     /** The installed XDP redirect, for its dataplane counters. */

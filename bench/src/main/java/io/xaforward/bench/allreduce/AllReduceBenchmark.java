@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.cluster.Endpoint;
 import io.xaforward.cluster.ClusterRun;
@@ -142,7 +143,7 @@ public final class AllReduceBenchmark {
 
     /**
      * Budgets the gateway's CPU to {@code share} in every job, the same for every mode
-     * ({@link io.xaforward.testbed.CpuBudget}); 1 (the default) gives it its whole CPU. Every job is placed (the
+     * ({@link CpuBudget}); 1 (the default) gives it its whole CPU. Every job is placed (the
      * gateway on its own CPU, the workers and the emulated fabric on the other) whatever the share.
      */
     public AllReduceBenchmark withGatewayCpu(double share) {

@@ -1,6 +1,7 @@
 package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
+import io.xaforward.cluster.NetworkCpu;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.testbed.plan.IdentifierPlan;
@@ -37,7 +38,7 @@ public final class AllReduceJob {
      * summed over the ranks (the worker processes' CPU, user and kernel time in their own threads; datagrams sent
      * plus received), NaN and 0 when the ranks do not report them (Gloo). {@code fabricCpuSeconds} and
      * {@code gatewayCpuSeconds}: what the emulated network's NAPI threads (hosts', switches' and WAN veths) and the
-     * gateway's data path ran over the same interval, per all-reduce ({@link io.xaforward.cluster.NetworkCpu}), NaN
+     * gateway's data path ran over the same interval, per all-reduce ({@link NetworkCpu}), NaN
      * when not measured.
      */
     public record Sample(int run, long bytes, String algorithm, double seconds, boolean verified, double maxError,

@@ -2,6 +2,7 @@ package io.xaforward.bench.allreduce;
 
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.JobProperties;
+import io.xaforward.cluster.NetworkCpu;
 import io.xaforward.cluster.RunKeys;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.transport.WireSecurity;
@@ -69,7 +70,7 @@ public record AllReduceSpec(ClusterRun.Spec cluster, List<Long> sizesBytes, List
     }
 
     /**
-     * Which threads' CPU is the emulated network's ({@link io.xaforward.cluster.NetworkCpu}), written by the launcher
+     * Which threads' CPU is the emulated network's ({@link NetworkCpu}), written by the launcher
      * once the job is up and placed; rank 0 reads it around its timed all-reduces.
      */
     public Path networkCpuFile() {

@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.xaforward.cluster.NetworkCpu;
 import io.xaforward.cluster.RankNetwork;
 import io.xaforward.cluster.RankRuntime;
@@ -17,13 +18,16 @@ import io.xaforward.transport.TransportConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * One rank of an all-reduce job, run by {@link AllReduceJob} as its own JVM inside the rank's host namespace:
@@ -145,7 +149,7 @@ public final class AllReduceWorkerMain {
             var s = transport.stats();
             System.err.println("rank " + rank + " transport " + s + " port " + port); // diagnostics in the worker log
             System.err.println("rank " + rank + " peers " + transport.peerSummary());
-            if (port instanceof io.xaforward.transport.XskDatagramPort x) {
+            if (port instanceof XskDatagramPort x) {
                 System.err.println("rank " + rank + " xsk " + x.socketStats() + " txRingFull " + x.txRingFull()
                         + " foreign " + x.foreignFrames() + " csum " + x.checksumFailures());
             }
@@ -155,7 +159,7 @@ public final class AllReduceWorkerMain {
 
     /** CPU time of this worker process (all threads, user + system): what one rank costs, whatever the load. */
     private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        return ((OperatingSystemMXBean) ManagementFactory
                 .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
@@ -190,7 +194,7 @@ public final class AllReduceWorkerMain {
                 long left = deadline - System.nanoTime();
                 try {
                     if (left > 0) f.get(left, TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                } catch (TimeoutException | ExecutionException e) {
                     // collected below
                 }
             }

@@ -1,5 +1,6 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.training.ModelConfig;
 import io.xaforward.transport.WireSecurity;
 import io.xaforward.cluster.TrainJobSpec;
 import com.google.gson.JsonArray;
@@ -13,11 +14,15 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The figures measured on this machine that {@link StepModel} runs on.
@@ -90,7 +95,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         /** The configuration as the report names it, with the gateway's CPU budget when it had one. */
         public String label() {
             return config + " (" + (wanGbps > 0 ? ClusterSpec.fmt(wanGbps) + " Gbit/s WAN" : "no WAN")
-                    + (budgeted() ? String.format(java.util.Locale.ROOT, ", gateway CPU %.0f%%", gatewayCpuShare * 100) : "") + ")";
+                    + (budgeted() ? String.format(Locale.ROOT, ", gateway CPU %.0f%%", gatewayCpuShare * 100) : "") + ")";
         }
 
         /** Measured on the bench's edge configuration: one host per DC wired straight to the gateway, no switch, no WAN. */
@@ -232,7 +237,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
             fit = new TrainFit(b[0] * 1e9, b[1] * 1e9, b[2] * 1e9, n, count);
             boolean[] next = new boolean[n];
             for (int i = 0; i < n; i++) next[i] = StepModel.wanPaces(specs[i], traffic[i], fit.endpointNsPerEvent(), fit.hopNsPerFrame());
-            if (java.util.Arrays.equals(next, paced)) break;
+            if (Arrays.equals(next, paced)) break;
             paced = next;
         }
         return fit;
@@ -350,7 +355,7 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
         return new ClusterSpec(edge ? "xaf bench train edge testbed" : "xaf bench train testbed", 2, edge ? 1 : 2, 1, 1500,
                 0, c.wanGbps(), 0.2, 0.05, List.of(c.mode()), 1, true, 0.9,
                 ClusterSpec.budgetScale(Map.of(), c.gatewayCpuShare()), 1, 1, false, 1.0, false, Algorithm.HIERARCHICAL,
-                4L << 20, 512, TrainJobSpec.DEFAULT_WIRE, io.xaforward.training.ModelConfig.preset(c.gradient()).gradientBytes(),
+                4L << 20, 512, TrainJobSpec.DEFAULT_WIRE, ModelConfig.preset(c.gradient()).gradientBytes(),
                 c.gradient(), c.computeMs(), false, 2.0 / 3, null, null, null, 2, "train", "train",
                 edge ? ClusterSpec.EmulatedNetwork.NONE : new ClusterSpec.EmulatedNetwork(1, 3, c.wanGbps() > 0));
     }
@@ -393,8 +398,8 @@ public record Calibration(Map<String, TreeMap<Integer, List<Double>>> gatewayNs,
 
     /** "200mbit", "4gbit", "1500kbit" in Gbit/s. */
     static double gbps(String rate) {
-        String r = rate.trim().toLowerCase(java.util.Locale.ROOT);
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("([0-9.]+)\\s*([kmg]?)bit").matcher(r);
+        String r = rate.trim().toLowerCase(Locale.ROOT);
+        Matcher m = Pattern.compile("([0-9.]+)\\s*([kmg]?)bit").matcher(r);
         if (!m.matches()) throw new IllegalArgumentException("WAN rate '" + rate + "' in the training bench JSON is not like 200mbit");
         double v = Double.parseDouble(m.group(1));
         return switch (m.group(2)) {

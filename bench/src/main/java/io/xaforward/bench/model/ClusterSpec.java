@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A cluster description for {@link StepModel}: data centers, hosts, links, gateways, the all-reduce and the job.
@@ -452,7 +453,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
     }
 
     /** An enum word of the file parsed by the enum's own {@code fromName}; its error is named by the key. */
-    private static <T> T word(String key, String value, java.util.function.Function<String, T> fromName) {
+    private static <T> T word(String key, String value, Function<String, T> fromName) {
         try {
             return fromName.apply(value);
         } catch (IllegalArgumentException e) {

@@ -8,6 +8,7 @@ import io.xaforward.cluster.TrainResult;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.training.Evaluation;
 
+import io.xaforward.training.ModelConfig;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -148,7 +149,7 @@ final class DilocoReport {
             md.append(String.format(Locale.ROOT, "Reference: XAF's DDP over %s (%s). Validation: the whole split, every %d steps"
                             + " and after the last (after %d steps every row has trained the same %,d tokens).%n%n",
                     ref.mode().configName(), ref.endpointLabel(), s.evalEvery(), c.steps(),
-                    c.steps() * c.globalBatch() * (long) io.xaforward.training.ModelConfig.preset(c.preset()).contextLength()));
+                    c.steps() * c.globalBatch() * (long) ModelConfig.preset(c.preset()).contextLength()));
         }
         md.append("| trainer | sync | gateway | time per step, ms | training time, s | validation loss at the end ± SE"
                 + " | gap to DDP, in DDP's SE | time to DDP's final validation loss, s | vs DDP | WAN bytes per step | fewer bytes than DDP |\n");

@@ -12,6 +12,7 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.OuterDtype;
 import io.xaforward.training.DilocoConfig;
 import io.xaforward.testbed.mode.GatewayMode;
+import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.LinkLimit;
 import io.xaforward.testbed.Topology;
 
@@ -28,11 +29,14 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -123,7 +127,7 @@ public final class TrainBench {
     /** DiLoCo's settings for XAF's diloco cells and the diloco-gloo peer; null when neither runs. */
     private DilocoGlooPeer.Settings diloco;
     private boolean runPytorchXaf;
-    private java.util.function.Function<List<String>, List<String>> agentCommand;
+    private Function<List<String>, List<String>> agentCommand;
 
     /**
      * Which trainers run: XAF's workers (the modes and endpoints of each configuration) and/or DDP over Gloo
@@ -140,7 +144,7 @@ public final class TrainBench {
     }
 
     /** How to start {@code xaf agent} with given options, for the {@code pytorch-xaf} peer (the CLI knows its main class). */
-    public TrainBench withAgentCommand(java.util.function.Function<List<String>, List<String>> agentCommand) {
+    public TrainBench withAgentCommand(Function<List<String>, List<String>> agentCommand) {
         this.agentCommand = agentCommand;
         return this;
     }
@@ -161,7 +165,7 @@ public final class TrainBench {
     /** Fails clearly on an empty or repeated list (an unknown word fails in {@link SyncMode#fromName}). */
     public static void checkSyncs(List<SyncMode> syncs) {
         if (syncs.isEmpty()) throw new IllegalArgumentException("--sync needs at least one of ddp, diloco");
-        if (new java.util.HashSet<>(syncs).size() != syncs.size()) throw new IllegalArgumentException("--sync names a mode twice: " + syncs);
+        if (new HashSet<>(syncs).size() != syncs.size()) throw new IllegalArgumentException("--sync names a mode twice: " + syncs);
     }
 
     /** Parses {@code --sync}'s words (ddp, diloco) in order, refusing unknown and repeated ones. */
@@ -196,7 +200,7 @@ public final class TrainBench {
         return cells;
     }
 
-    /** Budgets the gateway's CPU to {@code share} in every job, the same for every mode ({@link io.xaforward.testbed.CpuBudget}). */
+    /** Budgets the gateway's CPU to {@code share} in every job, the same for every mode ({@link CpuBudget}). */
     public TrainBench withGatewayCpu(double share) {
         if (!(share >= 0.05 && share <= 1)) throw new IllegalArgumentException("gateway CPU share must be 5% to 100%");
         this.gatewayCpuShare = share;
@@ -398,7 +402,7 @@ public final class TrainBench {
 
     private static String spread(List<Run> runs, ToDoubleFunction<Run> f, String format) {
         double[] v = runs.stream().mapToDouble(f).toArray();
-        double min = java.util.Arrays.stream(v).min().orElse(Double.NaN), max = java.util.Arrays.stream(v).max().orElse(Double.NaN);
+        double min = Arrays.stream(v).min().orElse(Double.NaN), max = Arrays.stream(v).max().orElse(Double.NaN);
         return String.format(Locale.ROOT, format + " [" + format + ", " + format + "]", TrainResult.median(v), min, max);
     }
 

@@ -1,5 +1,7 @@
 package io.xaforward.bench.wire;
 
+import com.sun.management.ThreadMXBean;
+
 import javax.crypto.Cipher;
 import javax.crypto.Mac;
 import javax.crypto.spec.GCMParameterSpec;
@@ -16,6 +18,7 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.zip.CRC32C;
 
 /**
@@ -126,8 +129,7 @@ public final class MacCandidates {
         }
         ByteBuffer datagram = ByteBuffer.allocateDirect(payload + 64);
         for (int i = 0; i < payload; i++) datagram.put(i, (byte) i);
-        com.sun.management.ThreadMXBean threads =
-                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long sequence = 1;
         try {
             for (int i = 0; i < datagrams; i++) candidate.seal(datagram, payload, sequence++); // JIT warm-up
@@ -269,7 +271,7 @@ public final class MacCandidates {
         int payload = args.length > 0 ? Integer.parseInt(args[0]) : 1400;
         int datagrams = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
         for (Result r : measure(payload, datagrams, 1)) {
-            System.out.printf(java.util.Locale.ROOT, "%-45s %6d B %9.0f ns %7.2f GB/s %8.1f B alloc%n", r.name(),
+            System.out.printf(Locale.ROOT, "%-45s %6d B %9.0f ns %7.2f GB/s %8.1f B alloc%n", r.name(),
                     r.payload(), r.nanosPerDatagram(), r.gbPerSecond(), r.bytesAllocatedPerDatagram());
         }
     }

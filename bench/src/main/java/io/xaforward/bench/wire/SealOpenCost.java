@@ -1,5 +1,6 @@
 package io.xaforward.bench.wire;
 
+import com.sun.management.ThreadMXBean;
 import io.xaforward.protocol.XafHeader;
 import io.xaforward.transport.JobSecret;
 import io.xaforward.transport.RunNonce;
@@ -15,11 +16,14 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.DigestException;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Random;
 
 /**
  * What one datagram's seal plus open costs through {@link WireSeal}, per mode and per AES-GCM library: crc32c, mac
@@ -129,9 +133,8 @@ public final class SealOpenCost {
             new XafHeader().wrap(datagram, 0).init().type(1).flags(sender.flags()).jobId(1).srcRank(0).dstRank(1)
                     .step(1).chunkCount(1).payloadLength(payload);
             ByteBuffer view = datagram.asByteBuffer();
-            com.sun.management.ThreadMXBean threads =
-                    (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-            long seq = WireSeal.initialSequence(new java.util.Random(1));
+            ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long seq = WireSeal.initialSequence(new Random(1));
             double[] result = new double[3];
             for (int pass = 0; pass < 2; pass++) { // pass 0 warms the JIT up
                 long allocatedBefore = threads.getCurrentThreadAllocatedBytes();
@@ -178,7 +181,7 @@ public final class SealOpenCost {
             try {
                 inner = MessageDigest.getInstance("SHA-256");
                 outer = MessageDigest.getInstance("SHA-256");
-            } catch (java.security.NoSuchAlgorithmException e) {
+            } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException(e);
             }
             for (int i = 0; i < 64; i++) {
@@ -217,7 +220,7 @@ public final class SealOpenCost {
                 outer.update(outerPad);
                 outer.update(hash, 0, 32);
                 outer.digest(hash, 0, 32);
-            } catch (java.security.DigestException e) {
+            } catch (DigestException e) {
                 throw new IllegalStateException(e);
             }
         }

@@ -7,8 +7,12 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.function.Function;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -280,13 +284,13 @@ public final class Syscalls {
      * Every interface of the calling thread's network namespace, ifindex -> name, in ifindex order (if_nameindex(3):
      * asks the kernel over netlink, so it is right in a thread that entered another namespace, unlike /sys/class/net).
      */
-    public static java.util.SortedMap<Integer, String> interfaces() {
+    public static SortedMap<Integer, String> interfaces() {
         MemorySegment list;
         try {
             list = (MemorySegment) IF_NAMEINDEX.invokeExact(STATE.get());
         } catch (Throwable t) { throw rethrow(t); }
         if (list.address() == 0) throw new SyscallException("if_nameindex", errno());
-        java.util.SortedMap<Integer, String> out = new java.util.TreeMap<>();
+        SortedMap<Integer, String> out = new TreeMap<>();
         try {
             // struct if_nameindex { unsigned int if_index; char *if_name; }: 16 bytes, ended by {0, NULL}
             MemorySegment all = list.reinterpret(Long.MAX_VALUE);
@@ -321,14 +325,14 @@ public final class Syscalls {
         // struct ifreq: char ifr_name[16]; struct sockaddr ifr_hwaddr; ...: the MAC is the sockaddr's sa_data
         return interfaceRequest(ifname, SIOCGIFHWADDR, "SIOCGIFHWADDR", ifr -> {
             byte[] mac = new byte[6];
-            MemorySegment.copy(ifr, java.lang.foreign.ValueLayout.JAVA_BYTE, 16 + 2, mac, 0, 6);
+            MemorySegment.copy(ifr, ValueLayout.JAVA_BYTE, 16 + 2, mac, 0, 6);
             return mac;
         });
     }
 
     /** One ioctl {@code request} about interface {@code ifname} on a struct ifreq; {@code result} reads the answer. */
     private static <T> T interfaceRequest(String ifname, long request, String requestName,
-                                          java.util.function.Function<MemorySegment, T> result) {
+                                          Function<MemorySegment, T> result) {
         if (ifname.length() >= IFNAMSIZ) throw new IllegalArgumentException("interface name '" + ifname + "' is too long");
         int fd = (int) check(socket(2 /* AF_INET */, 2 /* SOCK_DGRAM */ | SOCK_CLOEXEC, 0), "socket(AF_INET)");
         try (Arena a = Arena.ofConfined()) {

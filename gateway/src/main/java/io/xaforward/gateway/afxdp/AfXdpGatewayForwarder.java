@@ -1,5 +1,6 @@
 package io.xaforward.gateway.afxdp;
 
+import com.sun.management.ThreadMXBean;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.dataplane.xsk.FrameHandler;
 import io.xaforward.gateway.EngineMetrics;
@@ -15,6 +16,8 @@ import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.ParsedFrame;
 import io.xaforward.protocol.XafHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
@@ -37,7 +40,7 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #start} has run; {@link #close} stops it and releases the ports.
  */
 final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AfXdpGatewayForwarder.class);
+    private static final Logger LOG = LoggerFactory.getLogger(AfXdpGatewayForwarder.class);
     /** Counter indexes; the names are their outcome labels on the metrics endpoint. */
     static final int FORWARDED = 0, DROP_MALFORMED = 1, DROP_NO_ROUTE = 2, DROP_HOP_LIMIT = 3, DROP_BAD_TOKEN = 4,
             DROP_INGRESS = 5, DROP_TOO_BIG = 6, DROP_TX_FULL = 7, NON_XAF = 8, ERRORS = 9, DROP_HAIRPIN = 10;
@@ -251,7 +254,7 @@ final class AfXdpGatewayForwarder implements AutoCloseable, EngineProcess.Engine
 
     private long pollerAllocatedBytes() {
         Thread t = thread;
-        if (t == null || !(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean mx)) return -1;
+        if (t == null || !(ManagementFactory.getThreadMXBean() instanceof ThreadMXBean mx)) return -1;
         return mx.getThreadAllocatedBytes(t.threadId());
     }
 

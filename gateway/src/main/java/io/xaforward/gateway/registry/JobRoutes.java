@@ -1,5 +1,6 @@
 package io.xaforward.gateway.registry;
 
+import io.xaforward.dataplane.SharedLayouts;
 import io.xaforward.protocol.RankRegistration;
 
 import io.xaforward.gateway.GatewayConfig;
@@ -7,20 +8,28 @@ import io.xaforward.gateway.GatewayConfigParser;
 import io.xaforward.gateway.GatewayConfigParser.ConfigException;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.XafHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -99,8 +108,8 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
     /** {@code read}, each interface's answer kept for {@code maxAgeNanos}. */
     static PortAddresses cached(PortAddresses read, long maxAgeNanos) {
         record Read(List<InetAddress> ips, byte[] mac, long at) {}
-        Map<String, Read> reads = new java.util.concurrent.ConcurrentHashMap<>();
-        java.util.function.Function<String, Read> get = iface -> reads.compute(iface, (k, r) ->
+        Map<String, Read> reads = new ConcurrentHashMap<>();
+        Function<String, Read> get = iface -> reads.compute(iface, (k, r) ->
                 r != null && System.nanoTime() - r.at() < maxAgeNanos ? r : new Read(read.ips(k), read.mac(k), System.nanoTime()));
         return new PortAddresses() {
             @Override
@@ -122,7 +131,7 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
      * project's reach. A job's own world size, when registered, bounds it further.
      */
     public static final int DEFAULT_MAX_RANKS_PER_JOB = 1024;
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobRoutes.class);
+    private static final Logger LOG = LoggerFactory.getLogger(JobRoutes.class);
 
     private final PortAddresses addresses;
     private final int maxRanksPerJob;
@@ -137,7 +146,7 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
     /** How many routes the route map holds: the jobs' routes together never exceed it. */
     private final int routeCapacity;
     /** The jobs that had routes in the last pass (they keep them when the map is full), and those left out. */
-    private java.util.Set<Integer> admittedJobs = java.util.Set.of(), refusedJobs = java.util.Set.of();
+    private Set<Integer> admittedJobs = Set.of(), refusedJobs = Set.of();
 
     public JobRoutes(PortAddresses addresses) {
         this(addresses, DEFAULT_MAX_RANKS_PER_JOB);
@@ -145,7 +154,7 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
 
     /** Routes for at most {@code maxRanksPerJob} ranks of each job (1..65536), fewer where a job's world is smaller. */
     public JobRoutes(PortAddresses addresses, int maxRanksPerJob) {
-        this(addresses, maxRanksPerJob, io.xaforward.dataplane.SharedLayouts.MAX_ROUTES);
+        this(addresses, maxRanksPerJob, SharedLayouts.MAX_ROUTES);
     }
 
     /** As above, for a route map of {@code routeCapacity} routes. */
@@ -263,7 +272,7 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
             perJob.merge(e.getValue(), 1, Integer::sum);
             if (!dropped.containsKey(e.getKey())) droppedTotal.incrementAndGet();
         }
-        java.util.Set<Integer> before = new java.util.HashSet<>(dropped.values());
+        Set<Integer> before = new HashSet<>(dropped.values());
         for (var e : perJob.entrySet()) {
             int job = e.getKey(), q = quota(job, worlds);
             if (before.contains(job)) continue;
@@ -285,9 +294,9 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
     private Map<String, GatewayConfig.RouteConfig> fitTheMap(Map<String, GatewayConfig.RouteConfig> routes) {
         Map<Integer, Integer> perJob = new TreeMap<>();
         for (GatewayConfig.RouteConfig r : routes.values()) perJob.merge(r.networkId() >>> 16, 1, Integer::sum);
-        java.util.Set<Integer> refused = new java.util.TreeSet<>();
+        Set<Integer> refused = new TreeSet<>();
         if (routes.size() > routeCapacity) {
-            List<Integer> order = new java.util.ArrayList<>();
+            List<Integer> order = new ArrayList<>();
             for (int job : perJob.keySet()) if (admittedJobs.contains(job)) order.add(job);
             for (int job : perJob.keySet()) if (!admittedJobs.contains(job)) order.add(job);
             int room = routeCapacity;
@@ -305,7 +314,7 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         for (int job : refusedJobs) if (!refused.contains(job)) LOG.info("job {}: its routes fit the route map again", job);
         Map<String, GatewayConfig.RouteConfig> fits = new LinkedHashMap<>();
         for (var e : routes.entrySet()) if (!refused.contains(e.getValue().networkId() >>> 16)) fits.put(e.getKey(), e.getValue());
-        java.util.Set<Integer> jobs = new java.util.HashSet<>(perJob.keySet());
+        Set<Integer> jobs = new HashSet<>(perJob.keySet());
         jobs.removeAll(refused);
         admittedJobs = jobs;
         refusedJobs = refused;

@@ -4,6 +4,7 @@ import io.xaforward.common.EtcdClient;
 
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
+import io.xaforward.gateway.GatewayService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,7 +96,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
         };
     }
 
-    /** Where the routes go: the running gateway ({@link io.xaforward.gateway.GatewayService}). */
+    /** Where the routes go: the running gateway ({@link GatewayService}). */
     public interface Routes {
         GatewayConfig config();
 

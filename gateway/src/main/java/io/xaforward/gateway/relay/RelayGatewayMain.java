@@ -14,8 +14,11 @@ import io.xaforward.protocol.NetworkForm;
 import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.ParsedFrame;
 import io.xaforward.protocol.XafHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -53,7 +56,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * allocated once.
  */
 public final class RelayGatewayMain implements EngineProcess.Engine {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RelayGatewayMain.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RelayGatewayMain.class);
     /** The line the process prints once every socket is bound ({@link EngineProcess}). */
     public static final String READY_LINE = "xaf relay: ready";
 
@@ -176,7 +179,7 @@ public final class RelayGatewayMain implements EngineProcess.Engine {
             try {
                 return new RelayGatewayMain(config);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
     }

@@ -1,5 +1,6 @@
 package io.xaforward.testbed.mode;
 
+import io.xaforward.gateway.EngineMetrics;
 import io.xaforward.gateway.GatewayMetrics;
 import io.xaforward.testbed.GatewayFirewall;
 import io.xaforward.testbed.TestbedState;
@@ -9,13 +10,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * A gateway mode whose forwarding runs in a process of its own in the gateway namespace (xdp, relay, afxdp): the
  * start and stop of such a mode, and its counters. Every engine serves its counters on the metrics endpoint of its
- * gateway config ({@code io.xaforward.gateway.EngineMetrics}), here 127.0.0.1:{@value #METRICS_PORT} inside the
+ * gateway config ({@link EngineMetrics}), here 127.0.0.1:{@value #METRICS_PORT} inside the
  * gateway namespace; {@link #counters} reads them from there while the gateway runs, and {@link #close} reads them
  * once more before it stops the process, so they stay readable afterwards.
  */
@@ -67,7 +70,7 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
         try {
             closeTheEdge(state, gateway);
             beforeStart(state, gateway);
-            configFile = Files.createTempFile("xaf-" + mode().name().toLowerCase(java.util.Locale.ROOT) + "-" + gateway, ".yaml");
+            configFile = Files.createTempFile("xaf-" + mode().name().toLowerCase(Locale.ROOT) + "-" + gateway, ".yaml");
             Files.writeString(configFile, plan.gatewayYaml(gateway, "127.0.0.1:" + METRICS_PORT));
             GatewayProcess p = GatewayProcess.start(namespace, launch.mainClass().getName(),
                     List.of("--config", configFile.toString()), launch.readyLine(), START_TIMEOUT);
@@ -81,7 +84,7 @@ abstract class ProcessGatewayRunner implements GatewayRunner {
         }
     }
 
-    private static final java.time.Duration START_TIMEOUT = java.time.Duration.ofSeconds(30);
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
 
     /** What the mode installs before its process starts (programs on the ports' peers); nothing by default. */
     protected void beforeStart(TestbedState state, String gateway) {}

@@ -2,6 +2,7 @@ package io.xaforward.testkit.fuzz;
 
 import io.xaforward.dataplane.Counter;
 import io.xaforward.dataplane.CounterSnapshot;
+import io.xaforward.dataplane.PortCounterSnapshot;
 import io.xaforward.testkit.ProgTestRun;
 import io.xaforward.testkit.ProgTestRunner;
 import io.xaforward.dataplane.Route;
@@ -14,12 +15,16 @@ import io.xaforward.protocol.OuterAddressing;
 import io.xaforward.protocol.ParsedFrame;
 import io.xaforward.protocol.XafHeader;
 
+import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 
 /**
  * Runs {@link FuzzFrames} through the real XDP program (BPF_PROG_TEST_RUN on the compiled xaf_gateway.bpf.o) and
@@ -62,7 +67,7 @@ public final class DecisionFuzzer {
          * counters saw every XAF frame arrive on the fuzz port and every forwarded byte leave by the egress slot.
          */
         public boolean clean() {
-            return disagreements == 0 && droppedFrames == dropCounterSum && java.util.Arrays.equals(referenceOutcomes, xdpCounterDeltas)
+            return disagreements == 0 && droppedFrames == dropCounterSum && Arrays.equals(referenceOutcomes, xdpCounterDeltas)
                     && portRxPackets == referenceXafFrames() && portTxPackets == referenceOutcomes[Counter.FORWARDED.ordinal()]
                     && portTxBytes == forwardedBytesCompared && portTxTooBig == referenceOutcomes[Counter.DROP_TOO_BIG.ordinal()];
         }
@@ -98,7 +103,7 @@ public final class DecisionFuzzer {
 
     /** The routes, their source-port spans drawn from {@code seed}: 2..8 and 2..64 for the IP forms. */
     DecisionFuzzer(long seed) {
-        java.util.SplittableRandom spans = new java.util.SplittableRandom(seed ^ 0x5A5A_0001L);
+        SplittableRandom spans = new SplittableRandom(seed ^ 0x5A5A_0001L);
         toIpv4 = route(NetworkForm.IPV4, TX_SLOT, 0, 2 + spans.nextInt(7));
         toIpv6 = route(NetworkForm.IPV6, TX_SLOT, 0, 2 + spans.nextInt(63));
         toId = route(NetworkForm.ID, TX_SLOT, 0, 1 + spans.nextInt(8)).withDstId(FuzzFrames.NET_TO_ID); // the ID form has no port
@@ -189,7 +194,7 @@ public final class DecisionFuzzer {
     }
 
     /** Fuzzes {@code frames} frames made by {@code new FuzzFrames(seed)}; {@code progress} (may be null) hears every 100,000 frames. */
-    public static Report run(long frames, long seed, java.io.PrintStream progress) {
+    public static Report run(long frames, long seed, PrintStream progress) {
         DecisionFuzzer f = new DecisionFuzzer(seed);
         boolean[] sourcePorts = new boolean[0x10000];
         FuzzFrames source = new FuzzFrames(seed);
@@ -201,7 +206,7 @@ public final class DecisionFuzzer {
         long dropped = 0, forwardedBytes = 0, disagreements = 0;
         List<String> examples = new ArrayList<>();
         CounterSnapshot start, end;
-        io.xaforward.dataplane.PortCounterSnapshot portsStart, portsEnd;
+        PortCounterSnapshot portsStart, portsEnd;
         long t0 = System.nanoTime();
         try (XafDataplane dp = XafDataplane.load();
              ProgTestRunner runner = new ProgTestRunner(dp.programFd(), FuzzFrames.MAX_FRAME)) {
@@ -242,7 +247,7 @@ public final class DecisionFuzzer {
                     int outLength = runner.outputLength();
                     if (outLength != f.expectedLength || MemorySegment.mismatch(runner.output(), 0, outLength, f.expectedSeg, 0, outLength) >= 0) {
                         problem = "output differs from byte " + MemorySegment.mismatch(runner.output(), 0, outLength, f.expectedSeg, 0, f.expectedLength)
-                                + ": XDP " + hex(runner.output().asSlice(0, outLength).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), outLength)
+                                + ": XDP " + hex(runner.output().asSlice(0, outLength).toArray(ValueLayout.JAVA_BYTE), outLength)
                                 + " reference " + hex(f.expected, f.expectedLength);
                     } else {
                         forwardedBytes += outLength;
@@ -267,7 +272,7 @@ public final class DecisionFuzzer {
             end = dp.counters();
             portsEnd = dp.portCounters();
         }
-        io.xaforward.dataplane.PortCounterSnapshot ports = portsEnd.minus(portsStart);
+        PortCounterSnapshot ports = portsEnd.minus(portsStart);
         double seconds = (System.nanoTime() - t0) / 1e9;
         CounterSnapshot delta = end.minus(start);
         long[] deltas = new long[n];
