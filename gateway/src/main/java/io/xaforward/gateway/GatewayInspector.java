@@ -125,7 +125,11 @@ public final class GatewayInspector implements AutoCloseable {
         int prog = ports.stream().mapToInt(PortState::programId).filter(id -> id != 0).findFirst().orElse(0);
         b.append("gateway ").append(configFile).append(": XDP program ").append(XafDataplane.PROGRAM).append(" id ").append(prog);
         boolean dispatcher = ports.stream().anyMatch(p -> p.mode().endsWith(", dispatcher"));
-        if (dispatcher) {
+        if (dispatcher && pins != null && pins.hasMaps()) {
+            // pinned: a stop leaves the program in every dispatcher, forwarding, for the next gateway of this name to replace
+            b.append(", through libxdp's dispatcher, pinned at ").append(pins.dir())
+                    .append(" (left forwarding when its gateway stops; 'xaf gateway unpin' removes it)");
+        } else if (dispatcher) {
             // libxdp keeps the program in its dispatcher, process or not: a stop removes it, a kill -9 does not
             b.append(", through libxdp's dispatcher (removed when its gateway stops; left forwarding if the process is killed:"
                     + " xdp-loader unload IFACE -i ").append(prog).append(')');
