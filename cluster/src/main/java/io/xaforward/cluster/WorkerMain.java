@@ -8,6 +8,8 @@ import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.TransportConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +21,7 @@ import java.time.Duration;
  * the gateways, and reports progress as {@link WorkerLine}s on stdout.
  */
 public final class WorkerMain {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WorkerMain.class);
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerMain.class);
     private WorkerMain() {}
 
     public static void main(String[] args) {
