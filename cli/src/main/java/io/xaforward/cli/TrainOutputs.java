@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CheckpointNames;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.TrainingJob;
@@ -61,7 +62,7 @@ final class TrainOutputs {
         Files.copy(TrainingJob.finalCheckpoint(spec), dir.resolve(MODEL), StandardCopyOption.REPLACE_EXISTING);
         Files.copy(spec.workDir().resolve(RunSettings.FILE), dir.resolve(RunSettings.FILE), StandardCopyOption.REPLACE_EXISTING);
         if (Files.isDirectory(spec.checkpointDir())) {
-            Path checkpoints = Files.createDirectories(dir.resolve("checkpoints"));
+            Path checkpoints = Files.createDirectories(CheckpointNames.jobDirectory(dir));
             try (var files = Files.list(spec.checkpointDir())) {
                 for (Path f : files.toList()) {
                     Files.move(f, checkpoints.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);

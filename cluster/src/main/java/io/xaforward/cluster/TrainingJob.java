@@ -72,7 +72,7 @@ public final class TrainingJob {
 
     /** Where rank 0 leaves the final weights (and optimizer state) of a finished job. */
     public static Path finalCheckpoint(TrainJobSpec spec) {
-        return spec.workDir().resolve("final-rank0.ckpt");
+        return CheckpointNames.jobFinal(spec.workDir());
     }
 
     public TrainResult run() throws Exception {

@@ -198,22 +198,18 @@ public final class DataParallelTrainer implements AutoCloseable {
         }
     }
 
-    /** Runs steps until {@link TrainerConfig#steps()}, evaluating and checkpointing as configured. */
-    public List<StepStats> train(StepListener listener) throws IOException {
+    /**
+     * Runs steps until {@link TrainerConfig#steps()}, evaluating as configured. Checkpoints are the caller's: its
+     * listener decides which steps and files ({@link TrainerConfig#checkpointDue}, {@link #saveCheckpoint}), as only
+     * it knows which ranks of a job write one and under which names.
+     */
+    public List<StepStats> train(StepListener listener) {
         List<StepStats> all = new ArrayList<>();
         while (completedSteps < config.steps()) {
             StepStats stats = trainStep();
             all.add(stats);
             if (listener != null) {
                 listener.onStep(stats);
-            }
-            if (config.checkpointEvery() > 0 && completedSteps % config.checkpointEvery() == 0) {
-                Path file = config.checkpointDir().resolve(String.format("ckpt-rank%d-step%06d.bin", rank,
-                        completedSteps));
-                saveCheckpoint(file);
-                if (listener != null) {
-                    listener.onCheckpoint(completedSteps, file);
-                }
             }
         }
         return all;
