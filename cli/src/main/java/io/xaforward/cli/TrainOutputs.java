@@ -21,7 +21,7 @@ import java.time.format.DateTimeFormatter;
 final class TrainOutputs {
     static final String METRICS = "metrics.jsonl";
     static final String PLOT = "loss.png";
-    static final String MODEL = "model.ckpt";
+    static final String MODEL = CheckpointNames.JOB_FINAL;
 
     private TrainOutputs() {}
 
@@ -59,7 +59,8 @@ final class TrainOutputs {
         Files.copy(TrainingJob.metricsFile(spec), metrics, StandardCopyOption.REPLACE_EXISTING);
         LossPlot.write(metrics, dir.resolve(PLOT), "GPT training (" + spec.trainer().preset() + "), " + result.worldSize()
                 + " workers through the " + spec.cluster().gatewayMode().configName() + " gateway");
-        Files.copy(TrainingJob.finalCheckpoint(spec), dir.resolve(MODEL), StandardCopyOption.REPLACE_EXISTING);
+        // Moved like the periodic checkpoints: the run leaves one final checkpoint, in --out.
+        Files.move(TrainingJob.finalCheckpoint(spec), CheckpointNames.jobFinal(dir), StandardCopyOption.REPLACE_EXISTING);
         Files.copy(spec.workDir().resolve(RunSettings.FILE), dir.resolve(RunSettings.FILE), StandardCopyOption.REPLACE_EXISTING);
         if (Files.isDirectory(spec.checkpointDir())) {
             Path checkpoints = Files.createDirectories(CheckpointNames.jobDirectory(dir));

@@ -155,6 +155,15 @@ class ClusterFileJobTest {
                 assertEquals(1, firstRuns.size(), "run nonces of the first run: " + firstRuns);
                 assertEquals(1, secondRuns.size(), "run nonces after the restart: " + secondRuns);
                 assertNotEquals(firstRuns, secondRuns, "the restart re-keyed every rank");
+                // Each rank keeps its own checkpoints, named as docs/DATA.md ("Checkpoint files") says.
+                for (int r = 0; r < 4; r++) {
+                    Path own = checkpoints.resolve("rank" + r);
+                    for (int step = 2; step <= STEPS; step += 2) {
+                        Path file = own.resolve(String.format("step-%06d-rank%d.ckpt", step, r));
+                        assertTrue(Files.isRegularFile(file), file + " missing");
+                    }
+                    assertTrue(Files.isRegularFile(own.resolve("model-rank" + r + ".ckpt")), "rank " + r + "'s final checkpoint");
+                }
             } finally {
                 for (DeployFixture.XafProcess l : launchers) l.close();
             }

@@ -114,7 +114,7 @@ public final class ClusterWorker {
                             } catch (Exception e) {
                                 throw explainAuthFailures(e, runtime.transport());
                             }
-                            if (from > 0) trainer.loadCheckpoint(CheckpointNames.rankStep(o.checkpointDir(), o.rank(), from));
+                            if (from > 0) trainer.loadCheckpoint(CheckpointNames.rankStepToRead(o.checkpointDir(), o.rank(), from));
                             return new Object[]{"form", net.self().form().configName(), "dc", net.self().datacenter(),
                                     "from_step", from, "run", agreed == null ? "none" : agreed.hex().substring(0, 8)};
                         }
