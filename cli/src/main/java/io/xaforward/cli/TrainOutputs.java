@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CheckpointNames;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
 import io.xaforward.cluster.TrainingJob;
@@ -20,7 +21,7 @@ import java.time.format.DateTimeFormatter;
 final class TrainOutputs {
     static final String METRICS = "metrics.jsonl";
     static final String PLOT = "loss.png";
-    static final String MODEL = "model.ckpt";
+    static final String MODEL = CheckpointNames.JOB_FINAL;
 
     private TrainOutputs() {}
 
@@ -58,10 +59,11 @@ final class TrainOutputs {
         Files.copy(TrainingJob.metricsFile(spec), metrics, StandardCopyOption.REPLACE_EXISTING);
         LossPlot.write(metrics, dir.resolve(PLOT), "GPT training (" + spec.trainer().preset() + "), " + result.worldSize()
                 + " workers through the " + spec.cluster().gatewayMode().configName() + " gateway");
-        Files.copy(TrainingJob.finalCheckpoint(spec), dir.resolve(MODEL), StandardCopyOption.REPLACE_EXISTING);
+        // Moved like the periodic checkpoints: the run leaves one final checkpoint, in --out.
+        Files.move(TrainingJob.finalCheckpoint(spec), CheckpointNames.jobFinal(dir), StandardCopyOption.REPLACE_EXISTING);
         Files.copy(spec.workDir().resolve(RunSettings.FILE), dir.resolve(RunSettings.FILE), StandardCopyOption.REPLACE_EXISTING);
         if (Files.isDirectory(spec.checkpointDir())) {
-            Path checkpoints = Files.createDirectories(dir.resolve("checkpoints"));
+            Path checkpoints = Files.createDirectories(CheckpointNames.jobDirectory(dir));
             try (var files = Files.list(spec.checkpointDir())) {
                 for (Path f : files.toList()) {
                     Files.move(f, checkpoints.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);

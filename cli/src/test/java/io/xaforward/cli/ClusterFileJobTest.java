@@ -155,8 +155,67 @@ class ClusterFileJobTest {
                 assertEquals(1, firstRuns.size(), "run nonces of the first run: " + firstRuns);
                 assertEquals(1, secondRuns.size(), "run nonces after the restart: " + secondRuns);
                 assertNotEquals(firstRuns, secondRuns, "the restart re-keyed every rank");
+                // Each rank keeps its own checkpoints, named as docs/DATA.md ("Checkpoint files") says.
+                for (int r = 0; r < 4; r++) {
+                    Path own = checkpoints.resolve("rank" + r);
+                    for (int step = 2; step <= STEPS; step += 2) {
+                        Path file = own.resolve(String.format("step-%06d-rank%d.ckpt", step, r));
+                        assertTrue(Files.isRegularFile(file), file + " missing");
+                    }
+                    assertTrue(Files.isRegularFile(own.resolve("model-rank" + r + ".ckpt")), "rank " + r + "'s final checkpoint");
+                }
             } finally {
                 for (DeployFixture.XafProcess l : launchers) l.close();
+            }
+        }
+    }
+
+    /**
+     * A checkpoint directory written by an earlier version (ckpt-rankR-stepNNNNNN.bin) still resumes: the restart
+     * test's files, step 4 renamed to the old name and step 6 and the final ones removed, give a job that starts from
+     * step 4 and ends with the uninterrupted weights.
+     */
+    @Test
+    @Order(4)
+    void aJobResumesFromCheckpointsNamedByAnEarlierVersion() throws Exception {
+        assertNotNull(uninterrupted, "needs the uninterrupted run of the first test");
+        Path checkpoints = machines.dir.resolve("ckpt-restart");
+        for (int r = 0; r < 4; r++) {
+            Path own = checkpoints.resolve("rank" + r);
+            assertTrue(Files.isRegularFile(own.resolve(String.format("step-000004-rank%d.ckpt", r))),
+                    "needs the checkpoints of the restart test: " + own);
+            Files.move(own.resolve(String.format("step-000004-rank%d.ckpt", r)),
+                    own.resolve(String.format("ckpt-rank%d-step000004.bin", r)));
+            Files.delete(own.resolve(String.format("step-000006-rank%d.ckpt", r)));
+            Files.delete(own.resolve("model-rank" + r + ".ckpt"));
+        }
+        Path cluster = machines.writeClusterFile();
+        Path gatewayConfig = machines.writeGatewayConfig("off");
+        try (GatewayProcess gateway = GatewayProcess.start(machines.gatewayNamespace(), gatewayConfig, List.of())) {
+            gateway.awaitReady(60_000);
+            List<DeployFixture.XafProcess> workers = new ArrayList<>();
+            try {
+                for (int r = 0; r < 4; r++) {
+                    List<String> args = new ArrayList<>(List.of("worker"));
+                    args.addAll(machines.workerArgs(r, STEPS, checkpoints));
+                    args.addAll(List.of("--cluster", cluster.toString(), "--checkpoint-every", "2", "--resume"));
+                    workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
+                            machines.dir.resolve("old-names-worker-" + r + ".log")));
+                }
+                for (int r = 0; r < 4; r++) {
+                    DeployFixture.XafProcess w = workers.get(r);
+                    int rc = w.await(180);
+                    assertEquals(0, rc, "rank " + r + " exit status; output:\n" + w.output() + "\nlog:\n"
+                            + DeployFixture.log(machines.dir.resolve("old-names-worker-" + r + ".log")));
+                    assertEquals(4, w.protocolLines("start").get(0).integer("from_step"), w.output());
+                    assertEquals(uninterrupted, w.protocolLines("done").get(0).get("checksum"),
+                            "rank " + r + " resumed from the old names ends with other weights");
+                    Path own = checkpoints.resolve("rank" + r);
+                    assertTrue(Files.isRegularFile(own.resolve(String.format("step-000006-rank%d.ckpt", r))),
+                            "new checkpoints under the new name");
+                }
+            } finally {
+                for (DeployFixture.XafProcess w : workers) w.close();
             }
         }
     }

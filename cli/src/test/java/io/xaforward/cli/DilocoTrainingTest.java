@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CheckpointNames;
 import io.xaforward.cluster.JobCheckpoints;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainResult;
@@ -148,7 +149,7 @@ class DilocoTrainingTest {
         TrainResult straight = new TrainingJob(spec, new PrintStream(console, true)).run();
         Path checkpoint = JobCheckpoints.file(spec, 3);
         assertTrue(Files.isRegularFile(checkpoint), console.toString());
-        assertTrue(Files.isRegularFile(JobCheckpoints.forDatacenter(checkpoint, 1)), "data center 1's own checkpoint");
+        assertTrue(Files.isRegularFile(CheckpointNames.forDatacenter(checkpoint, 1)), "data center 1's own checkpoint");
 
         Path second = Files.createTempDirectory("xaf-diloco-resumed");
         TrainCommand again = command(second, 0);

@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * The evaluation statistics' all-reduce over a job's {@link Collectives}: every rank broadcasts its few doubles in
@@ -37,7 +38,7 @@ public final class BroadcastSums implements SumReducer {
             for (int r = 0; r < worldSize; r++) {
                 collectives.broadcast(all.asSlice(r * slot, slot), r);
             }
-            java.util.Arrays.fill(values, 0);
+            Arrays.fill(values, 0);
             for (int r = 0; r < worldSize; r++) {
                 for (int i = 0; i < values.length; i++) {
                     values[i] += all.getAtIndex(F64, (long) r * values.length + i);

@@ -1,6 +1,10 @@
 package io.xaforward.cluster;
 
 import io.xaforward.cluster.WorkerLine;
+import io.xaforward.cluster.world.NextHop;
+import io.xaforward.cluster.world.RankAddress;
+import io.xaforward.cluster.world.World;
+import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.GatewaySpec;
 import io.xaforward.testbed.Layout;
 import io.xaforward.testbed.Netns;
@@ -19,11 +23,14 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -116,7 +123,7 @@ public final class ClusterRun implements AutoCloseable {
     private final Placement placement = new Placement();
     private boolean placed;
     private double gatewayCpuShare = 1.0;
-    private io.xaforward.testbed.CpuBudget budget;
+    private CpuBudget budget;
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Thread hook = new Thread(this::teardown, "xaf-cluster-teardown");
     private Topology topology;
@@ -160,7 +167,7 @@ public final class ClusterRun implements AutoCloseable {
         if (placed) out.println("xaf: placement: " + placement.describe());
         if (placed && gatewayCpuShare < 1) {
             if (!placement.pinning()) throw new IllegalStateException("a gateway CPU budget needs two CPUs (the gateway's own CPU to budget)");
-            budget = io.xaforward.testbed.CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare);
+            budget = CpuBudget.start(Placement.GATEWAY_CPU, gatewayCpuShare);
             out.println("xaf: gateway CPU budget: " + budget);
         }
         out.printf("xaf: %d gateway(s) up in %s mode, %s endpoints%s%n", gateways.size(), mode.configName(), spec.endpoint().configName(),
@@ -174,7 +181,7 @@ public final class ClusterRun implements AutoCloseable {
      * placeholder goes.
      */
     private void releaseHostInterfaces(TestbedState state) {
-        java.util.Set<String> hostNamespaces = new java.util.HashSet<>();
+        Set<String> hostNamespaces = new HashSet<>();
         for (Node h : state.hosts()) hostNamespaces.add(h.namespace());
         for (Node port : state.gatewayPorts()) {
             if (hostNamespaces.contains(port.peerNamespace())) {
@@ -288,21 +295,21 @@ public final class ClusterRun implements AutoCloseable {
      * every rank's host address and each data center's gateway port. Processes that join a job as on real hosts
      * ({@code xaf worker}, {@code xaf agent}) read it.
      */
-    public io.xaforward.cluster.world.World world() {
+    public World world() {
         IdentifierPlan p = plan();
-        List<io.xaforward.cluster.world.RankAddress> ranks = new ArrayList<>();
+        List<RankAddress> ranks = new ArrayList<>();
         for (int r = 0; r < p.worldSize(); r++) {
             Node h = p.host(r);
-            ranks.add(new io.xaforward.cluster.world.RankAddress(r, h.datacenter(), h.form(), h.mtu(),
-                    java.util.Optional.ofNullable(h.ip()), java.util.Optional.ofNullable(h.mac()), h.identity(),
-                    java.util.Optional.of(h.iface())));
+            ranks.add(new RankAddress(r, h.datacenter(), h.form(), h.mtu(),
+                    Optional.ofNullable(h.ip()), Optional.ofNullable(h.mac()), h.identity(),
+                    Optional.of(h.iface())));
         }
-        Map<String, io.xaforward.cluster.world.NextHop> hops = new LinkedHashMap<>();
+        Map<String, NextHop> hops = new LinkedHashMap<>();
         for (Node port : state.gatewayPorts()) {
-            hops.putIfAbsent(port.datacenter(), new io.xaforward.cluster.world.NextHop(
-                    java.util.Optional.ofNullable(port.ip()), java.util.Optional.ofNullable(port.mac())));
+            hops.putIfAbsent(port.datacenter(), new NextHop(
+                    Optional.ofNullable(port.ip()), Optional.ofNullable(port.mac())));
         }
-        return new io.xaforward.cluster.world.World(spec.jobId(), ranks, hops);
+        return new World(spec.jobId(), ranks, hops);
     }
 
     /** The namespaces of the gateways (where the edge firewall runs). */

@@ -5,6 +5,7 @@ import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.transport.UdpDatagramPort;
 
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * How a worker's transport reaches the network: {@link #AFXDP} sends and receives XAF frames through an AF_XDP
@@ -32,7 +33,7 @@ public enum Endpoint implements ConfigWord {
      * that cannot cross the mode is an error.
      */
     public static Endpoint resolve(Endpoint chosen, GatewayMode gatewayMode) {
-        java.util.Objects.requireNonNull(gatewayMode, "gatewayMode");
+        Objects.requireNonNull(gatewayMode, "gatewayMode");
         if (chosen == null) return defaultFor(gatewayMode);
         if (chosen == AFXDP && gatewayMode == GatewayMode.KERNEL_TUNNEL) {
             throw new IllegalArgumentException("the afxdp endpoint cannot cross the kernel-tunnel mode: that tunnel is a"

@@ -23,6 +23,7 @@ import io.xaforward.transport.UdpDatagramPort;
 import io.xaforward.transport.XskDatagramPort;
 
 import java.io.IOException;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 
@@ -111,7 +112,7 @@ public final class RankNetwork implements RankWiring {
             // send to the next hop of our own network. ModeAddressing knows every mode's rule.
             var ip = addressing.destination(p);
             if (endpoint == Endpoint.AFXDP && self.form() != NetworkForm.ID && ip != null
-                    && (ip instanceof java.net.Inet6Address) != (self.form() == NetworkForm.IPV6)) {
+                    && (ip instanceof Inet6Address) != (self.form() == NetworkForm.IPV6)) {
                 // An AF_XDP socket writes one IP family; where the mode delivers to the peer's own address in the
                 // other family (direct on a mixed-form topology), only the kernel's dual-stack sockets get there.
                 throw new IllegalArgumentException("the afxdp endpoint of rank " + rank + " (" + self.form()

@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
+import java.util.function.LongUnaryOperator;
 import java.util.function.ToLongFunction;
 
 /**
@@ -103,7 +104,7 @@ public final class RankRuntime implements AutoCloseable {
      * together); {@code weightChecksum} is then the global parameters' checksum, equal on every rank at every step.
      */
     public void reportStep(StepStats s, long checksumEvery, long steps, LongSupplier weightChecksum,
-                           java.util.function.LongUnaryOperator outerWanBytes) {
+                           LongUnaryOperator outerWanBytes) {
         long step = s.step() + 1;
         StringBuilder line = new StringBuilder(WorkerLine.format("step", "step", step,
                 "loss", String.format(Locale.ROOT, "%.6f", s.loss()),

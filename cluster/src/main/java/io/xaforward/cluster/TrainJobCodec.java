@@ -107,7 +107,7 @@ public final class TrainJobCodec {
                 .threads(Integer.parseInt(p.getProperty("threadsPerWorker")))
                 .overlap(Boolean.parseBoolean(p.getProperty("overlap", "true")))
                 .checkpointEvery(checkpointEvery)
-                .checkpointDir(checkpointEvery > 0 ? cluster.workDir().resolve("checkpoints") : null)
+                .checkpointDir(checkpointEvery > 0 ? CheckpointNames.jobDirectory(cluster.workDir()) : null)
                 .diloco(diloco);
         if (p.getProperty("evalWindows") != null) trainer.evalWindows(Integer.parseInt(p.getProperty("evalWindows")));
         if (p.getProperty("gradClipNorm") != null) trainer.gradClipNorm(Double.parseDouble(p.getProperty("gradClipNorm")));

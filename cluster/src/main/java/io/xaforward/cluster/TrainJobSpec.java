@@ -42,7 +42,7 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         Objects.requireNonNull(wireSecurity, "wireSecurity");
         Objects.requireNonNull(data, "data");
         Objects.requireNonNull(rateLimit, "rateLimit");
-        if (trainer.checkpointEvery() > 0 && !cluster.workDir().resolve("checkpoints").equals(trainer.checkpointDir())) {
+        if (trainer.checkpointEvery() > 0 && !CheckpointNames.jobDirectory(cluster.workDir()).equals(trainer.checkpointDir())) {
             throw new IllegalArgumentException("a job's checkpoints go to checkpoints/ in its work directory, not "
                     + trainer.checkpointDir());
         }
@@ -221,7 +221,7 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
             TrainerConfig trainer = t.steps(steps).globalBatch(globalBatch).seed(seed).learningRate(learningRate)
                     .warmupSteps(warmupSteps).evalEvery(evalEvery).evalWindows(evalWindows).threads(threadsPerWorker)
                     .overlap(overlap).checkpointEvery(checkpointEvery)
-                    .checkpointDir(checkpointEvery > 0 ? workDir.resolve("checkpoints") : null).diloco(diloco)
+                    .checkpointDir(checkpointEvery > 0 ? CheckpointNames.jobDirectory(workDir) : null).diloco(diloco)
                     .build();
             return new TrainJobSpec(cluster, trainer, collective, wireSecurity, data, checksumEvery, resume, rateLimit);
         }
@@ -229,7 +229,7 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
 
     /** Where periodic checkpoints go: checkpoints/ in the work directory. */
     public Path checkpointDir() {
-        return workDir().resolve("checkpoints");
+        return CheckpointNames.jobDirectory(workDir());
     }
 
     /** The job secret the launcher generates for this run (readable by its owner only). */

@@ -2,6 +2,7 @@ package io.xaforward.cluster;
 
 import io.xaforward.training.Evaluation;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -59,7 +60,7 @@ public record TrainResult(TrainJobSpec spec, int worldSize, List<Step> steps, do
     public static double median(double[] v) {
         if (v.length == 0) return Double.NaN;
         double[] s = v.clone();
-        java.util.Arrays.sort(s);
+        Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 }

@@ -11,8 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -45,7 +48,7 @@ public final class TrainingJob {
 
     /** Starts other trainers than XAForward's workers: a baseline on the same cluster (the bench's DDP over Gloo). */
     public TrainingJob startingRanksWith(RankStarter starter) {
-        this.starter = java.util.Objects.requireNonNull(starter, "starter");
+        this.starter = Objects.requireNonNull(starter, "starter");
         return this;
     }
 
@@ -69,7 +72,7 @@ public final class TrainingJob {
 
     /** Where rank 0 leaves the final weights (and optimizer state) of a finished job. */
     public static Path finalCheckpoint(TrainJobSpec spec) {
-        return spec.workDir().resolve("final-rank0.ckpt");
+        return CheckpointNames.jobFinal(spec.workDir());
     }
 
     public TrainResult run() throws Exception {
@@ -119,7 +122,7 @@ public final class TrainingJob {
      * exception line, else its last line.
      */
     static String lastError(String log) {
-        java.util.List<String> lines = log.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        List<String> lines = log.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
         for (int i = lines.size() - 1; i >= 0; i--) {
             if (lines.get(i).startsWith("xaf: ")) return lines.get(i).substring(5);
         }
@@ -172,7 +175,7 @@ public final class TrainingJob {
                         view.update(s, st.loss(), st.tokensPerSecond(), st.computeMs(), st.commMs(), st.stepMs());
                         WorkerLine line0 = at.values().iterator().next();
                         if (line0.values().containsKey("outer_applied") && line0.integer("outer_applied") > 0) {
-                            view.message(String.format(java.util.Locale.ROOT, "step %d: outer sync of %d fragment(s), "
+                            view.message(String.format(Locale.ROOT, "step %d: outer sync of %d fragment(s), "
                                     + "%.2f MB of pseudo-gradients between the data centers", s,
                                     line0.integer("outer_applied"), line0.integer("outer_bytes") / 1e6));
                         }
@@ -192,7 +195,7 @@ public final class TrainingJob {
                         + d.getKey() + " 0x" + d.getValue().get("checksum"));
             }
         }
-        Map<String, Long> counters = new java.util.LinkedHashMap<>(cluster.gatewayCounters());
+        Map<String, Long> counters = new LinkedHashMap<>(cluster.gatewayCounters());
         // The network from the end of step 1 to the end, and every rank's retransmissions: what benchmarks report.
         if (firstStep != null) counters.putAll(cluster.sampleNetwork().since(firstStep));
         counters.put("retransmits", done.values().stream().mapToLong(l -> l.integer("retransmits")).sum());

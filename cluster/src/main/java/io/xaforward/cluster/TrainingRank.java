@@ -1,12 +1,12 @@
 package io.xaforward.cluster;
 
 import io.xaforward.training.DataParallelTrainer;
-import io.xaforward.training.StepListener;
-import io.xaforward.training.StepStats;
 import io.xaforward.training.SumReducer;
 import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,13 +17,15 @@ import java.util.List;
  * {@link RankRuntime}: transport, collectives, progress lines) and its synchronisation groups are up, it builds the
  * trainer, records the run's settings, lets the caller's {@link Checkpoints} put it at its starting step, prints the
  * {@code start} line, trains with a {@code step} line per step (weight checksums every {@code checksumEvery} steps,
- * DiLoCo's synced checksum and outer bytes under diloco), a {@code checkpoint} line per checkpoint the trainer writes,
- * writes the final checkpoint and ends with the {@code done} line that carries the weight checksum.
+ * DiLoCo's synced checksum and outer bytes under diloco), writes a checkpoint every
+ * {@link TrainerConfig#checkpointEvery()} steps where the caller names a file for this rank (with a {@code checkpoint}
+ * line), writes the final checkpoint and ends with the {@code done} line that carries the weight checksum. Every
+ * checkpoint goes through {@link DataParallelTrainer#saveCheckpoint}: one format for both kinds of rank.
  */
 public final class TrainingRank {
     private TrainingRank() {}
 
-    /** Where a kind of rank starts from and what it writes: its checkpoints, named its way. */
+    /** Where a kind of rank starts from and which checkpoint files it writes ({@link CheckpointNames}). */
     public interface Checkpoints {
         /**
          * Puts the new trainer at its starting step (a resume file, or the step every rank agreed on) and returns the
@@ -31,12 +33,11 @@ public final class TrainingRank {
          */
         Object[] start(DataParallelTrainer trainer) throws Exception;
 
-        /** After every step: a periodic checkpoint of the job, if it is one this rank writes. */
-        default void afterStep(DataParallelTrainer trainer) throws Exception {
-        }
+        /** The file this rank writes the checkpoint due after {@code completedSteps} steps into; null: none. */
+        Path periodic(long completedSteps);
 
-        /** After the last step: the final checkpoint, if this rank writes one. */
-        void last(DataParallelTrainer trainer) throws Exception;
+        /** The file this rank writes its final checkpoint into; null: none. */
+        Path last();
     }
 
     /**
@@ -55,30 +56,26 @@ public final class TrainingRank {
             List<Object> start = new ArrayList<>(List.of("rank", rank, "params", trainer.parameterCount()));
             start.addAll(List.of(checkpoints.start(trainer)));
             runtime.report("start", start.toArray());
-            trainer.train(new StepListener() {
-                @Override
-                public void onStep(StepStats s) {
-                    if (trainer.diloco()) {
-                        runtime.reportStep(s, checksumEvery, config.steps(), trainer::syncedChecksum, sync::outerWanBytes);
-                    } else {
-                        runtime.reportStep(s, checksumEvery, config.steps(), trainer::weightChecksum);
-                    }
-                    try {
-                        checkpoints.afterStep(trainer);
-                    } catch (RuntimeException e) {
-                        throw e;
-                    } catch (Exception e) {
-                        throw new IllegalStateException("rank " + rank + ": checkpoint after step "
-                                + trainer.completedSteps() + ": " + e.getMessage(), e);
-                    }
+            trainer.train(s -> {
+                if (trainer.diloco()) {
+                    runtime.reportStep(s, checksumEvery, config.steps(), trainer::syncedChecksum, sync::outerWanBytes);
+                } else {
+                    runtime.reportStep(s, checksumEvery, config.steps(), trainer::weightChecksum);
                 }
-
-                @Override
-                public void onCheckpoint(long completedSteps, Path file) {
-                    runtime.report("checkpoint", "step", completedSteps, "file", file);
+                long done = trainer.completedSteps();
+                Path file = config.checkpointDue(done) ? checkpoints.periodic(done) : null;
+                if (file != null) {
+                    try {
+                        trainer.saveCheckpoint(file);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("rank " + rank + " could not write the checkpoint of step "
+                                + done + " to " + file, e);
+                    }
+                    runtime.report("checkpoint", "step", done, "file", file);
                 }
             });
-            checkpoints.last(trainer);
+            Path last = checkpoints.last();
+            if (last != null) trainer.saveCheckpoint(last);
             runtime.finish("checksum", Long.toHexString(trainer.weightChecksum()));
         }
     }

@@ -1,13 +1,15 @@
 package io.xaforward.cluster;
 
 import io.xaforward.collective.CollectiveConfig;
+import io.xaforward.collective.CollectiveGroup;
 import io.xaforward.testbed.Node;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
 import io.xaforward.training.Tokenizer;
-import io.xaforward.training.TrainerConfig;
 import io.xaforward.training.TrainingData;
 import io.xaforward.transport.TransportConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +21,7 @@ import java.time.Duration;
  * the gateways, and reports progress as {@link WorkerLine}s on stdout.
  */
 public final class WorkerMain {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WorkerMain.class);
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerMain.class);
     private WorkerMain() {}
 
     public static void main(String[] args) {
@@ -45,34 +47,30 @@ public final class WorkerMain {
         spec.runKeys().apply(spec.wireSecurity(), tc);
         if (spec.collective().pacingBytesPerSecond() > 0) tc.pacing(spec.collective().pacingBytesPerSecond(), 0);
 
-        // The job's periodic checkpoints are JobCheckpoints' (rank 0, or each data center's first rank), not the
-        // trainer's own per-rank files.
-        TrainerConfig config = spec.trainer().toBuilder().checkpointEvery(0).checkpointDir(null).build();
         CollectiveConfig collectiveConfig = spec.collective().config(Duration.ofSeconds(120));
 
         try (RankRuntime runtime = RankRuntime.start(net, tc.build(), net.openPort(spec.cluster().jobToken()), collectiveConfig, System.out);
              SyncGroups sync = new SyncGroups(spec.sync(), spec.collective().outerDtype(), runtime.collectives())) {
             Path settings = spec.workDir().resolve("config.json"); // written by xaf train: every option of the run
-            TrainingRank.run(runtime, sync, config, data, new BroadcastSums(runtime.collectives()),
+            CollectiveGroup group = runtime.collectives().group();
+            TrainingRank.run(runtime, sync, spec.trainer(), data, new BroadcastSums(runtime.collectives()),
                     Files.exists(settings) ? Files.readString(settings) : null, spec.checksumEvery(),
                     new TrainingRank.Checkpoints() {
                         @Override
                         public Object[] start(DataParallelTrainer trainer) throws Exception {
-                            if (spec.resume() != null) {
-                                trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, runtime.collectives().group()));
-                            }
+                            if (spec.resume() != null) trainer.loadCheckpoint(JobCheckpoints.resumeFile(spec, group));
                             return new Object[]{"form", self.form().configName(), "dc", self.datacenter(),
                                     "endpoint", net.endpoint().configName()};
                         }
 
                         @Override
-                        public void afterStep(DataParallelTrainer trainer) {
-                            JobCheckpoints.afterStep(spec, runtime.collectives().group(), trainer);
+                        public Path periodic(long completedSteps) {
+                            return JobCheckpoints.periodic(spec, group, completedSteps);
                         }
 
                         @Override
-                        public void last(DataParallelTrainer trainer) throws Exception {
-                            if (rank == 0) trainer.saveCheckpoint(TrainingJob.finalCheckpoint(spec));
+                        public Path last() {
+                            return JobCheckpoints.last(spec, group);
                         }
                     });
         }

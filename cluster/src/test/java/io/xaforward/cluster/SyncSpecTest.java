@@ -62,8 +62,8 @@ class SyncSpecTest {
     @Test
     void eachDataCenterHasItsOwnCheckpointBesideTheFirst() {
         Path first = Path.of("/runs/x/checkpoints/step-000300.ckpt");
-        assertEquals(first, JobCheckpoints.forDatacenter(first, 0));
-        assertEquals(Path.of("/runs/x/checkpoints/step-000300-dc2.ckpt"), JobCheckpoints.forDatacenter(first, 2));
-        assertEquals(Path.of("model-dc1"), JobCheckpoints.forDatacenter(Path.of("model"), 1));
+        assertEquals(first, CheckpointNames.forDatacenter(first, 0));
+        assertEquals(Path.of("/runs/x/checkpoints/step-000300-dc2.ckpt"), CheckpointNames.forDatacenter(first, 2));
+        assertEquals(Path.of("model-dc1"), CheckpointNames.forDatacenter(Path.of("model"), 1));
     }
 }

@@ -11,6 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -72,7 +73,7 @@ final class CheckpointFile {
                 out.writeLong(header.seed());
                 out.writeLong(header.step());
                 out.writeLong(header.optimizerUpdates());
-                byte[] settings = header.settings().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                byte[] settings = header.settings().getBytes(StandardCharsets.UTF_8);
                 if (settings.length > MAX_SETTINGS_BYTES) throw new IOException("checkpoint settings of " + settings.length + " bytes: too long");
                 out.writeInt(settings.length);
                 out.write(settings);
@@ -140,7 +141,7 @@ final class CheckpointFile {
             if (n < 0 || n > MAX_SETTINGS_BYTES || n > payload) {
                 throw new IOException("checkpoint " + file + " declares " + n + " bytes of settings");
             }
-            settings = new String(in.readNBytes(n), java.nio.charset.StandardCharsets.UTF_8);
+            settings = new String(in.readNBytes(n), StandardCharsets.UTF_8);
             settingsBytes = Integer.BYTES + n;
         }
         int count = in.readInt();

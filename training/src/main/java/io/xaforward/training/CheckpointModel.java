@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -66,7 +67,7 @@ public final class CheckpointModel implements AutoCloseable {
                 // A DiLoCo checkpoint lists its outer state after the parameters: only the parameters are read here.
                 int n = model.names.size();
                 if (h.names().size() < n || !h.names().subList(0, n).equals(model.names)
-                        || !java.util.Arrays.equals(java.util.Arrays.copyOf(h.sizes(), Math.min(n, h.sizes().length)), sizes)) {
+                        || !Arrays.equals(Arrays.copyOf(h.sizes(), Math.min(n, h.sizes().length)), sizes)) {
                     throw new IOException("checkpoint " + file + " does not match the parameter layout of preset "
                             + header.preset());
                 }

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -112,7 +113,7 @@ public final class CorpusPreparer {
 
         void add(int v) {
             if (size == values.length) {
-                values = java.util.Arrays.copyOf(values, values.length * 2);
+                values = Arrays.copyOf(values, values.length * 2);
             }
             values[size++] = v;
         }

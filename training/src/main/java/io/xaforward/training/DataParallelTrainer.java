@@ -16,6 +16,8 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
@@ -165,7 +167,7 @@ public final class DataParallelTrainer implements AutoCloseable {
 
     /** Per parameter in flat order: -1 for the embeddings, b for block b, the layer count after the last block. */
     private int[] tensorLayers() {
-        java.util.IdentityHashMap<Parameter, Integer> stageOf = new java.util.IdentityHashMap<>();
+        IdentityHashMap<Parameter, Integer> stageOf = new IdentityHashMap<>();
         List<List<Parameter>> stages = network.stageParameters();
         for (int s = 0; s < stages.size(); s++) {
             for (Parameter p : stages.get(s)) stageOf.putIfAbsent(p, s - 1); // a tied head stays with the embedding
@@ -196,22 +198,18 @@ public final class DataParallelTrainer implements AutoCloseable {
         }
     }
 
-    /** Runs steps until {@link TrainerConfig#steps()}, evaluating and checkpointing as configured. */
-    public List<StepStats> train(StepListener listener) throws IOException {
+    /**
+     * Runs steps until {@link TrainerConfig#steps()}, evaluating as configured. Checkpoints are the caller's: its
+     * listener decides which steps and files ({@link TrainerConfig#checkpointDue}, {@link #saveCheckpoint}), as only
+     * it knows which ranks of a job write one and under which names.
+     */
+    public List<StepStats> train(StepListener listener) {
         List<StepStats> all = new ArrayList<>();
         while (completedSteps < config.steps()) {
             StepStats stats = trainStep();
             all.add(stats);
             if (listener != null) {
                 listener.onStep(stats);
-            }
-            if (config.checkpointEvery() > 0 && completedSteps % config.checkpointEvery() == 0) {
-                Path file = config.checkpointDir().resolve(String.format("ckpt-rank%d-step%06d.bin", rank,
-                        completedSteps));
-                saveCheckpoint(file);
-                if (listener != null) {
-                    listener.onCheckpoint(completedSteps, file);
-                }
             }
         }
         return all;
@@ -384,7 +382,7 @@ public final class DataParallelTrainer implements AutoCloseable {
     }
 
     private static long[] concat(long[] a, long[] b) {
-        long[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        long[] all = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);
         return all;
     }
@@ -439,7 +437,7 @@ public final class DataParallelTrainer implements AutoCloseable {
                                 + ") does not match this trainer (preset " + model.name() + ", seed " + config.seed()
                                 + ")");
                     }
-                    if (!h.names().equals(expectedNames) || !java.util.Arrays.equals(h.sizes(), expectedSizes)) {
+                    if (!h.names().equals(expectedNames) || !Arrays.equals(h.sizes(), expectedSizes)) {
                         throw new IOException("checkpoint " + file + " has another parameter layout"
                                 + (hasOuter ? " or another number of DiLoCo fragments" : "") + " than this trainer");
                     }

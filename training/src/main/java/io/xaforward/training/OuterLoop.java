@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
@@ -238,7 +239,7 @@ final class OuterLoop implements AutoCloseable {
         if (outerThread != null) {
             outerThread.shutdownNow();
             try {
-                if (!outerThread.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (!outerThread.awaitTermination(10, TimeUnit.SECONDS)) {
                     // An all-reduce that ignores the interrupt still writes into pseudo: leaking the buffers beats
                     // freeing memory under it.
                     return;

@@ -1,14 +1,11 @@
 package io.xaforward.training;
 
-import java.nio.file.Path;
-
-/** Progress callback of {@link DataParallelTrainer#train}: printing, plotting, or collecting results. */
+/**
+ * Progress callback of {@link DataParallelTrainer#train}, after every step: printing, plotting, collecting results,
+ * or writing a checkpoint ({@link DataParallelTrainer#saveCheckpoint}).
+ */
 @FunctionalInterface
 public interface StepListener {
 
     void onStep(StepStats stats);
-
-    /** Called after a checkpoint was written. */
-    default void onCheckpoint(long completedSteps, Path file) {
-    }
 }

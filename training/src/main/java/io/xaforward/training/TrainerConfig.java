@@ -17,8 +17,10 @@ import java.nio.file.Path;
  * @param evalEvery       validation loss every N steps (0 = never)
  * @param evalWindows     validation windows per evaluation when the split holds more (the whole split otherwise;
  *                        see {@link Evaluator})
- * @param checkpointEvery write a checkpoint every N steps (0 = never)
- * @param checkpointDir   where checkpoints go (required when checkpointEvery > 0)
+ * @param checkpointEvery a checkpoint every N steps (0 = never): the job's period, written by the caller of
+ *                        {@link DataParallelTrainer#train} from its listener ({@link #checkpointDue}), who also names
+ *                        the files; the trainer's loop writes none itself
+ * @param checkpointDir   the directory the caller writes them into (required when checkpointEvery > 0)
  * @param threads         intra-op threads of the engine (only effective before the engine loads)
  * @param overlap         run backward block by block and all-reduce each finished suffix of the gradient buffer
  *                        while earlier blocks are still in backward (docs/TRAINING.md, "Overlap")
@@ -55,6 +57,11 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
 
     public ModelConfig model() {
         return ModelConfig.preset(preset);
+    }
+
+    /** Whether a checkpoint is due once {@code completedSteps} steps are done. */
+    public boolean checkpointDue(long completedSteps) {
+        return checkpointEvery > 0 && completedSteps % checkpointEvery == 0;
     }
 
     public LearningRateSchedule schedule() {

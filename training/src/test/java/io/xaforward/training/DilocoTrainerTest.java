@@ -4,6 +4,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +49,19 @@ class DilocoTrainerTest {
 
     /** Runs the four ranks to the config's end; {@code setup} runs on each trainer before training. */
     private static List<RankRun> runFour(TrainerConfig cfg, Setup setup) throws Exception {
+        return runFour(cfg, setup, null);
+    }
+
+    /** The checkpoint {@link #runFour} writes for {@code rank} after {@code step} steps into {@code dir}. */
+    private static Path checkpoint(Path dir, int rank, long step) {
+        return dir.resolve("rank" + rank + "-step" + step + ".ckpt");
+    }
+
+    /**
+     * As {@link #runFour(TrainerConfig, Setup)}, every rank writing its own checkpoint into {@code checkpoints} at
+     * the steps the config makes due (none when null), from its step listener as the cluster's ranks do.
+     */
+    private static List<RankRun> runFour(TrainerConfig cfg, Setup setup, Path checkpoints) throws Exception {
         InProcessReducer[] dcs = {new InProcessReducer(2, 60_000), new InProcessReducer(2, 60_000)};
         InProcessReducer outer = new InProcessReducer(WORLD, 60_000);
         ExecutorService pool = Executors.newFixedThreadPool(WORLD);
@@ -63,6 +78,13 @@ class DilocoTrainerTest {
                         List<StepStats> stats = t.train(s -> {
                             local.add(t.weightChecksum());
                             global.add(t.syncedChecksum());
+                            if (checkpoints != null && cfg.checkpointDue(t.completedSteps())) {
+                                try {
+                                    t.saveCheckpoint(checkpoint(checkpoints, r, t.completedSteps()));
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            }
                         });
                         return new RankRun(stats, local, global, t.parameterSnapshot(), t.weightChecksum());
                     }
@@ -196,7 +218,7 @@ class DilocoTrainerTest {
     void streamingWithDelayResumesFromACheckpointWithAPendingSyncExactly(@TempDir Path dir) throws Exception {
         TrainerConfig cfg = config(8).diloco(new DilocoConfig(4, 2, 1, 0.7, 0.9)).checkpointEvery(6)
                 .checkpointDir(dir).build();
-        List<RankRun> straight = runFour(cfg, t -> { });
+        List<RankRun> straight = runFour(cfg, t -> { }, dir);
         int[] started = {0, 1, 0, 1, 0, 1, 0, 2};
         int[] applied = {0, 0, 1, 0, 1, 0, 1, 2};
         for (int s = 0; s < 8; s++) {
@@ -209,8 +231,7 @@ class DilocoTrainerTest {
         }
 
         TrainerConfig resumedCfg = config(8).diloco(new DilocoConfig(4, 2, 1, 0.7, 0.9)).build();
-        List<RankRun> resumed = runFour(resumedCfg, t -> t.loadCheckpoint(
-                dir.resolve(String.format("ckpt-rank%d-step%06d.bin", t.rank(), 6))));
+        List<RankRun> resumed = runFour(resumedCfg, t -> t.loadCheckpoint(checkpoint(dir, t.rank(), 6)));
         for (int r = 0; r < WORLD; r++) {
             assertEquals(2, resumed.get(r).stats().size());
             for (int s = 0; s < 2; s++) {

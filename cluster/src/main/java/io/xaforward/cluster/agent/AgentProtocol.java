@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The wire format between {@code xaf agent} and its training process on the Unix socket (docs/PYTORCH.md,
@@ -169,7 +170,7 @@ public final class AgentProtocol {
 
     public static ByteBuffer error(int type, int id, String message) {
         byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        if (text.length > MAX_FRAME - 16) text = java.util.Arrays.copyOf(text, MAX_FRAME - 16);
+        if (text.length > MAX_FRAME - 16) text = Arrays.copyOf(text, MAX_FRAME - 16);
         ByteBuffer b = reply(type, id, ERROR, 2 + text.length);
         b.putShort((short) text.length).put(text);
         return b.flip();

@@ -19,15 +19,22 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32;
 
 import static io.xaforward.cluster.agent.AgentProtocol.*;
@@ -148,7 +155,7 @@ public final class AgentServer implements AutoCloseable {
             throw new IllegalArgumentException("--socket " + socketPath + " is longer than the " + limit
                     + " bytes a Unix socket path may have");
         }
-        if (Files.exists(socketPath, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
             if (!isSocket(socketPath)) { // only a socket left by an earlier agent is ever replaced
                 throw new IllegalArgumentException("--socket " + socketPath + " exists and is not a socket");
             }
@@ -166,13 +173,13 @@ public final class AgentServer implements AutoCloseable {
         // private and accepting, so whoever waits for the file can connect at once.
         Path bound = socketPath.resolveSibling(socketPath.getFileName() + "~");
         try {
-            if (Files.exists(bound, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !isSocket(bound)) {
+            if (Files.exists(bound, LinkOption.NOFOLLOW_LINKS) && !isSocket(bound)) {
                 throw new IllegalArgumentException(bound + " (the socket's temporary name) exists and is not a socket");
             }
             Files.deleteIfExists(bound);
             server.bind(UnixDomainSocketAddress.of(bound));
             Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-------"));
-            Files.move(bound, socketPath, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(bound, socketPath, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
             server.close();
             if (isSocket(bound)) Files.delete(bound);
@@ -185,8 +192,8 @@ public final class AgentServer implements AutoCloseable {
 
     /** Whether {@code path} is a Unix socket (not following links); false when it does not exist. */
     static boolean isSocket(Path path) throws IOException {
-        if (!Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return false;
-        int mode = (Integer) Files.getAttribute(path, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return false;
+        int mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
         return (mode & 0170000) == 0140000; // S_IFMT, S_IFSOCK
     }
 
@@ -194,14 +201,14 @@ public final class AgentServer implements AutoCloseable {
      * Serves until the training process says bye or goes away, or until {@code helloTimeout} passes without one
      * saying hello; see {@link Outcome}.
      */
-    public Outcome serve(java.time.Duration helloTimeout) throws InterruptedException {
+    public Outcome serve(Duration helloTimeout) throws InterruptedException {
         checker = Thread.ofPlatform().name("xaf-agent-order-check").daemon().start(this::runChecks);
         executor = Thread.ofPlatform().name("xaf-agent-collectives").daemon().start(this::runCollectives);
         acceptor = Thread.ofPlatform().name("xaf-agent-accept").daemon().start(this::accept);
         try {
             try {
-                return end.get(helloTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
+                return end.get(helloTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
                 synchronized (this) {
                     if (served == null) {
                         log.println("xaf agent: rank " + identity.rank() + ": no training process said hello on "
@@ -211,7 +218,7 @@ public final class AgentServer implements AutoCloseable {
                 }
             }
             return end.get();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IllegalStateException("the agent's socket failed: " + e.getCause().getMessage(), e.getCause());
         }
     }
@@ -445,7 +452,7 @@ public final class AgentServer implements AutoCloseable {
             for (int i = 0; i < FINGERPRINT; i++) {
                 theirs[i] = (int) fingerprints.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, (long) rank * FINGERPRINT + i);
             }
-            if (!java.util.Arrays.equals(mine, theirs)) differ.add("rank " + rank + " issued " + describe(theirs));
+            if (!Arrays.equals(mine, theirs)) differ.add("rank " + rank + " issued " + describe(theirs));
         }
         if (differ.isEmpty()) return null;
         return "collective #" + seq + " differs across ranks: this rank (" + identity.rank() + ") issued " + r.describe()

@@ -14,11 +14,13 @@ import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.TransportConfig;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * {@code xaf agent}: one rank of a job whose training runs in another process (PyTorch through
@@ -91,7 +93,7 @@ public final class RankAgent {
             try {
                 if (AgentServer.isSocket(socket)) Files.delete(socket); // never a file of the user's at that path
                 Files.deleteIfExists(shm);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 System.err.println("xaf agent: could not remove " + socket + " or " + shm + ": " + e.getMessage());
             }
         }, "xaf-agent-cleanup");
@@ -116,7 +118,7 @@ public final class RankAgent {
      * other ranks' collectives fail naming this rank. Returns the exit status.
      */
     public static int serve(RankRuntime runtime, AgentServer.Identity identity, Path socket, Path shmPath,
-                            long shmBytes, java.time.Duration helloTimeout) throws Exception {
+                            long shmBytes, Duration helloTimeout) throws Exception {
         try (SharedSegment shm = SharedSegment.create(shmPath, shmBytes)) {
             AgentServer server = AgentServer.open(runtime, identity, shm, socket, System.err);
             try {
@@ -138,7 +140,7 @@ public final class RankAgent {
      * Waits until every rank is up: a one-float sum that must come to the world size, on its own collectives with
      * the start timeout and a step number the served collectives never use.
      */
-    static void awaitEveryRank(RankRuntime runtime, java.time.Duration startTimeout) {
+    static void awaitEveryRank(RankRuntime runtime, Duration startTimeout) {
         try (Collectives start = runtime.collectives(startTimeout)) {
             MemorySegment one = MemorySegment.ofArray(new float[]{1f});
             start.allReduce(one, 1, Collectives.Op.SUM, -1);

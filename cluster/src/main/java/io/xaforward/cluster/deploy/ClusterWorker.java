@@ -1,6 +1,7 @@
 package io.xaforward.cluster.deploy;
 
 import io.xaforward.cluster.BroadcastSums;
+import io.xaforward.cluster.CheckpointNames;
 import io.xaforward.cluster.RankRuntime;
 import io.xaforward.cluster.SyncGroups;
 import io.xaforward.cluster.TrainingRank;
@@ -51,11 +52,6 @@ public final class ClusterWorker {
         this.o = options;
         this.out = out;
         this.settingsJson = settingsJson;
-    }
-
-    /** Where a rank leaves its final weights (and optimizer state). */
-    public static Path finalCheckpoint(Path checkpointDir, int rank) {
-        return checkpointDir.resolve("final-rank" + rank + ".ckpt");
     }
 
     /**
@@ -113,19 +109,24 @@ public final class ClusterWorker {
                             // The first collective waits for every rank to be up (restarted ranks come up at
                             // different times).
                             try (Collectives start = runtime.collectives(o.startTimeout())) {
-                                from = ResumePoint.agree(start, o.resume() ? ResumePoint.available(o.checkpointDir(), o.rank())
+                                from = ResumePoint.agree(start, o.resume() ? CheckpointNames.rankSteps(o.checkpointDir(), o.rank())
                                         : Set.of(), config.checkpointEvery(), config.steps());
                             } catch (Exception e) {
                                 throw explainAuthFailures(e, runtime.transport());
                             }
-                            if (from > 0) trainer.loadCheckpoint(ResumePoint.checkpoint(o.checkpointDir(), o.rank(), from));
+                            if (from > 0) trainer.loadCheckpoint(CheckpointNames.rankStepToRead(o.checkpointDir(), o.rank(), from));
                             return new Object[]{"form", net.self().form().configName(), "dc", net.self().datacenter(),
                                     "from_step", from, "run", agreed == null ? "none" : agreed.hex().substring(0, 8)};
                         }
 
                         @Override
-                        public void last(DataParallelTrainer trainer) throws Exception {
-                            trainer.saveCheckpoint(finalCheckpoint(o.checkpointDir(), o.rank()));
+                        public Path periodic(long completedSteps) {
+                            return CheckpointNames.rankStep(o.checkpointDir(), o.rank(), completedSteps); // every rank its own
+                        }
+
+                        @Override
+                        public Path last() {
+                            return CheckpointNames.rankFinal(o.checkpointDir(), o.rank());
                         }
                     });
         }

@@ -2,48 +2,23 @@ package io.xaforward.cluster.deploy;
 
 import io.xaforward.collective.Collectives;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Where a restarted job continues: the newest checkpoint step that every rank has. A rank killed while the others
  * were writing step N's checkpoint may lack it, so each rank contributes a 0/1 vector over the checkpoint steps
  * (1 = "I have it") to one all-reduce; the newest step whose sum equals the world size wins (step 0, a fresh start,
- * is always common).
+ * is always common). The steps a rank has are those of its files in its checkpoint directory
+ * ({@link io.xaforward.cluster.CheckpointNames#rankSteps}).
  */
 public final class ResumePoint {
     /** The all-reduce step number of the agreement, far from the training steps 0, 1, 2, ... */
     static final int AGREEMENT_STEP = 0x7FFF_0000;
-    private static final Pattern CHECKPOINT = Pattern.compile("ckpt-rank(\\d+)-step(\\d+)\\.bin");
 
     private ResumePoint() {}
-
-    /** The checkpoint file the trainer writes for {@code rank} after {@code step} steps. */
-    public static Path checkpoint(Path dir, int rank, long step) {
-        return dir.resolve(String.format("ckpt-rank%d-step%06d.bin", rank, step));
-    }
-
-    /** Steps for which {@code rank} has a checkpoint in {@code dir}. */
-    public static Set<Long> available(Path dir, int rank) throws IOException {
-        Set<Long> steps = new TreeSet<>();
-        if (!Files.isDirectory(dir)) return steps;
-        try (Stream<Path> files = Files.list(dir)) {
-            files.forEach(f -> {
-                Matcher m = CHECKPOINT.matcher(f.getFileName().toString());
-                if (m.matches() && Integer.parseInt(m.group(1)) == rank) steps.add(Long.parseLong(m.group(2)));
-            });
-        }
-        return steps;
-    }
 
     /**
      * Agrees with every rank on the newest common checkpoint step (0 when there is none). Also the job's start-up

@@ -1,5 +1,6 @@
 package io.xaforward.cluster.python;
 
+import java.io.File;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,7 +66,7 @@ public final class PythonSetup {
         env.put("XAF_AGENT_SOCKET", socket.toAbsolutePath().toString());
         String path = packageRoot(inherited).toString();
         String before = inherited.get("PYTHONPATH");
-        env.put("PYTHONPATH", before == null || before.isBlank() ? path : path + java.io.File.pathSeparator + before);
+        env.put("PYTHONPATH", before == null || before.isBlank() ? path : path + File.pathSeparator + before);
         env.put("PYTHONUNBUFFERED", "1");
         return env;
     }

@@ -15,6 +15,7 @@ import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +25,9 @@ import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import io.xaforward.common.YamlTree;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * The etcd rendezvous of a job: each rank registers its address under {@code /xaf/jobs/JOB/ranks/RANK}, attached
@@ -101,12 +105,12 @@ public final class EtcdRendezvous implements WorldSource {
      * restarted worker gets its rank, and its checkpoints, back.
      */
     public int claimRank(int job, int world, int token, String iface, NetworkForm form, int flows,
-                         java.util.Collection<Integer> ranBefore) throws InterruptedException {
+                         Collection<Integer> ranBefore) throws InterruptedException {
         return claimRank(job, world, registration(form, iface, token, world, flows, LocalAddress.of(iface, form)), ranBefore,
                 Duration.ofSeconds(LEASE_TTL_SECONDS + 2));
     }
 
-    int claimRank(int job, int world, String registration, java.util.Collection<Integer> ranBefore, Duration waitForOwn)
+    int claimRank(int job, int world, String registration, Collection<Integer> ranBefore, Duration waitForOwn)
             throws InterruptedException {
         String prefix = jobPrefix(job);
         long now = System.nanoTime();
@@ -247,8 +251,8 @@ public final class EtcdRendezvous implements WorldSource {
 
     /** The registrations as a cluster file, so that the rendezvous and the file share one parser and its checks. */
     static String clusterYaml(int job, Map<Integer, Map<String, Object>> registrations) {
-        org.yaml.snakeyaml.Yaml yaml = new org.yaml.snakeyaml.Yaml(new org.yaml.snakeyaml.constructor.SafeConstructor(
-                new org.yaml.snakeyaml.LoaderOptions()));
+        Yaml yaml = new Yaml(new SafeConstructor(
+                new LoaderOptions()));
         Map<String, Map<String, Object>> dcs = new LinkedHashMap<>();
         List<Map<String, Object>> ranks = new ArrayList<>();
         for (var e : registrations.entrySet()) {

@@ -7,6 +7,7 @@ import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.net.UnknownHostException;
 import java.util.HexFormat;
 import java.util.Optional;
 
@@ -16,7 +17,7 @@ record LocalAddress(Optional<InetAddress> ip, String mac, int mtu) {
     private static InetAddress withoutScope(InetAddress a) {
         try {
             return InetAddress.getByAddress(a.getAddress());
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             throw new IllegalStateException(e);
         }
     }

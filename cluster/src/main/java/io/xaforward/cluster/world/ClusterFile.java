@@ -1,5 +1,6 @@
 package io.xaforward.cluster.world;
 
+import io.xaforward.cluster.TrainJobCodec;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.common.YamlFields;
 import io.xaforward.common.YamlTree;
@@ -73,7 +74,7 @@ public final class ClusterFile {
     private Map<String, String> trainingOf(String yaml) {
         Object root = YamlTree.read(yaml, this::fail);
         if (!(root instanceof Map<?, ?> top) || !top.containsKey("training")) return new LinkedHashMap<>();
-        return io.xaforward.cluster.TrainJobCodec.readSection(top.get("training"), "training", this::fail);
+        return TrainJobCodec.readSection(top.get("training"), "training", this::fail);
     }
 
     private record Dc(NetworkForm form, int mtu) {}
