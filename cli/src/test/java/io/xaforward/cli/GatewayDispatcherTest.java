@@ -119,7 +119,7 @@ class GatewayDispatcherTest {
             String filterLink = link("da");
             try (GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "dispatcher"))) {
                 if (extensions) {
-                    g.awaitReady(60_000);
+                    g.awaitReady(GatewayLifecycleTest.DISPATCHER_READY_MS); // CI runs this under an emulated CPU
                     String status = xdpTool("xdp-loader", "status");
                     assertTrue(status.contains("xaf_gateway") && status.contains("xdpfilt_"), status);
                     // under nsenter --net, as the gateway: libxdp finds a dispatcher's programs through its pins
