@@ -32,6 +32,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DispatcherTest {
     private static final int XDP_FILTER_PRIORITY = 10;
+    /**
+     * Set to 1 where the kernel is known to load BPF extension programs (CI's Debian 12 VM, .ci/dispatcher-vm): a
+     * refusal then fails these tests instead of sending them down their refusal branch (the same switch as the cli's
+     * GatewayDispatcherTest).
+     */
+    static final String REQUIRE_DISPATCHER = "XAF_REQUIRE_DISPATCHER";
+
+    /** The kernel's answer to an extension program; with {@link #REQUIRE_DISPATCHER}=1 it must be a yes. */
+    static XdpDispatcher.ExtensionSupport probeExtensions() {
+        XdpDispatcher.ExtensionSupport support = XdpDispatcher.probeExtensions();
+        if ("1".equals(System.getenv(REQUIRE_DISPATCHER))) {
+            assertTrue(support.supported(), () -> REQUIRE_DISPATCHER + "=1, but this kernel (" + System.getProperty("os.version")
+                    + ") refuses BPF extension programs (errno " + support.errno() + "), so the dispatcher cannot attach:\n" + support.log());
+        }
+        return support;
+    }
 
     static Path compiledObject(String resource) throws Exception {
         return Path.of(DispatcherTest.class.getClassLoader().getResource(resource).toURI());
@@ -66,7 +82,7 @@ class DispatcherTest {
 
     @Test
     void theGatewaySharesAPortWithXdpFilter() throws Throwable {
-        XdpDispatcher.ExtensionSupport support = XdpDispatcher.probeExtensions();
+        XdpDispatcher.ExtensionSupport support = probeExtensions();
         try (NetNs ns = NetNs.create("xafdd-" + ProcessHandle.current().pid(),
                 n -> n.vethPair("da0", "da1").vethPair("db0", "db1").disableIpv6())) {
             xdp(ns, "xdp-filter", "load", "da1", "--mode", "native");
@@ -171,7 +187,7 @@ class DispatcherTest {
      */
     @Test
     void aLoneFallbackOfLibxdpIsDetachedAgain() throws Throwable {
-        boolean supported = XdpDispatcher.probeExtensions().supported();
+        boolean supported = probeExtensions().supported();
         try (NetNs ns = NetNs.create("xafdl-" + ProcessHandle.current().pid(), n -> n.vethPair("dl0", "dl1"))) {
             ns.call(() -> {
                 try (XafDataplane dp = XafDataplane.loadForDispatcher()) {
