@@ -80,7 +80,7 @@ class GatewayDispatcherTest {
             assertTrue(before.contains("xdp"), before);
 
             GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, List.of("--attach", "dispatcher", "--pin", "--name", name));
-            assertEquals(1, g.awaitExit(30_000), g.output());
+            assertEquals(1, g.awaitExit(240_000), g.output());
             assertTrue(g.sawLine("cannot start: the gateway pinned at " + pins.dir() + " was attached with XDP links of"
                     + " its own, and this one would attach through the dispatcher: a restart keeps the attach mode"), g.output());
             assertEquals(before, link("da"), "the pinned program still runs, untouched");
