@@ -78,8 +78,7 @@ final class GatewayLifecycle {
                     + (dispatcher ? "through the dispatcher" : "with links of its own") + ": a restart keeps the attach mode;"
                     + " to change it, 'xaf gateway unpin' the old one first (forwarding stops until the new gateway attaches)");
         }
-        // The dispatcher's program is loaded when it attaches; until then the maps stand alone (see loadForDispatcher).
-        XafDataplane dp = dispatcher ? loadForDispatcher(pins) : loadDataplane(pins);
+        XafDataplane dp = loadDataplane(pins, dispatcher);
         List<XdpAttachment> created = new ArrayList<>();
         RouteReconciler reconciler;
         try {
@@ -144,25 +143,15 @@ final class GatewayLifecycle {
         return new GatewayLifecycle(dp, pins, ifindexes, macs, reconciler);
     }
 
-    /** The maps alone for the dispatcher: the pinned ones when a gateway of this name is pinned, else new ones. */
-    private static XafDataplane loadForDispatcher(GatewayPins pins) {
-        if (pins == null || !pins.hasMaps()) return XafDataplane.loadForDispatcher();
+    /**
+     * The program and its maps, adopting the pinned maps when a gateway of this name is pinned. For the dispatcher the
+     * maps alone: its program is loaded when it attaches.
+     */
+    private static XafDataplane loadDataplane(GatewayPins pins, boolean dispatcher) {
+        if (pins == null || !pins.hasMaps()) return dispatcher ? XafDataplane.loadForDispatcher() : XafDataplane.load();
         Map<String, Integer> fds = pins.openMaps();
         try {
-            return XafDataplane.loadForDispatcher(fds);
-        } catch (RuntimeException e) {
-            throw new IllegalStateException("cannot adopt the gateway pinned at " + pins.dir() + " (" + e.getMessage()
-                    + "); 'xaf gateway unpin' removes it (forwarding stops until the new gateway attaches)", e);
-        } finally {
-            GatewayPins.closeAll(fds);
-        }
-    }
-
-    private static XafDataplane loadDataplane(GatewayPins pins) {
-        if (pins == null || !pins.hasMaps()) return XafDataplane.load();
-        Map<String, Integer> fds = pins.openMaps();
-        try {
-            return XafDataplane.loadReusing(fds);
+            return dispatcher ? XafDataplane.loadForDispatcher(fds) : XafDataplane.loadReusing(fds);
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot adopt the gateway pinned at " + pins.dir() + " (" + e.getMessage()
                     + "); 'xaf gateway unpin' removes it (forwarding stops until the new gateway attaches)", e);
