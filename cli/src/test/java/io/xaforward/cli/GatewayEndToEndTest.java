@@ -250,9 +250,14 @@ class GatewayEndToEndTest {
         Files.move(tmp, configFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
+    /**
+     * Waits up to 30 s for a gateway metric to reach {@code value} (a reload takes a settle time, more on a busy
+     * machine); on a timeout the failure shows the gateway's output with a thread dump at its end.
+     */
     static void awaitMetric(String name, long value) throws Exception {
-        long deadline = System.currentTimeMillis() + 10_000;
+        long deadline = System.currentTimeMillis() + 30_000;
         while (metric(name, null) != value && System.currentTimeMillis() < deadline) Thread.sleep(100);
+        if (metric(name, null) != value) gateway.printThreadDump();
         assertEquals(value, metric(name, null), name + "; " + gateway.output());
     }
 

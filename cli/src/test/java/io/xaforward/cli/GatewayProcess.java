@@ -124,6 +124,25 @@ final class GatewayProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /**
+     * Makes the gateway JVM print a thread dump into its output (SIGQUIT: the JVM prints one and goes on) and waits
+     * up to 5 s for its end, so that a failure message shows where the gateway's threads were.
+     */
+    void printThreadDump() throws InterruptedException, IOException {
+        int before;
+        synchronized (this) {
+            before = lines.size();
+        }
+        signal("QUIT");
+        long deadline = System.currentTimeMillis() + 5000;
+        synchronized (this) {
+            while (lines.subList(before, lines.size()).stream().noneMatch(l -> l.startsWith("JNI global refs"))
+                    && System.currentTimeMillis() < deadline) {
+                wait(100);
+            }
+        }
+    }
+
     /** Sends a signal (HUP, KILL, ...) to the gateway process. */
     void signal(String name) throws InterruptedException, IOException {
         new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start().waitFor();
