@@ -61,19 +61,11 @@ class ClusterFileJobTest {
             gateway.awaitReady(60_000);
             List<DeployFixture.XafProcess> workers = new ArrayList<>();
             try {
-                for (int r = 0; r < 4; r++) {
-                    List<String> args = new ArrayList<>(List.of("worker"));
-                    args.addAll(machines.workerArgs(r, STEPS, checkpoints));
-                    args.addAll(List.of("--cluster", cluster.toString()));
-                    workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
-                            machines.dir.resolve("file-worker-" + r + ".log")));
-                }
+                machines.startClusterFileWorkers("file", cluster, STEPS, checkpoints, workers);
                 String checksum = null;
                 for (int r = 0; r < 4; r++) {
                     DeployFixture.XafProcess w = workers.get(r);
-                    int rc = w.await(180);
-                    assertEquals(0, rc, "rank " + r + " exit status; output:\n" + w.output() + "\nlog:\n"
-                            + DeployFixture.log(machines.dir.resolve("file-worker-" + r + ".log")));
+                    machines.assertExitsCleanly("file", r, w);
                     List<WorkerLine> done = w.protocolLines("done");
                     assertEquals(1, done.size(), w.output());
                     assertEquals(STEPS, w.protocolLines("step").size(), w.output());
@@ -195,18 +187,11 @@ class ClusterFileJobTest {
             gateway.awaitReady(60_000);
             List<DeployFixture.XafProcess> workers = new ArrayList<>();
             try {
-                for (int r = 0; r < 4; r++) {
-                    List<String> args = new ArrayList<>(List.of("worker"));
-                    args.addAll(machines.workerArgs(r, STEPS, checkpoints));
-                    args.addAll(List.of("--cluster", cluster.toString(), "--checkpoint-every", "2", "--resume"));
-                    workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
-                            machines.dir.resolve("old-names-worker-" + r + ".log")));
-                }
+                machines.startClusterFileWorkers("old-names", cluster, STEPS, checkpoints, workers,
+                        "--checkpoint-every", "2", "--resume");
                 for (int r = 0; r < 4; r++) {
                     DeployFixture.XafProcess w = workers.get(r);
-                    int rc = w.await(180);
-                    assertEquals(0, rc, "rank " + r + " exit status; output:\n" + w.output() + "\nlog:\n"
-                            + DeployFixture.log(machines.dir.resolve("old-names-worker-" + r + ".log")));
+                    machines.assertExitsCleanly("old-names", r, w);
                     assertEquals(4, w.protocolLines("start").get(0).integer("from_step"), w.output());
                     assertEquals(uninterrupted, w.protocolLines("done").get(0).get("checksum"),
                             "rank " + r + " resumed from the old names ends with other weights");

@@ -28,6 +28,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -117,6 +118,33 @@ final class DeployFixture implements AutoCloseable {
                 "--steps", Integer.toString(steps), "--batch", "8", "--seed", "31", "--warmup", "2",
                 "--checkpoint-dir", checkpoints.resolve("rank" + r).toString(), "--op-timeout", "30",
                 "--start-timeout", "90", "--secret-file", secret.toString()));
+    }
+
+    /** Where rank {@code r}'s stderr goes in the part of a test called {@code name}. */
+    Path workerLog(String name, int r) {
+        return dir.resolve(name + "-worker-" + r + ".log");
+    }
+
+    /**
+     * Starts {@code xaf worker} for every rank, each in its host's namespace, with {@link #workerArgs}, then
+     * {@code --cluster FILE} and {@code extra}; rank r's stderr goes to {@link #workerLog}. Each worker is added to
+     * {@code into} as it starts, so the caller's finally closes those that started when a later one fails to.
+     */
+    void startClusterFileWorkers(String name, Path cluster, int steps, Path checkpoints, List<XafProcess> into,
+                                 String... extra) throws IOException {
+        for (int r = 0; r < plan.worldSize(); r++) {
+            List<String> args = new ArrayList<>(List.of("worker"));
+            args.addAll(workerArgs(r, steps, checkpoints));
+            args.addAll(List.of("--cluster", cluster.toString()));
+            args.addAll(List.of(extra));
+            into.add(new XafProcess(plan.host(r).namespace(), args, workerLog(name, r)));
+        }
+    }
+
+    /** Waits up to 180 s for rank {@code r}'s worker to end; fails with its output and log unless it exits with 0. */
+    void assertExitsCleanly(String name, int r, XafProcess w) throws InterruptedException {
+        assertEquals(0, w.await(180), "rank " + r + " exit status; output:\n" + w.output() + "\nlog:\n"
+                + log(workerLog(name, r)));
     }
 
     /** A process started by {@code xaf ARGS} in a host's namespace, its stdout collected line by line. */

@@ -38,19 +38,12 @@ class DilocoClusterFileTest {
                 gateway.awaitReady(60_000);
                 List<DeployFixture.XafProcess> workers = new ArrayList<>();
                 try {
-                    for (int r = 0; r < 4; r++) {
-                        List<String> args = new ArrayList<>(List.of("worker"));
-                        args.addAll(machines.workerArgs(r, STEPS, checkpoints));
-                        args.addAll(List.of("--cluster", cluster.toString()));
-                        workers.add(new DeployFixture.XafProcess(machines.plan.host(r).namespace(), args,
-                                machines.dir.resolve("diloco-worker-" + r + ".log")));
-                    }
+                    machines.startClusterFileWorkers("diloco", cluster, STEPS, checkpoints, workers);
                     List<List<WorkerLine>> steps = new ArrayList<>();
                     String checksum = null;
                     for (int r = 0; r < 4; r++) {
                         DeployFixture.XafProcess w = workers.get(r);
-                        assertEquals(0, w.await(180), "rank " + r + " exit status; output:\n" + w.output() + "\nlog:\n"
-                                + DeployFixture.log(machines.dir.resolve("diloco-worker-" + r + ".log")));
+                        machines.assertExitsCleanly("diloco", r, w);
                         steps.add(w.protocolLines("step"));
                         assertEquals(STEPS, steps.get(r).size(), w.output());
                         String done = w.protocolLines("done").get(0).get("checksum");
