@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CheckpointNames;
 import io.xaforward.cluster.deploy.ClusterWorker;
 import io.xaforward.cluster.deploy.RankIdentity;
 import io.xaforward.cluster.deploy.WorkerOptions;
@@ -24,10 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /** {@code xaf worker}: one rank of a training job on the host it is started on. */
 @Command(name = "worker", mixinStandardHelpOptions = true,
@@ -159,7 +157,7 @@ final class WorkerCommand implements Callable<Integer> {
         if (id.rank() == RankIdentity.ASSIGNED) {
             try (EtcdRendezvous rendezvous = join.rendezvous()) {
                 id = id.withRank(rendezvous.claimRank(id.job(), id.world(), join.token.resolve(), id.iface(), id.form(), flows,
-                        ranksRunHere()));
+                        CheckpointNames.ranksWithSettings(checkpointDir)));
                 run(options(id), rendezvous);
             }
         } else {
@@ -180,17 +178,4 @@ final class WorkerCommand implements Callable<Integer> {
         new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
     }
 
-    /** The ranks whose settings this checkpoint directory holds: ranks that ran with it before, asked for first. */
-    private Set<Integer> ranksRunHere() throws IOException {
-        Set<Integer> ranks = new TreeSet<>();
-        if (!Files.isDirectory(checkpointDir)) return ranks;
-        Pattern settings = Pattern.compile("config-rank(0|[1-9][0-9]{0,8})\\.json");
-        try (var files = Files.list(checkpointDir)) {
-            for (Path f : files.toList()) {
-                Matcher m = settings.matcher(f.getFileName().toString());
-                if (m.matches()) ranks.add(Integer.parseInt(m.group(1)));
-            }
-        }
-        return ranks;
-    }
 }

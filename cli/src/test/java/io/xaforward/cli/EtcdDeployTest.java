@@ -315,7 +315,7 @@ class EtcdDeployTest {
                 if (checksum == null) checksum = done.get(0).get("checksum");
                 assertEquals(checksum, done.get(0).get("checksum"), "rank " + r + " ends with other weights");
                 // the rank's settings, written once it had joined
-                Path settings = io.xaforward.cluster.deploy.ClusterWorker.settingsFile(checkpoints.resolve("rank" + r), r);
+                Path settings = io.xaforward.cluster.CheckpointNames.rankSettings(checkpoints.resolve("rank" + r), r);
                 assertTrue(Files.readString(settings).contains("\"command\": \"xaf worker\""), settings.toString());
             }
         } finally {

@@ -23,7 +23,9 @@ import java.util.stream.Stream;
  *       {@link #jobFinal} in the work directory (moved into {@code --out} at the end);</li>
  *   <li>{@code xaf worker}: each host has its own disk, so every rank writes its own {@link #rankStep} files and
  *       {@link #rankFinal} into its checkpoint directory, and a restart agrees on the newest step every rank holds
- *       ({@link #rankSteps}, {@link io.xaforward.cluster.deploy.ResumePoint}).</li>
+ *       ({@link #rankSteps}, {@link io.xaforward.cluster.deploy.ResumePoint}). Beside them it keeps the settings it
+ *       ran with ({@link #rankSettings}), by which a restarted worker of an etcd rendezvous asks for the ranks it
+ *       ran before ({@link #ranksWithSettings}).</li>
  * </ul>
  * The per-rank names of earlier versions ({@code ckpt-rankR-stepNNNNNN.bin}, same format) are still read, so a job
  * restarted with {@code --resume} after an update continues from them.
@@ -32,6 +34,7 @@ public final class CheckpointNames {
     /** The final checkpoint of an {@code xaf train} job, in its work directory and in {@code --out}. */
     public static final String JOB_FINAL = "model.ckpt";
 
+    private static final Pattern RANK_SETTINGS = Pattern.compile("config-rank(0|[1-9][0-9]{0,8})\\.json");
     private static final Pattern RANK_STEP = Pattern.compile("step-(\\d{1,18})-rank(\\d{1,9})\\.ckpt");
     /** {@link #rankStep}'s name before this scheme: read, never written. */
     private static final Pattern OLD_RANK_STEP = Pattern.compile("ckpt-rank(\\d{1,9})-step(\\d{1,18})\\.bin");
@@ -71,6 +74,24 @@ public final class CheckpointNames {
     /** Rank {@code rank}'s final checkpoint ({@code xaf worker}). */
     public static Path rankFinal(Path dir, int rank) {
         return dir.resolve("model-rank" + rank + ".ckpt");
+    }
+
+    /** The settings (JSON, every option of {@code xaf worker}) rank {@code rank} ran with, beside its checkpoints. */
+    public static Path rankSettings(Path dir, int rank) {
+        return dir.resolve("config-rank" + rank + ".json");
+    }
+
+    /** The ranks whose {@link #rankSettings} {@code dir} holds: the ranks that ran with this directory before. */
+    public static Set<Integer> ranksWithSettings(Path dir) throws IOException {
+        Set<Integer> ranks = new TreeSet<>();
+        if (!Files.isDirectory(dir)) return ranks;
+        try (Stream<Path> files = Files.list(dir)) {
+            files.forEach(f -> {
+                Matcher m = RANK_SETTINGS.matcher(f.getFileName().toString());
+                if (m.matches()) ranks.add(Integer.parseInt(m.group(1)));
+            });
+        }
+        return ranks;
     }
 
     /**

@@ -51,6 +51,17 @@ class CheckpointNamesTest {
     }
 
     @Test
+    void aWorkersSettingsSitBesideItsCheckpointsAndNameTheRanksThatRanThere(@TempDir Path dir) throws IOException {
+        assertEquals(dir.resolve("config-rank2.json"), CheckpointNames.rankSettings(dir, 2));
+        assertEquals(Set.of(), CheckpointNames.ranksWithSettings(dir.resolve("missing")), "no directory: no ranks");
+        for (String name : new String[] {"config-rank2.json", "config-rank0.json", "step-000002-rank5.ckpt",
+                "config-rank02.json", "config-rank3.json.tmp", "config.json"}) {   // the last three: not its names
+            Files.writeString(dir.resolve(name), "{}");
+        }
+        assertEquals(Set.of(0, 2), CheckpointNames.ranksWithSettings(dir));
+    }
+
+    @Test
     void aResumedRankReadsTheCurrentNameElseTheEarlierOne(@TempDir Path dir) throws IOException {
         Files.writeString(dir.resolve("ckpt-rank1-step000006.bin"), "old");
         assertEquals(dir.resolve("ckpt-rank1-step000006.bin"), CheckpointNames.rankStepToRead(dir, 1, 6));

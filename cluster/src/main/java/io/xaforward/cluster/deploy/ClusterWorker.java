@@ -45,7 +45,7 @@ public final class ClusterWorker {
 
     /**
      * @param settingsJson every option of the run as JSON ({@code xaf worker} writes it): written to
-     *                     {@link #settingsFile} once the rank has joined the world (a rank that never joins leaves no
+     *                     {@link CheckpointNames#rankSettings} once the rank has joined the world (a rank that never joins leaves no
      *                     checkpoint directory behind) and recorded in every checkpoint; null: none
      */
     public ClusterWorker(WorkerOptions options, PrintStream out, String settingsJson) {
@@ -76,7 +76,7 @@ public final class ClusterWorker {
         World world = source.join(o);
         Files.createDirectories(o.checkpointDir());
         if (settingsJson != null) {
-            Files.writeString(settingsFile(o.checkpointDir(), o.rank()), settingsJson.endsWith("\n") ? settingsJson : settingsJson + "\n");
+            Files.writeString(CheckpointNames.rankSettings(o.checkpointDir(), o.rank()), settingsJson.endsWith("\n") ? settingsJson : settingsJson + "\n");
         }
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
 
@@ -143,10 +143,5 @@ public final class ClusterWorker {
                 + " (wire security " + o.wireSecurity().configName() + "): the peers use another job secret or"
                 + " --wire-security (every rank needs the same --secret-file and mode), or belong to another run"
                 + " (datagrams of an earlier run, or a start-up exchange disturbed on the wire)", e);
-    }
-
-    /** The run's settings (JSON, every option of xaf worker) that go into this rank's checkpoints. */
-    public static Path settingsFile(Path checkpointDir, int rank) {
-        return checkpointDir.resolve("config-rank" + rank + ".json");
     }
 }
