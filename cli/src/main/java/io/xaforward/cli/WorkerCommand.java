@@ -153,17 +153,18 @@ final class WorkerCommand implements Callable<Integer> {
         join.secret();
         applyEtcdTraining();
         RankIdentity id = identity();
-        options(id.rank() == RankIdentity.ASSIGNED ? id.withRank(0) : id); // every option checked before a rank is claimed
-        if (id.rank() == RankIdentity.ASSIGNED) {
-            try (EtcdRendezvous rendezvous = join.rendezvous()) {
-                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), join.token.resolve(), id.iface(), id.form(), flows,
-                        CheckpointNames.ranksWithSettings(checkpointDir)));
-                run(options(id), rendezvous);
-            }
-        } else {
+        if (id.rank() != RankIdentity.ASSIGNED) {
+            WorkerOptions o = options(id);
             try (WorldSource source = join.worldSource()) {
-                run(options(id), source);
+                run(o, source);
             }
+            return 0;
+        }
+        options(id.withRank(0)); // every option checked before a rank is claimed
+        try (EtcdRendezvous rendezvous = join.rendezvous()) {
+            id = id.withRank(rendezvous.claimRank(id.job(), id.world(), join.token.resolve(), id.iface(), id.form(), flows,
+                    CheckpointNames.ranksWithSettings(checkpointDir)));
+            run(options(id), rendezvous);
         }
         return 0;
     }
