@@ -37,14 +37,7 @@ class GradClipOptionTest {
     @BeforeAll
     static void corpus() throws Exception {
         cluster = dir.resolve("cluster.yaml");
-        Files.writeString(cluster, """
-                job: 7
-                datacenters:
-                  - {name: a, form: ipv4, mtu: 1500, gateway: {ip: 10.0.1.254}}
-                ranks:
-                  - {rank: 0, datacenter: a, ip: 10.0.1.1, interface: eth1}
-                  - {rank: 1, datacenter: a, ip: 10.0.1.2, interface: eth1}
-                """);
+        Files.writeString(cluster, SampleClusterFiles.ONE_DC_TWO_RANKS);
         Files.writeString(dir.resolve("corpus.txt"), "text");
         data = TextDataset.of(SyntheticCorpus.generate(7, 60_000)).split(0.1);
     }

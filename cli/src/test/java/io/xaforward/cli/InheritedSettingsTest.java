@@ -35,15 +35,6 @@ import static org.junit.jupiter.api.Assertions.*;
  * are validated, keep data inside the allowed roots, and are reported with their source.
  */
 class InheritedSettingsTest {
-    static final String RANKS = """
-            job: 7
-            datacenters:
-              - {name: a, form: ipv4, mtu: 1500, gateway: {ip: 10.0.1.254}}
-            ranks:
-              - {rank: 0, datacenter: a, ip: 10.0.1.1, interface: eth1}
-              - {rank: 1, datacenter: a, ip: 10.0.1.2, interface: eth1}
-            """;
-
     @TempDir
     static Path dir;
     static Path data, secret, outside;
@@ -74,7 +65,7 @@ class InheritedSettingsTest {
     /** A worker of the cluster file holding {@code training}, its command line {@code extra}; its report goes to {@code log}. */
     static WorkerCommand clusterWorker(String training, ByteArrayOutputStream log, String... extra) throws Exception {
         Path cluster = Files.createTempFile(dir, "cluster", ".yaml");
-        Files.writeString(cluster, RANKS + "training: " + training + "\n");
+        Files.writeString(cluster, SampleClusterFiles.ONE_DC_TWO_RANKS + "training: " + training + "\n");
         List<String> args = new ArrayList<>(List.of("--token", "0x1234", "--checkpoint-dir", dir.resolve("ckpt").toString(),
                 "--interface", "eth1", "--cluster", cluster.toString(), "--secret-file", secret.toString(),
                 "--data-root", data.toString()));

@@ -42,14 +42,7 @@ class WorkerTrainParityTest {
     @Test
     void xafWorkerTakesTheOptionsXafTrainHas() throws Exception {
         Path cluster = dir.resolve("cluster.yaml");
-        Files.writeString(cluster, """
-                job: 7
-                datacenters:
-                  - {name: a, form: ipv4, mtu: 1500, gateway: {ip: 10.0.1.254}}
-                ranks:
-                  - {rank: 0, datacenter: a, ip: 10.0.1.1, interface: eth1}
-                  - {rank: 1, datacenter: a, ip: 10.0.1.2, interface: eth1}
-                """);
+        Files.writeString(cluster, SampleClusterFiles.ONE_DC_TWO_RANKS);
         WorkerCommand w = new WorkerCommand();
         w.environment = Map.of("RANK", "0");
         new CommandLine(w).parseArgs("--token", "7", "--data", dir.resolve("corpus.txt").toString(), "--checkpoint-dir",
