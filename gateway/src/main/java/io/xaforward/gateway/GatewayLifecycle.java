@@ -86,7 +86,7 @@ final class GatewayLifecycle {
                 pins.pinMaps(dp);
                 if (dispatcher) pins.markDispatcher();
             }
-            programPorts(dp, config);
+            programPorts(dp, config, ifindexes);
             // Against the map's real contents: a fresh map is empty, an adopted one keeps the routes that forward now.
             Map<Integer, Route> wanted = GatewayService.routesOf(config, macs);
             reconciler = RouteReconciler.readFrom(RouteTable.of(dp));
@@ -162,13 +162,13 @@ final class GatewayLifecycle {
 
     /**
      * Makes the ports, tx_ports and port_mtus maps hold exactly the configured ports with the MTUs their interfaces
-     * have now (writing only what differs).
+     * have now (writing only what differs); {@code ifindexes}: each port's, resolved at start.
      */
-    private static void programPorts(XafDataplane dp, GatewayConfig config) {
+    private static void programPorts(XafDataplane dp, GatewayConfig config, Map<String, Integer> ifindexes) {
         Map<Integer, XafDataplane.PortEntry> current = dp.ports();
         Set<Integer> slots = new HashSet<>();
         for (GatewayConfig.PortConfig p : config.ports()) {
-            int ifindex = Syscalls.ifNameToIndex(p.iface());
+            int ifindex = ifindexes.get(p.iface());
             XafDataplane.PortEntry want = new XafDataplane.PortEntry(p.slot(), p.form().code(), config.maxHopLimit());
             if (!want.equals(current.remove(ifindex))) dp.setPort(ifindex, p.slot(), p.form().code(), config.maxHopLimit());
             int mtu = Syscalls.mtu(p.iface());
