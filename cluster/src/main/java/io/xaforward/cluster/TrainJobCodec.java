@@ -38,7 +38,7 @@ public final class TrainJobCodec {
      * The settings a training section may give, as xaf worker's options without their dashes: the training options
      * that xaf train, xaf worker and xaf launch share, and the job settings of xaf worker.
      */
-    public static final Set<String> SECTION_KEYS = Set.copyOf(new TreeSet<>(Set.of(
+    public static final Set<String> SECTION_KEYS = Set.of(
             // the trainer part
             "preset", "tokenizer", "steps", "batch", "seed", "lr", "warmup", "grad-clip", "threads", "checksum-every",
             "eval-every", "eval-windows", "overlap",
@@ -46,7 +46,7 @@ public final class TrainJobCodec {
             // the collective part
             "algorithm", "bucket-mb", "wire-dtype", "pacing-mbps", "outer-dtype",
             // the job's own
-            "data", "checkpoint-every", "wire-security", "op-timeout", "start-timeout")));
+            "data", "checkpoint-every", "wire-security", "op-timeout", "start-timeout");
 
     /** Writes {@code spec} as a worker's job.properties. */
     public static void write(TrainJobSpec spec, Path file) throws IOException {
