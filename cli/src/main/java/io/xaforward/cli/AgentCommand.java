@@ -4,8 +4,6 @@ import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.agent.RankAgent;
 import io.xaforward.cluster.deploy.RankIdentity;
 import io.xaforward.cluster.deploy.WorkerOptions;
-import io.xaforward.cluster.deploy.WorldSource;
-import io.xaforward.cluster.rendezvous.EtcdRendezvous;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.WireDtype;
 import io.xaforward.training.Tokenizer;
@@ -100,16 +98,7 @@ final class AgentCommand implements Callable<Integer> {
         join.resolveFirstNodeEtcd(environment, System.err, "xaf agent"); // as xaf worker: the option is theirs alike
         join.secret(); // no secret, no job: said before anything else
         RankAgent.Settings settings = new RankAgent.Settings(socket, shmBytes, localRankSetting(), wireDtype);
-        RankIdentity id = join.identity(environment);
-        options(id.rank() == RankIdentity.ASSIGNED ? id.withRank(0) : id); // every option checked first
-        if (id.rank() == RankIdentity.ASSIGNED) {
-            try (EtcdRendezvous rendezvous = join.rendezvous()) {
-                id = id.withRank(rendezvous.claimRank(id.job(), id.world(), join.token.resolve(), id.iface(), id.form(), flows, Set.of()));
-                return new RankAgent(options(id), settings, System.out).run(rendezvous);
-            }
-        }
-        try (WorldSource source = join.worldSource()) {
-            return new RankAgent(options(id), settings, System.out).run(source);
-        }
+        return join.join(join.identity(environment), this::options, flows, Set::of,
+                (o, peers) -> new RankAgent(o, settings, System.out).run(peers));
     }
 }

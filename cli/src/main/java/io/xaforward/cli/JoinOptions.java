@@ -20,6 +20,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * How one rank joins a job on real hosts, the options {@code xaf worker} and {@code xaf agent} share (a picocli
@@ -124,6 +126,39 @@ final class JoinOptions {
             job = j.value();
             log.println(who + ": job " + job + " from SLURM_JOB_ID=" + environment.get("SLURM_JOB_ID"));
         });
+    }
+
+    /** A command's options for one identity (every check of its own made there). */
+    @FunctionalInterface
+    interface RankOptions<O> {
+        O of(RankIdentity id) throws IOException;
+    }
+
+    /** What a command runs once it has joined: its options and the peers' source; returns the exit status. */
+    @FunctionalInterface
+    interface JoinedRank<O> {
+        int run(O options, WorldSource peers) throws Exception;
+    }
+
+    /**
+     * Joins the job as {@code id} and runs {@code rank}: a known rank with the cluster file or the rendezvous as
+     * its peers; a rank the rendezvous assigns ({@link RankIdentity#ASSIGNED}) only after every option was checked (as
+     * rank 0), claiming one with {@code ranBefore} (the ranks this host ran, read only then) asked for first.
+     */
+    <O> int join(RankIdentity id, RankOptions<O> options, int flows, Callable<Set<Integer>> ranBefore,
+                 JoinedRank<O> rank) throws Exception {
+        if (id.rank() != RankIdentity.ASSIGNED) {
+            O known = options.of(id);
+            try (WorldSource source = worldSource()) {
+                return rank.run(known, source);
+            }
+        }
+        options.of(id.withRank(0)); // every option checked before a rank is claimed
+        try (EtcdRendezvous rendezvous = rendezvous()) {
+            RankIdentity claimed = id.withRank(rendezvous.claimRank(id.job(), id.world(), token.resolve(), id.iface(),
+                    id.form(), flows, ranBefore.call()));
+            return rank.run(options.of(claimed), rendezvous);
+        }
     }
 
     /** The job secret of the authenticated modes; there is no default secret, so a missing file is an error. */

@@ -152,21 +152,11 @@ final class WorkerCommand implements Callable<Integer> {
         // unnecessary, since they may raise the wire security but never lower it (InheritedSettings).
         join.secret();
         applyEtcdTraining();
-        RankIdentity id = identity();
-        if (id.rank() != RankIdentity.ASSIGNED) {
-            WorkerOptions o = options(id);
-            try (WorldSource source = join.worldSource()) {
-                run(o, source);
-            }
-            return 0;
-        }
-        options(id.withRank(0)); // every option checked before a rank is claimed
-        try (EtcdRendezvous rendezvous = join.rendezvous()) {
-            id = id.withRank(rendezvous.claimRank(id.job(), id.world(), join.token.resolve(), id.iface(), id.form(), flows,
-                    CheckpointNames.ranksWithSettings(checkpointDir)));
-            run(options(id), rendezvous);
-        }
-        return 0;
+        return join.join(identity(), this::options, flows, () -> CheckpointNames.ranksWithSettings(checkpointDir),
+                (o, peers) -> {
+                    run(o, peers);
+                    return 0;
+                });
     }
 
     private void run(WorkerOptions o, WorldSource source) throws Exception {
