@@ -1,12 +1,11 @@
 package io.xaforward.dataplane;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.xaforward.dataplane.sys.Syscalls;
+
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The gateway program attached to one interface through libxdp's multiprog dispatcher ({@code attach: dispatcher}),
@@ -194,13 +193,9 @@ public final class DispatcherAttachment {
      */
     public static List<String> detachUsersOf(int routesMapId) {
         List<String> removed = new ArrayList<>();
-        for (String ifname : interfacesOfThisNamespace()) {
-            int ifindex;
-            try {
-                ifindex = LibBpf.ifNameToIndex(ifname);
-            } catch (RuntimeException e) {
-                continue; // gone meanwhile
-            }
+        for (Map.Entry<Integer, String> iface : Syscalls.interfaces().entrySet()) {
+            int ifindex = iface.getKey();
+            String ifname = iface.getValue();
             for (XdpDispatcher.Component c : XdpDispatcher.components(ifindex)) {
                 if (c.name().equals(XafDataplane.PROGRAM) && usesMap(c.id(), routesMapId)) {
                     detachById(ifname, ifindex, c.id());
@@ -209,20 +204,6 @@ public final class DispatcherAttachment {
             }
         }
         return removed;
-    }
-
-    /** The interfaces of the calling thread's network namespace: /proc/thread-self/net follows it (/sys/class/net need not). */
-    private static List<String> interfacesOfThisNamespace() {
-        try {
-            List<String> names = new ArrayList<>();
-            for (String line : Files.readAllLines(Path.of("/proc/thread-self/net/dev"))) {
-                int colon = line.indexOf(':');
-                if (colon > 0 && !line.contains("|")) names.add(line.substring(0, colon).trim());
-            }
-            return names;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     public String ifname() { return ifname; }
