@@ -89,6 +89,11 @@ public final class BenchReport {
                 .append("are on for the whole bench, so every mode pays their two clock reads per program run. ")
                 .append(r.options().warmupMs() > 0 ? "Before its samples, each flow of each mode gets " + r.options().warmupMs()
                         + " ms of unrecorded warm-up traffic (a gateway process, e.g. the JVM relay, is measured warmed up).\n\n" : "\n\n");
+        if (r.liveFramesRefused() != null) {
+            md.append("**No live rows in this run:** ").append(r.liveFramesRefused())
+                    .append(". The reference and xdp modes were measured with skb senders alone, and the targets that compare live")
+                    .append(" rows say 'not measured'.\n\n");
+        }
         md.append("| mode | sender | flow | payload B | delivered kpps | Gbit/s | loss % | gateway CPU ns/pkt | program ns/pkt | softirq ns/pkt | gaps | reordered |\n");
         md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row row : rows) {
@@ -208,6 +213,7 @@ public final class BenchReport {
         j.put("duration_ms", r.options().durationMs());
         j.put("low_rate_pps", r.options().lowRatePps());
         j.put("warmup_ms", r.options().warmupMs());
+        j.put("live_frames_refused", r.liveFramesRefused());
         j.put("gateway_cpu_budget", r.options().gatewayCpuShare());
         List<Map<String, Object>> samples = new ArrayList<>();
         for (ForwardBench.Sample s : r.samples()) {

@@ -174,7 +174,16 @@ public final class ForwardBench {
     public record RttSample(Mode mode, String flow, int run, RttProbe.Rtt rtt) {}
 
     /** Everything a bench produced. */
-    public record Result(Options options, List<Sample> samples, List<RttSample> rtts, String machine, String command) {}
+    /**
+     * {@code liveFramesRefused}: why the live generator was not used (the kernel refuses it; see
+     * {@link LiveFrameGenerator#probe}), or null when it was offered to the modes that use it.
+     */
+    public record Result(Options options, List<Sample> samples, List<RttSample> rtts, String machine, String command,
+                         String liveFramesRefused) {
+        public Result(Options options, List<Sample> samples, List<RttSample> rtts, String machine, String command) {
+            this(options, samples, rtts, machine, command, null);
+        }
+    }
 
     /** CPU of the senders and the receivers' NAPI kthreads, and CPU of the gateway (its port kthreads and process). */
     static final int SENDER_CPU = 0, GATEWAY_CPU = 1;
@@ -188,9 +197,26 @@ public final class ForwardBench {
     private final Map<String, Node> ingressPorts = new LinkedHashMap<>();
     private int nextSeq = 1;
 
+    /** What the kernel answered to the live generator: where it refuses, the XDP modes measure with socket senders alone. */
+    private final LiveFrameGenerator.Support liveFrames;
+
     public ForwardBench(Options options, PrintStream progress) {
+        this(options, progress, options.quick() ? LiveFrameGenerator.Support.YES : LiveFrameGenerator.probe());
+    }
+
+    /** With the live generator's answer given, so that a kernel that allows it can also run the bench as one that refuses. */
+    ForwardBench(Options options, PrintStream progress, LiveFrameGenerator.Support liveFrames) {
         this.options = options;
         this.progress = progress;
+        this.liveFrames = liveFrames;
+    }
+
+    /** The senders that measure {@code mode}: the live generator where it can drive the mode and the kernel runs it. */
+    static List<Sender> senders(Mode mode, boolean quick, LiveFrameGenerator.Support liveFrames) {
+        return switch (mode) {
+            case REFERENCE, XDP -> quick || !liveFrames.supported() ? List.of(Sender.SKB) : List.of(Sender.LIVE, Sender.SKB);
+            case KERNEL, RELAY, AFXDP -> List.of(Sender.SKB);
+        };
     }
 
     public Result run(String command) throws Exception {
@@ -222,6 +248,10 @@ public final class ForwardBench {
                     Netns.exec(h.namespace(), "sh", "-c", "echo 1 > /sys/class/net/" + h.iface() + "/threaded");
                 }
             }
+            if (!liveFrames.supported()) {
+                progress.println("bench: no live generator: " + liveFrames.reason() + "; the reference and xdp modes are measured"
+                        + " with socket (skb) senders only");
+            }
             if (pinning()) progress.printf("bench: pinning senders and receivers to CPU %d, the gateway to CPU %d%n", SENDER_CPU, GATEWAY_CPU);
             for (int run = 1; run <= options.runs(); run++) {
                 for (Mode mode : options.modes()) {
@@ -236,7 +266,8 @@ public final class ForwardBench {
                 for (Path p : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
             }
         }
-        return new Result(options, samples, rtts, Machine.describe(), command);
+        return new Result(options, samples, rtts, Machine.describe(), command,
+                options.quick() || liveFrames.supported() ? null : liveFrames.reason());
     }
 
     /**
@@ -267,10 +298,7 @@ public final class ForwardBench {
         };
         if (!options.flows().isEmpty()) flows = flows.stream().filter(f -> options.flows().contains(f.name())).toList();
         if (flows.isEmpty()) return;
-        List<Sender> senders = switch (mode) {
-            case REFERENCE, XDP -> options.quick() ? List.of(Sender.SKB) : List.of(Sender.LIVE, Sender.SKB);
-            case KERNEL, RELAY, AFXDP -> List.of(Sender.SKB);
-        };
+        List<Sender> senders = senders(mode, options.quick(), liveFrames);
         GatewayRunner runner = mode == Mode.REFERENCE ? null : mode.gateway().newRunner();
         RedirectReference reference = null;
         CpuBudget budget = null;
