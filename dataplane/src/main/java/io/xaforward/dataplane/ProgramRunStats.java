@@ -1,8 +1,11 @@
 package io.xaforward.dataplane;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * The kernel's run-time statistics of a loaded BPF program (run_time_ns and run_cnt of struct bpf_prog_info): the
@@ -30,15 +33,27 @@ public final class ProgramRunStats {
         }
     }
 
+    /** The sysctl that turns the statistics on for every program, where the BPF_ENABLE_STATS command is refused. */
+    static final Path STATS_SYSCTL = Path.of("/proc/sys/kernel/bpf_stats_enabled");
+
     /**
-     * Turns run-time statistics on for every BPF program until the returned handle is closed.
+     * Turns run-time statistics on for every BPF program until the returned handle is closed: through the
+     * BPF_ENABLE_STATS command (the kernel turns them off again when its fd closes, even if this process dies), or,
+     * where a kernel refuses that command, through the sysctl kernel.bpf_stats_enabled, set back on close.
      *
-     * @throws BpfException when the kernel refuses (needs CAP_SYS_ADMIN)
+     * @throws BpfException when the kernel refuses both (needs CAP_SYS_ADMIN), naming both answers
      */
     public static AutoCloseable enable() {
         int fd = LibBpf.enableStats(BPF_STATS_RUN_TIME);
-        if (fd < 0) throw new BpfException("bpf_enable_stats(BPF_STATS_RUN_TIME)", -fd);
-        return () -> LibBpf.closeFd(fd);
+        if (fd >= 0) return () -> LibBpf.closeFd(fd);
+        try {
+            String before = Files.readString(STATS_SYSCTL).strip();
+            Files.writeString(STATS_SYSCTL, "1");
+            return () -> Files.writeString(STATS_SYSCTL, before);
+        } catch (IOException | SecurityException e) {
+            throw new BpfException("bpf_enable_stats(BPF_STATS_RUN_TIME), and the sysctl " + STATS_SYSCTL + " could not be set"
+                    + " either (" + e.getMessage() + ")", -fd);
+        }
     }
 
     /**
