@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.bench.TorchBlas;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.protocol.NetworkForm;
 import io.xaforward.testbed.Datacenter;
@@ -60,7 +61,10 @@ public final class GlooPeer implements AllReduceJob.RankStarter {
 
     /** Fails clearly (or installs, as root) when the system Python has no torch with torch.distributed. */
     public static void ensureTorch() throws IOException, InterruptedException {
-        if (torchVersion() != null) return;
+        if (torchVersion() != null) {
+            TorchBlas.requireOptimised(PYTHON); // Gloo's peers compute (and reduce) with torch: never on the reference BLAS
+            return;
+        }
         if (!Netns.isRoot()) {
             throw new IllegalStateException("Gloo needs PyTorch in the system Python: apt-get install python3-torch");
         }

@@ -1,5 +1,8 @@
 package io.xaforward.bench.train;
 
+import io.xaforward.bench.TorchBlas;
+import io.xaforward.cluster.python.PythonSetup;
+
 import io.xaforward.common.Json;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.cluster.TrainingJob;
@@ -236,8 +239,16 @@ public final class TrainBench {
     private final Map<String, String> skipped = new LinkedHashMap<>();
     private final Map<String, List<String>> failed = new LinkedHashMap<>();
 
+    /** The BLAS libraries the torch peers' Python maps (empty when no torch peer runs), for the report. */
+    private List<String> torchBlas = List.of();
+
     public List<Run> run() throws Exception {
         if (dilocoRuns() && diloco == null) throw new IllegalStateException("a DiLoCo cell runs without DiLoCo settings (withSync)");
+        if (runDdpGloo || runDilocoGloo || runPytorchXaf) {
+            // a torch peer on the reference BLAS computes ~19x slower: refuse the comparison before any cell runs
+            torchBlas = TorchBlas.requireOptimised(PythonSetup.interpreter(System.getenv()));
+            out.println("torch peers multiply on " + String.join(", ", torchBlas));
+        }
         List<Run> all = new ArrayList<>();
         int total = 0, done = 0;
         for (Config c : configs)
@@ -417,6 +428,7 @@ public final class TrainBench {
                 .append(runs).append(" run(s) each; figures are medians with [min, max] over runs.")
                 .append(gatewayCpuShare < 1 ? String.format(Locale.ROOT, " The gateway's CPU is budgeted to %.0f%% in every job"
                         + " (a real-time duty-cycle thread on its CPU takes the rest; docs/bench/README.md).", gatewayCpuShare * 100) : "")
+                .append(torchBlas.isEmpty() ? "" : " The torch peers' BLAS: " + String.join(", ", torchBlas) + ".")
                 .append("\n\n");
         md.append(BenchTrainText.INTRO);
         List<Map<String, Object>> json = new ArrayList<>();
