@@ -138,6 +138,14 @@ public final class LocalEtcd implements AutoCloseable {
         return txns;
     }
 
+    /** Deletes every key under {@code prefix} in one request (one revision: a watch sees it as one batch of deletes). */
+    public void deletePrefix(EtcdSecurity access, String prefix) {
+        try (EtcdClient c = new EtcdClient(clientUrl, Duration.ofSeconds(30), access)) {
+            c.admin("/v3/kv/deleterange", Map.of("key", EtcdClient.b64(prefix),
+                    "range_end", Base64.getEncoder().encodeToString(EtcdClient.prefixEnd(prefix))));
+        }
+    }
+
     /** Turns on etcd's authentication, with a {@code root} user (all rights) whose password is {@code rootPassword}. */
     public void enableAuth(EtcdSecurity access, String rootPassword) {
         try (EtcdClient c = new EtcdClient(clientUrl, Duration.ofSeconds(5), access)) {
