@@ -42,7 +42,7 @@ import java.util.function.Supplier;
  *
  * <p><b>Reading by group.</b> A reader may ask for the registry to be read group by group ({@link
  * Entries#readByGroup}; {@link JobRoutes} does: a group is one job's directory {@code /xaf/jobs/JOB/}). A full read
- * then lists the keys first (keys only, in pages of {@value #LIST_PAGE}, skipping from each group's first key to the
+ * then lists the keys first (keys only, in pages of up to {@value #LIST_PAGE}, skipping from each group's first key to the
  * group's end), and reads each group with a range of its own, all at one store revision. A group that holds more
  * keys or bytes than one answer may ({@link EtcdClient.Limits}), or whose answer is malformed, is skipped: named in
  * the log, counted in {@code xaf_registry_groups_skipped_total}, shown in {@code xaf_registry_groups_skipped}, and
@@ -272,7 +272,8 @@ public final class RouteRegistryWatch implements AutoCloseable {
         int notListed = 0;
         long revision = 0;
         String from = prefix;
-        int limit = LIST_PAGE;
+        int pageKeys = Math.min(LIST_PAGE, etcd.limits().maxRangeKeys());
+        int limit = pageKeys;
         while (true) {
             EtcdClient.KeyPage page;
             try {
@@ -295,7 +296,7 @@ public final class RouteRegistryWatch implements AutoCloseable {
             String lastKey = page.keys().getLast();
             String g = groupOf(lastKey);
             from = g == null ? lastKey + "\0" : afterGroup(g);
-            limit = LIST_PAGE;
+            limit = pageKeys;
         }
         if (notListed > 0) {
             LOG.warn("registry {}{} holds more than {} groups; {} groups after {} are not read (remove the stale ones)",
@@ -394,6 +395,14 @@ public final class RouteRegistryWatch implements AutoCloseable {
      * rechecker thread, once a second: a flood's every batch does not cost etcd a count).
      */
     private void recheckSkipped() {
+        try {
+            recheckSkippedGroups();
+        } catch (RuntimeException e) { // an exception would cancel the schedule: log it, try again at the next tick
+            LOG.warn("registry {}{}: recheck of skipped groups failed: {}", etcd.endpoint(), prefix, e.getMessage());
+        }
+    }
+
+    private void recheckSkippedGroups() {
         synchronized (entries) {
             boolean changed = false;
             for (var it = recheck.iterator(); it.hasNext(); ) {

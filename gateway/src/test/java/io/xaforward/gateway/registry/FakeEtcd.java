@@ -69,6 +69,12 @@ final class FakeEtcd implements AutoCloseable {
                 + "\",\"mod_revision\":\"" + rev + "\"}}]}}";
     }
 
+    /** A watch answer line with one delete event at {@code rev}. */
+    static String deleteEvent(String key, long rev) {
+        return "{\"result\":{\"events\":[{\"type\":\"DELETE\",\"kv\":{\"key\":\"" + b64(key) + "\",\"mod_revision\":\""
+                + rev + "\"}}]}}";
+    }
+
     /** A range as etcd answers it: the keys in [key, range_end), at most limit, keys only or only their count. */
     private void range(HttpExchange x) throws IOException {
         Map<?, ?> request = new Gson().fromJson(new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8), Map.class);
