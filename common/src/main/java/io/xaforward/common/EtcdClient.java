@@ -143,12 +143,23 @@ public final class EtcdClient implements AutoCloseable {
     public URI endpoint() { return endpoint; }
 
     /**
-     * Everything under {@code prefix}; more than {@link Limits#maxRangeKeys} keys there is an {@link EtcdException}
-     * (etcd is asked for that many and says whether there are more).
+     * One page of a keys-only listing: keys from {@code fromKey} on (inclusive) that start with {@code prefix}, in
+     * key order, at most {@code limit} of them; {@code more} says whether keys remain after the last one.
+     */
+    public record KeyPage(List<String> keys, long revision, boolean more) {}
+
+    /**
+     * Everything under {@code prefix}; more than {@link Limits#maxRangeKeys} keys there is an
+     * {@link EtcdException.AnswerRefused} (etcd is asked for that many and says whether there are more).
      */
     public Range range(String prefix) {
-        Map<?, ?> r = call("/v3/kv/range", json("key", b64(prefix), "range_end", b64(prefixEnd(prefix)),
-                "limit", String.valueOf(limits.maxRangeKeys())));
+        return range(prefix, 0);
+    }
+
+    /** As {@link #range(String)}, at store revision {@code revision} (0: the newest). */
+    public Range range(String prefix, long revision) {
+        Map<?, ?> r = rangeCall(prefix.getBytes(StandardCharsets.UTF_8), prefixEnd(prefix), revision,
+                limits.maxRangeKeys(), "", prefix);
         List<KeyValue> kvs = new ArrayList<>();
         try {
             if (r.get("kvs") instanceof List<?> list) {
@@ -158,14 +169,70 @@ public final class EtcdClient implements AutoCloseable {
             if (Boolean.TRUE.equals(r.get("more"))) throw tooManyKeys(prefix);
             return new Range(kvs, revision(r));
         } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
-            throw new EtcdException("etcd at " + endpoint + " sent a malformed range answer for '" + prefix + "'");
+            throw malformed("range", prefix);
         }
     }
 
+    /**
+     * How many keys start with {@code prefix} at {@code revision} (0: the newest), without reading them: etcd
+     * counts in its index, so a prefix far beyond the limits costs one small answer.
+     */
+    public long count(String prefix, long revision) {
+        Map<?, ?> r = rangeCall(prefix.getBytes(StandardCharsets.UTF_8), prefixEnd(prefix), revision, 0, "count_only", prefix);
+        try {
+            return r.get("count") == null ? 0 : Long.parseLong(String.valueOf(r.get("count")));
+        } catch (NumberFormatException e) {
+            throw malformed("count", prefix);
+        }
+    }
+
+    /**
+     * Keys only, from {@code fromKey} (inclusive) to the end of {@code prefix}, at most {@code limit} (at most
+     * {@link Limits#maxRangeKeys}): the way to walk a prefix too large for one {@link #range} page by page, from the
+     * last key seen (or further, to skip what follows it).
+     */
+    public KeyPage keys(String fromKey, String prefix, long revision, int limit) {
+        if (limit < 1 || limit > limits.maxRangeKeys()) {
+            throw new IllegalArgumentException("a key page holds 1.." + limits.maxRangeKeys() + " keys, was " + limit);
+        }
+        if (!fromKey.startsWith(prefix)) throw new IllegalArgumentException(fromKey + " is not under " + prefix);
+        Map<?, ?> r = rangeCall(fromKey.getBytes(StandardCharsets.UTF_8), prefixEnd(prefix), revision, limit, "keys_only", prefix);
+        List<String> keys = new ArrayList<>();
+        try {
+            if (r.get("kvs") instanceof List<?> list) {
+                if (list.size() > limit) throw malformed("key listing", prefix);
+                for (Object o : list) keys.add(unb64(((Map<?, ?>) o).get("key")));
+            }
+            return new KeyPage(keys, revision(r), Boolean.TRUE.equals(r.get("more")));
+        } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
+            throw malformed("key listing", prefix);
+        }
+    }
+
+    /** A range call; {@code flag} ("keys_only", "count_only" or "") is set to true when given. */
+    private Map<?, ?> rangeCall(byte[] key, byte[] end, long revision, long limit, String flag, String prefix) {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("key", b64(key));
+        request.put("range_end", b64(end));
+        if (limit > 0) request.put("limit", String.valueOf(limit));
+        if (revision > 0) request.put("revision", String.valueOf(revision));
+        if (!flag.isEmpty()) request.put(flag, true);
+        return call("/v3/kv/range", GSON.toJson(request));
+    }
+
+    private EtcdException malformed(String what, String prefix) {
+        return new EtcdException.AnswerRefused("etcd at " + endpoint + " sent a malformed " + what + " answer for '" + prefix + "'");
+    }
+
     private EtcdException tooManyKeys(String prefix) {
-        return new EtcdException("etcd at " + endpoint + " holds more than " + limits.maxRangeKeys() + " keys under '"
-                + prefix + "'; refused (this client reads at most that many: a registry that large is a mistake or an"
-                + " attack; remove the stale keys)");
+        return new EtcdException.AnswerRefused("etcd at " + endpoint + " holds more than " + limits.maxRangeKeys()
+                + " keys under '" + prefix + "'; refused (this client reads at most that many: a registry that large is a"
+                + " mistake or an attack; remove the stale keys)");
+    }
+
+    /** The answer limits of this client. */
+    public Limits limits() {
+        return limits;
     }
 
     /** Sets {@code key} (attached to {@code lease} unless 0). */
@@ -345,7 +412,7 @@ public final class EtcdClient implements AutoCloseable {
             return http.send(request, responseInfo -> new CappedBody(limits.maxAnswerBytes()));
         } catch (IOException e) {
             if (causedByTooLarge(e)) {
-                throw new EtcdException("etcd at " + endpoint + " sent an answer to " + path + " larger than "
+                throw new EtcdException.AnswerRefused("etcd at " + endpoint + " sent an answer to " + path + " larger than "
                         + limits.maxAnswerBytes() + " bytes; refused (not read further)");
             }
             throw unreachable(e);
@@ -466,10 +533,10 @@ public final class EtcdClient implements AutoCloseable {
         try {
             o = GSON.fromJson(json, Object.class);
         } catch (JsonParseException e) {
-            throw new EtcdException("unexpected answer from etcd: not JSON (" + json.length() + " chars, not shown)");
+            throw new EtcdException.AnswerRefused("unexpected answer from etcd: not JSON (" + json.length() + " chars, not shown)");
         }
         if (!(o instanceof Map<?, ?> m)) {
-            throw new EtcdException("unexpected answer from etcd: not a JSON object (" + json.length() + " chars, not shown)");
+            throw new EtcdException.AnswerRefused("unexpected answer from etcd: not a JSON object (" + json.length() + " chars, not shown)");
         }
         return m;
     }

@@ -7,8 +7,6 @@ import javax.net.ssl.TrustManagerFactory;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
@@ -27,8 +25,9 @@ import java.util.regex.Pattern;
  * How to reach an etcd that wants TLS and credentials: the CA that signed etcd's server certificate, a client
  * certificate and key (etcd's {@code --client-cert-auth}), and a user whose password is in a file (etcd's
  * {@code auth enable}). Every part is optional; all files are PEM as openssl and etcd's own tooling write them, the
- * key in PKCS#8 ({@code BEGIN PRIVATE KEY}). The key and password files must be private to their owner
- * ({@link PrivateFiles}).
+ * key in PKCS#8 ({@code BEGIN PRIVATE KEY}). The key and password files must be private to their owner; the CA and
+ * client certificate may be readable by others but writable by their owner only; and no directory above any of them
+ * may be writable by others ({@link PrivateFiles}).
  *
  * @param caFile       CA certificate(s) that etcd's server certificate must chain to; null: the JDK's default trust
  * @param certFile     client certificate (with {@code keyFile}), or null
@@ -96,13 +95,14 @@ public record EtcdSecurity(Path caFile, Path certFile, Path keyFile, String user
         }
     }
 
+    /**
+     * The certificates in {@code file}, read with {@link PrivateFiles#readTrusted}: a certificate is no secret, so
+     * others may read it, but the CA decides which etcd we trust and the client certificate who we are, so, like the
+     * key and the password, it must be a regular file (no symbolic link) owned by root or this user that nobody else
+     * may write, in directories nobody else may write.
+     */
     private static Collection<? extends Certificate> certificates(Path file, String what) throws IOException, GeneralSecurityException {
-        byte[] pem;
-        try {
-            pem = Files.readAllBytes(file);
-        } catch (NoSuchFileException e) {
-            throw new IOException(what + " " + file + " not found");
-        }
+        byte[] pem = PrivateFiles.readTrusted(file, what).getBytes(StandardCharsets.UTF_8);
         Collection<? extends Certificate> certs;
         try {
             certs = CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem));

@@ -12,7 +12,12 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -27,9 +32,21 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  *   <li>{@link #read}: a secret (the job secret, an etcd password, token or TLS key). Refused when group or others
  *       may read or write it, when it is owned by another user (root's are accepted), or when it is a symbolic link
  *       or not a regular file. A key others can read is no longer a secret, and a link can be pointed elsewhere.</li>
- *   <li>{@link #readTrusted}: a file that is not secret but must not be changed by anyone else (a gateway config):
- *       the same checks, except that group and others may read it; they may not write it.</li>
+ *   <li>{@link #readTrusted}: a file that is not secret but must not be changed by anyone else (a gateway config,
+ *       etcd's CA certificate and the client certificate): the same checks, except that group and others may read
+ *       it; they may not write it.</li>
  * </ul>
+ *
+ * <p>For both, every directory above the file, up to the root (and, where a directory on the way is a symbolic
+ * link, every directory above its target), must be owned by root or this process's user and not writable by group or
+ * others ({@link #checkDirectories}): whoever may write a directory may rename the file away and put their own in
+ * its place, or replace a directory further down, whatever the file's own mode says. This is OpenSSH's rule for
+ * its users' keys ({@code safe_path}), with one addition: a directory with the sticky bit (like {@code /tmp} and
+ * {@code /dev/shm}, mode 1777) is accepted even when others may write it. There, others may add names but not
+ * rename or remove the ones they do not own, so they cannot replace the file or a directory of ours inside it; and a
+ * file they put there under the name we asked for is refused by the owner check. Refusing {@code /tmp} would
+ * refuse every private temporary directory made in it ({@code mktemp -d}, {@code Files.createTempDirectory}, mode
+ * 0700), the usual place for a job's secrets on a login node.
  *
  * <p>Why the checks are race-free: the file is opened once, with {@code O_NOFOLLOW} (a symbolic link as the last
  * component fails the open with ELOOP instead of being followed), and the owner, mode and type are read from the
@@ -53,6 +70,9 @@ public final class PrivateFiles {
     private static final int GROUP_OR_OTHERS_WRITE = 0022;
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
+    private static final int S_IFLNK = 0120000;
+    /** The sticky bit: in such a directory only a name's owner (or the directory's, or root) may rename or remove it. */
+    private static final int S_ISVTX = 01000;
 
     private static final int O_RDONLY = 0;
     private static final int O_NOCTTY = 0400;
@@ -120,6 +140,7 @@ public final class PrivateFiles {
             }
             try {
                 checkDescriptor(fd, file, what, secret, arena, errno);
+                checkDirectories(file, what);
                 return readAll(fd, file, what, secret ? MAX_SECRET_BYTES : MAX_TRUSTED_BYTES, arena, errno);
             } finally {
                 int ignored = (int) CLOSE.invokeExact(fd);
@@ -156,6 +177,41 @@ public final class PrivateFiles {
             throw new UnsafeFileException(what + " " + file + " is owned by uid " + Integer.toUnsignedString(uid)
                     + ", not by this process's user (uid " + Integer.toUnsignedString(me) + ", "
                     + System.getProperty("user.name") + ") or root");
+        }
+    }
+
+    /**
+     * Refuses {@code file} when a directory above it may be written by anyone but root and this process's user (see
+     * the class comment). Checked after the file was opened and found good, so that a missing or unsafe file is
+     * reported as such first. The check is by path: it needs no descriptor, since a directory that is safe now could
+     * only have been unsafe before by its owner's (or root's) own doing.
+     */
+    static void checkDirectories(Path file, String what) throws IOException {
+        Path absolute = file.toAbsolutePath();
+        Set<Path> directories = new LinkedHashSet<>();
+        for (Path d = absolute.getParent(); d != null; d = d.getParent()) directories.add(d);
+        // A symbolic link on the way leads elsewhere: the directories above its target decide too.
+        for (Path d = absolute.getParent().toRealPath(); d != null; d = d.getParent()) directories.add(d);
+        int me;
+        try {
+            me = (int) GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("geteuid failed", t);
+        }
+        for (Path d : directories) {
+            Map<String, Object> a = Files.readAttributes(d, "unix:mode,uid", LinkOption.NOFOLLOW_LINKS);
+            int mode = (Integer) a.get("mode"), uid = (Integer) a.get("uid");
+            if ((mode & S_IFMT) == S_IFLNK) continue; // the link itself: its directory (checked) decides who may change it
+            if (uid != me && uid != 0) {
+                throw new UnsafeFileException(what + " " + file + " lies in directory " + d + ", which is owned by uid "
+                        + Integer.toUnsignedString(uid) + ", not by this process's user (uid " + Integer.toUnsignedString(me)
+                        + ") or root: its owner could replace the file; keep it in a directory owned by you or root");
+            }
+            if ((mode & GROUP_OR_OTHERS_WRITE) != 0 && (mode & S_ISVTX) == 0) {
+                throw new UnsafeFileException(what + " " + file + " lies in directory " + d + ", which is writable by group"
+                        + " or others (permissions " + permissionString(mode) + "): they could replace the file; chmod go-w "
+                        + d + " (or move the file to a directory only its owner may change)");
+            }
         }
     }
 

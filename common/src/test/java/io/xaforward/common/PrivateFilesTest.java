@@ -87,6 +87,82 @@ class PrivateFilesTest {
         assertTrue(e.getMessage().contains("is owned by uid 65534, not by this process's user (uid 0"), e.getMessage());
     }
 
+    private Path directory(Path d, String mode) throws IOException {
+        Files.createDirectories(d);
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString(mode));
+        return d;
+    }
+
+    private static Path write(Path f, String text, String mode) throws IOException {
+        Files.writeString(f, text);
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString(mode));
+        return f;
+    }
+
+    @Test
+    void aDirectoryAboveTheFileWritableByGroupOrOthersIsRefusedUpToTheRoot() throws IOException {
+        Path parent = directory(dir.resolve("team"), "rwxrwx---");
+        Path f = write(parent.resolve("key"), "k", "rw-------");
+        IOException e = assertThrows(IOException.class, () -> PrivateFiles.read(f, "test secret"));
+        assertEquals("test secret " + f + " lies in directory " + parent + ", which is writable by group or others"
+                + " (permissions rwxrwx---): they could replace the file; chmod go-w " + parent
+                + " (or move the file to a directory only its owner may change)", e.getMessage());
+        assertThrows(IOException.class, () -> PrivateFiles.readTrusted(f, "test config"), "a trusted file too");
+
+        // Further up: a private directory inside one that others may write is no better.
+        Path outer = directory(dir.resolve("open"), "rwxrwxrwx");
+        Path inner = directory(outer.resolve("mine"), "rwx------");
+        Path g = write(inner.resolve("key"), "k", "rw-------");
+        IOException up = assertThrows(IOException.class, () -> PrivateFiles.read(g, "test secret"));
+        assertTrue(up.getMessage().contains("lies in directory " + outer + ", which is writable by group or others"
+                + " (permissions rwxrwxrwx)"), up.getMessage());
+
+        Files.setPosixFilePermissions(outer, PosixFilePermissions.fromString("rwxr-xr-x"));
+        assertEquals("k", PrivateFiles.read(g, "test secret"), "fixed as the message says");
+    }
+
+    @Test
+    void aStickyDirectoryLikeTmpIsAccepted() throws Exception {
+        Path sticky = Files.createDirectory(dir.resolve("shared"));
+        Process chmod = new ProcessBuilder("chmod", "1777", sticky.toString()).inheritIO().start(); // Java sets no sticky bit
+        assertEquals(0, chmod.waitFor());
+        assertEquals("k", PrivateFiles.read(write(sticky.resolve("key"), "k", "rw-------"), "test secret"));
+        assertEquals(01777, (Integer) Files.getAttribute(Path.of("/tmp"), "unix:mode") & 07777, "/tmp as usual");
+        Path inTmp = Files.createTempFile("xaf-private-files-", ".key");
+        try {
+            assertEquals("k", PrivateFiles.read(write(inTmp, "k", "rw-------"), "test secret"), "a secret right in /tmp");
+        } finally {
+            Files.delete(inTmp);
+        }
+    }
+
+    @Test
+    void aDirectoryOwnedByAnotherUserIsRefused() throws Exception {
+        assertEquals("root", System.getProperty("user.name"), "the tests run as root here; chown needs it");
+        Path theirs = directory(dir.resolve("theirs"), "rwxr-xr-x");
+        Path f = write(theirs.resolve("key"), "k", "rw-------");
+        Process chown = new ProcessBuilder("chown", "65534", theirs.toString()).inheritIO().start();
+        assertEquals(0, chown.waitFor());
+        IOException e = assertThrows(IOException.class, () -> PrivateFiles.read(f, "test secret"));
+        assertEquals("test secret " + f + " lies in directory " + theirs + ", which is owned by uid 65534, not by this"
+                + " process's user (uid 0) or root: its owner could replace the file; keep it in a directory owned by you"
+                + " or root", e.getMessage());
+    }
+
+    @Test
+    void aLinkedDirectoryIsJudgedByWhereItLeads() throws IOException {
+        Path open = directory(dir.resolve("open"), "rwxrwxrwx");
+        write(open.resolve("key"), "k", "rw-------");
+        Path link = Files.createSymbolicLink(dir.resolve("looks-private"), open);
+        IOException e = assertThrows(IOException.class, () -> PrivateFiles.read(link.resolve("key"), "test secret"));
+        assertTrue(e.getMessage().contains("lies in directory " + open.toRealPath() + ", which is writable by group or others"),
+                e.getMessage());
+        Path safe = directory(dir.resolve("safe"), "rwx------");
+        write(safe.resolve("key"), "s", "rw-------");
+        Path safeLink = Files.createSymbolicLink(dir.resolve("to-safe"), safe);
+        assertEquals("s", PrivateFiles.read(safeLink.resolve("key"), "test secret"), "a link to a safe directory is fine");
+    }
+
     /**
      * The attack a check of the path (rather than the descriptor) lets through: the name is swapped between a
      * group-writable file and a good one while the reader opens and checks it. The reader must never return the

@@ -49,8 +49,8 @@ public final class GatewayConfigParser {
     /**
      * The text of a gateway config file, checked as a file that decides what a privileged process does
      * ({@link PrivateFiles#readTrusted}: owned by root or the user the gateway runs as, writable by its owner only,
-     * not a symbolic link; the checks are made on the opened file, so they hold for the text returned). A config
-     * others can write would let them choose the routes and job tokens. A refused file is an {@link UnsafeConfigFile}.
+     * not a symbolic link, in directories nobody else may write; the checks are made on the opened file, so they hold
+     * for the text returned). A config others can write would let them choose the routes and job tokens. A refused file is an {@link UnsafeConfigFile}.
      */
     public static String readFile(Path file) {
         try {

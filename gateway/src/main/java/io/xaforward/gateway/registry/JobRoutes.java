@@ -184,6 +184,22 @@ public final class JobRoutes implements RouteRegistryWatch.Entries {
         return false;
     }
 
+    /**
+     * Read job by job: a job that writes more keys or bytes under its directory than one etcd answer may hold is
+     * skipped alone, not the whole registry ({@link RouteRegistryWatch}).
+     */
+    @Override
+    public boolean readByGroup() {
+        return true;
+    }
+
+    /** Only directories under which a registration ({@code /xaf/jobs/JOB/ranks/RANK}) can lie: other names give no route. */
+    @Override
+    public boolean wantsGroup(String group) {
+        Matcher m = KEY.matcher(group);
+        return m.matches() || m.hitEnd();
+    }
+
     @Override
     public Optional<GatewayConfig.RouteConfig> route(String key, String value, String source,
                                                      List<GatewayConfig.PortConfig> ports) {

@@ -1,5 +1,6 @@
 package io.xaforward.gateway.registry;
 
+import com.google.gson.Gson;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
@@ -18,12 +19,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 
 /**
- * etcd's JSON gateway as far as a route registry uses it (range and watch), scripted by the test: the keys a range
- * answers, and the lines each watch stream sends, including answers a real etcd would never send.
+ * etcd's JSON gateway as far as a route registry uses it (range, with limit, keys_only and count_only, and watch;
+ * no history: every read is of the newest keys), scripted by the test: the keys a range answers, and the lines each
+ * watch stream sends, including answers a real etcd would never send.
  */
 final class FakeEtcd implements AutoCloseable {
     private final HttpServer server;
-    private final Map<String, String> keys = new TreeMap<>();
+    private final TreeMap<String, String> keys = new TreeMap<>();
     private volatile long revision = 5;
     private volatile int rangeStatus = 200;
     /** The lines the newest watch stream sends (an older stream, whose client has gone, sends nothing more). */
@@ -67,18 +69,44 @@ final class FakeEtcd implements AutoCloseable {
                 + "\",\"mod_revision\":\"" + rev + "\"}}]}}";
     }
 
+    /** A watch answer line with one delete event at {@code rev}. */
+    static String deleteEvent(String key, long rev) {
+        return "{\"result\":{\"events\":[{\"type\":\"DELETE\",\"kv\":{\"key\":\"" + b64(key) + "\",\"mod_revision\":\""
+                + rev + "\"}}]}}";
+    }
+
+    /** A range as etcd answers it: the keys in [key, range_end), at most limit, keys only or only their count. */
     private void range(HttpExchange x) throws IOException {
-        x.getRequestBody().readAllBytes();
-        StringBuilder b = new StringBuilder("{\"header\":{\"revision\":\"" + revision + "\"},\"kvs\":[");
+        Map<?, ?> request = new Gson().fromJson(new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8), Map.class);
+        String from = unb64((String) request.get("key"));
+        String end = request.get("range_end") == null ? from + "\0" : unb64((String) request.get("range_end"));
+        long limit = request.get("limit") == null ? Long.MAX_VALUE : Long.parseLong(String.valueOf(request.get("limit")));
+        boolean keysOnly = Boolean.TRUE.equals(request.get("keys_only")), countOnly = Boolean.TRUE.equals(request.get("count_only"));
+        StringBuilder b = new StringBuilder("{\"header\":{\"revision\":\"" + revision + "\"}");
         synchronized (this) {
-            String sep = "";
-            for (var e : keys.entrySet()) {
-                b.append(sep).append("{\"key\":\"").append(b64(e.getKey())).append("\",\"value\":\"").append(b64(e.getValue()))
-                        .append("\",\"mod_revision\":\"").append(revision).append("\"}");
-                sep = ",";
+            // range_end "\0" (all keys from key on) does not occur here: the registry always asks for a prefix
+            Map<String, String> range = keys.subMap(from, end);
+            b.append(",\"count\":\"").append(range.size()).append("\"");
+            if (!countOnly) {
+                b.append(",\"kvs\":[");
+                String sep = "";
+                long n = 0;
+                for (var e : range.entrySet()) {
+                    if (n++ == limit) break;
+                    b.append(sep).append("{\"key\":\"").append(b64(e.getKey())).append("\"");
+                    if (!keysOnly) b.append(",\"value\":\"").append(b64(e.getValue())).append("\"");
+                    b.append(",\"mod_revision\":\"").append(revision).append("\"}");
+                    sep = ",";
+                }
+                b.append("]");
+                if (range.size() > limit) b.append(",\"more\":true");
             }
         }
-        send(x, rangeStatus, b.append("]}").toString());
+        send(x, rangeStatus, b.append("}").toString());
+    }
+
+    private static String unb64(String s) {
+        return new String(Base64.getDecoder().decode(s), StandardCharsets.UTF_8);
     }
 
     private void watch(HttpExchange x) throws IOException {
