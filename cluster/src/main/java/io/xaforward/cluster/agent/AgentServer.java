@@ -23,6 +23,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -36,6 +37,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
 
 import static io.xaforward.cluster.agent.AgentProtocol.*;
 
@@ -145,8 +148,9 @@ public final class AgentServer implements AutoCloseable {
     }
 
     /**
-     * Listens on {@code socketPath} (mode 0600). A socket file left by an agent that is gone is replaced; one that
-     * another process still serves is an error.
+     * Listens on {@code socketPath} (mode 0600), which must lie in a {@link PrivateDirectory}. A socket file left by
+     * an agent of this user that is gone is replaced; one that another process still serves, or that another user
+     * bound, is an error.
      */
     public static AgentServer open(RankRuntime runtime, Identity identity, SharedSegment shm, Path socketPath,
                                    PrintStream log) throws IOException {
@@ -155,9 +159,15 @@ public final class AgentServer implements AutoCloseable {
             throw new IllegalArgumentException("--socket " + socketPath + " is longer than the " + limit
                     + " bytes a Unix socket path may have");
         }
+        PrivateDirectory.requirePrivate(socketPath.toAbsolutePath().getParent(), "--socket's directory");
         if (Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
             if (!isSocket(socketPath)) { // only a socket left by an earlier agent is ever replaced
                 throw new IllegalArgumentException("--socket " + socketPath + " exists and is not a socket");
+            }
+            UserPrincipal owner = PrivateDirectory.owner(socketPath);
+            if (!owner.equals(PrivateDirectory.currentUser())) { // bound while the directory was open to others
+                throw new IllegalStateException("--socket " + socketPath + " was bound by " + owner.getName()
+                        + ", not by " + PrivateDirectory.currentUser().getName() + ": not used (remove it)");
             }
             boolean live;
             try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socketPath))) {
@@ -169,8 +179,8 @@ public final class AgentServer implements AutoCloseable {
             Files.delete(socketPath);
         }
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        // Bound under a temporary name, made 0600, then renamed: the socket appears at its path only when it is
-        // private and accepting, so whoever waits for the file can connect at once.
+        // Bound under a temporary name, then renamed: the socket appears at its path only when it is accepting. The
+        // directory keeps other users out from the bind on; 0600 is kept as a second fence.
         Path bound = socketPath.resolveSibling(socketPath.getFileName() + "~");
         try {
             if (Files.exists(bound, LinkOption.NOFOLLOW_LINKS) && !isSocket(bound)) {
@@ -232,8 +242,32 @@ public final class AgentServer implements AutoCloseable {
                 if (!closed) end.completeExceptionally(e);
                 return;
             }
+            String stranger = stranger(channel);
+            if (stranger != null) {
+                log.println("xaf agent: rank " + identity.rank() + ": refused a connection from " + stranger);
+                try (channel) {
+                    channel.write(error(0, 0, "this agent serves its own user only; refused " + stranger));
+                } catch (IOException ignored) {
+                    // refused either way
+                }
+                continue;
+            }
             connections.add(channel);
             Thread.ofVirtual().name("xaf-agent-connection").start(() -> read(new Connection(channel)));
+        }
+    }
+
+    /**
+     * Who is on the other end of {@code channel} when it is not this process's user (SO_PEERCRED, as the kernel saw
+     * them at connect), else null. The private directory already keeps others away; this holds even where an
+     * operator opened it.
+     */
+    private static String stranger(SocketChannel channel) {
+        try {
+            UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            return peer.user().equals(PrivateDirectory.currentUser()) ? null : "user " + peer.user().getName();
+        } catch (IOException | RuntimeException e) {
+            return "a peer whose credentials could not be read (" + e.getMessage() + ")";
         }
     }
 
