@@ -120,6 +120,9 @@ class AgentClient:
                     raise
                 if got == rid:
                     return _result((kind, value))
+                if got == 0 and isinstance(value, AgentError):  # about the connection, not one request: it ends
+                    self._lost = str(value)
+                    raise value
                 self._replies[got] = (kind, value)
 
     def _read_reply(self):

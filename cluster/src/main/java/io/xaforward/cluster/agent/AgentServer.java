@@ -73,6 +73,9 @@ public final class AgentServer implements AutoCloseable {
         NO_CLIENT
     }
 
+    /** How long a refused peer's connection stays open for it to read why. */
+    private static final Duration REFUSAL_LINGER = Duration.ofSeconds(2);
+
     /** Floats of one rank's fingerprint in the order check. */
     private static final int FINGERPRINT = 5;
 
@@ -245,11 +248,7 @@ public final class AgentServer implements AutoCloseable {
             String stranger = stranger(channel);
             if (stranger != null) {
                 log.println("xaf agent: rank " + identity.rank() + ": refused a connection from " + stranger);
-                try (channel) {
-                    channel.write(error(0, 0, "this agent serves its own user only; refused " + stranger));
-                } catch (IOException ignored) {
-                    // refused either way
-                }
+                Thread.ofVirtual().name("xaf-agent-refuse").start(() -> refuse(channel, stranger));
                 continue;
             }
             connections.add(channel);
@@ -268,6 +267,39 @@ public final class AgentServer implements AutoCloseable {
             return peer.user().equals(PrivateDirectory.currentUser()) ? null : "user " + peer.user().getName();
         } catch (IOException | RuntimeException e) {
             return "a peer whose credentials could not be read (" + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * Tells a refused peer why, then hangs up. What it sent is read and dropped first (one frame's worth, for at
+     * most {@link #REFUSAL_LINGER}): closing over unread bytes resets the connection, and it would see that instead.
+     */
+    private void refuse(SocketChannel channel, String stranger) {
+        Thread closer = Thread.ofVirtual().start(() -> {
+            try {
+                Thread.sleep(REFUSAL_LINGER);
+            } catch (InterruptedException done) {
+                // it hung up first
+            }
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // refused either way
+            }
+        });
+        try (channel) {
+            ByteBuffer reason = error(0, 0, "this agent serves its own user only; refused " + stranger);
+            while (reason.hasRemaining()) channel.write(reason);
+            channel.shutdownOutput();
+            ByteBuffer dropped = ByteBuffer.allocate(4 + MAX_FRAME);
+            int read;
+            do {
+                read = channel.read(dropped); // until it hangs up, or a frame's worth
+            } while (read >= 0 && dropped.hasRemaining());
+        } catch (IOException ignored) {
+            // refused either way
+        } finally {
+            closer.interrupt();
         }
     }
 
