@@ -44,7 +44,38 @@ from xaforward.agent import AgentClient  # noqa: E402
 case("peer of uid %d" % NOBODY, lambda: AgentClient(path).close())
 os.waitpid(child, 0)
 
-# 2. A stand-in agent of this user that names whatever segment the case sets.
+# 2. An agent that answers with an error about the connection (request id 0), as one does to a refused peer: the
+# client ends with that reason, not with "closed the connection".
+refusing = socket.socket(socket.AF_UNIX)
+refusing_path = os.path.join(tempfile.mkdtemp(dir=work), "agent.sock")
+refusing.bind(refusing_path)
+refusing.listen(1)
+
+
+def refuse_once():
+    conn, _ = refusing.accept()
+    reason = b"this agent serves its own user only"
+    body = struct.pack("<BIBH", 0, 0, 1, len(reason)) + reason
+    conn.sendall(struct.pack("<I", len(body)) + body)
+    conn.shutdown(socket.SHUT_WR)
+    conn.recv(4096)
+    conn.close()
+
+
+threading.Thread(target=refuse_once, daemon=True).start()
+
+
+def hello_refused():
+    client = AgentClient(refusing_path)
+    try:
+        client.hello()
+    finally:
+        client.close()
+
+
+case("connection-level error", hello_refused)
+
+# 3. A stand-in agent of this user that names whatever segment the case sets.
 import xaforward.torch as xaf  # noqa: E402
 
 shm_bytes = 4096

@@ -106,7 +106,7 @@ public final class RankPair {
     public Process startScript(List<String> command, Path directory, Map<String, String> environment, Duration timeout,
                                Consumer<String> output) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (!announced() || !ownSocket()) {
+        while (!agentReady(agentLog, socket)) {
             if (!agent.isAlive()) {
                 throw new IllegalStateException("rank " + rank + ": the agent ended (exit " + agent.exitValue()
                         + ") before it was ready; the script was not started: " + lastWords(agentLog)
@@ -239,8 +239,16 @@ public final class RankPair {
         }
     }
 
-    /** Whether the agent's log holds its {@code agent} line for this socket (printed once the socket accepts). */
-    private boolean announced() throws IOException {
+    /**
+     * Whether an agent is ready to serve on {@code socket}: its log holds its {@code agent} line for that socket
+     * (printed once the socket accepts) and the socket is there, a socket of this user. The caller checks, after
+     * this, that the agent still runs.
+     */
+    public static boolean agentReady(Path agentLog, Path socket) throws IOException {
+        return announced(agentLog, socket) && ownSocket(socket);
+    }
+
+    private static boolean announced(Path agentLog, Path socket) throws IOException {
         if (!Files.exists(agentLog)) return false;
         String expected = socket.toAbsolutePath().toString().replace(' ', '_');
         for (String line : Files.readAllLines(agentLog, StandardCharsets.ISO_8859_1)) { // never fails on bytes
@@ -251,7 +259,7 @@ public final class RankPair {
     }
 
     /** Whether the socket exists, is a socket, and belongs to this user (not following links). */
-    private boolean ownSocket() throws IOException {
+    private static boolean ownSocket(Path socket) throws IOException {
         if (!Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) return false;
         int mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
         return (mode & 0170000) == 0140000 && Files.getOwner(socket, LinkOption.NOFOLLOW_LINKS)

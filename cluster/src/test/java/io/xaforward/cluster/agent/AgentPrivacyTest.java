@@ -141,6 +141,7 @@ class AgentPrivacyTest {
         String out = run(pb);
         System.out.print(out.indent(2));
         for (String refused : List.of("peer of uid 65534: AgentError: the process serving",
+                "connection-level error: AgentError: xaf agent: request: this agent serves its own user only",
                 "symlink in /dev/shm to a file elsewhere: AgentError", "file outside /dev/shm: AgentError",
                 "path climbing out of /dev/shm: AgentError", "segment of mode 0644: AgentError",
                 "segment of uid 65534: AgentError", "segment smaller than announced: AgentError")) {
