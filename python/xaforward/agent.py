@@ -7,6 +7,7 @@ their waiter asks for them. One lock guards the socket: gradient hooks may run o
 
 import os
 import socket
+import stat
 import struct
 import threading
 
@@ -51,6 +52,11 @@ class AgentClient:
             self._sock.close()
             raise AgentError("cannot reach the XAForward agent at %s (%s): is `xaf agent` running for this rank?"
                              % (path, e)) from e
+        try:
+            _check_peer(self._sock, path)
+        except AgentError:
+            self._sock.close()
+            raise
         self._sock.settimeout(timeout)
         self._send_lock = threading.Lock()
         self._recv_lock = threading.Lock()
@@ -114,6 +120,9 @@ class AgentClient:
                     raise
                 if got == rid:
                     return _result((kind, value))
+                if got == 0 and isinstance(value, AgentError):  # about the connection, not one request: it ends
+                    self._lost = str(value)
+                    raise value
                 self._replies[got] = (kind, value)
 
     def _read_reply(self):
@@ -147,6 +156,49 @@ class AgentClient:
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
+
+
+def _check_peer(sock, path):
+    """Refuses a socket served by another user: whoever serves it sees every gradient and returns the sums."""
+    pid, uid, gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid != os.geteuid():
+        raise AgentError("the process serving %s (pid %d) runs as uid %d, not as this user (uid %d): refusing it; "
+                         "an agent's socket belongs in a directory only its user can enter" % (path, pid, uid,
+                                                                                              os.geteuid()))
+
+
+SHM_DIR = "/dev/shm"
+
+
+def open_segment(path, size):
+    """Opens the shared segment the agent's hello names, read-write, after checking that it is the agent's own:
+    a regular file directly in /dev/shm (no link on the way), owned by this user, mode 0600, at least `size` bytes.
+    Returns the open descriptor; the caller maps that (not the path again), so the file checked is the file mapped."""
+    if not isinstance(path, str) or os.path.dirname(path) != SHM_DIR or os.path.basename(path) in ("", ".", ".."):
+        raise AgentError("the agent named shared segment %r, which is not a file directly in %s: refusing to map it"
+                         % (path, SHM_DIR))
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise AgentError("cannot open the agent's shared segment %s (%s): refusing to map it; a symbolic link "
+                         "there is refused" % (path, e)) from e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise AgentError("the agent's shared segment %s is not a regular file: refusing to map it" % path)
+        if st.st_uid != os.geteuid():
+            raise AgentError("the agent's shared segment %s belongs to uid %d, not to this user (uid %d): refusing "
+                             "to map it" % (path, st.st_uid, os.geteuid()))
+        if stat.S_IMODE(st.st_mode) != 0o600:
+            raise AgentError("the agent's shared segment %s has mode %04o, not 0600: refusing to map it"
+                             % (path, stat.S_IMODE(st.st_mode)))
+        if st.st_size < size:
+            raise AgentError("the agent's shared segment %s has %d bytes, its hello said %d: refusing to map it"
+                             % (path, st.st_size, size))
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _name(name):

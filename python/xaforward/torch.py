@@ -7,14 +7,13 @@ before each one and answers a mismatch with an error naming the ranks, rather th
 """
 
 import atexit
-import io
 import os
 import sys
 import threading
 
 import torch
 
-from xaforward.agent import AgentClient, AgentError, OP_AVERAGE, OP_SUM
+from xaforward.agent import AgentClient, AgentError, OP_AVERAGE, OP_SUM, open_segment
 
 __all__ = ["init", "shutdown", "is_initialized", "rank", "size", "local_rank", "allreduce_", "allreduce",
            "broadcast_", "broadcast", "broadcast_parameters", "broadcast_optimizer_state", "barrier",
@@ -30,7 +29,13 @@ class _State:
     def __init__(self, client, hello):
         self.client = client
         self.hello = hello
-        self.shm = torch.from_file(hello.shm_path, shared=True, size=hello.shm_bytes // 4, dtype=torch.float32)
+        fd = open_segment(hello.shm_path, hello.shm_bytes)
+        try:
+            # through the descriptor just checked: a path swapped after the check is never mapped
+            self.shm = torch.from_file("/proc/self/fd/%d" % fd, shared=True, size=hello.shm_bytes // 4,
+                                       dtype=torch.float32)
+        finally:
+            os.close(fd)  # the mapping stays
         self.shm_bytes = self.shm.view(torch.uint8)
         self.reserved = 0  # bytes at the start of the segment held by DistributedOptimizers
         self.lock = threading.Lock()  # serialises the synchronous helpers' use of the scratch region
@@ -260,26 +265,172 @@ def broadcast_parameters(params, root_rank=0):
                    name="param:" + name)
 
 
+# The optimizer state travels as a JSON description plus raw tensor bytes, never as a pickle: unpickling what another
+# rank sent would run whatever code that rank (or anyone able to forge its broadcast) chose. The description holds
+# plain values (None, bool, int, float, str), lists, tuples, dicts and references to tensors; the decoder accepts
+# nothing else.
+_STATE_DTYPES = {str(d).replace("torch.", ""): d for d in (
+    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
+    torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
+MAX_STATE_DESCRIPTION = 16 << 20  # bytes of JSON: far beyond any optimizer's hyperparameters
+_STATE_SLACK = 64 << 20  # bytes of tensors allowed beyond the bound derived from the parameters
+
+
+def _encode_state(value, tensors):
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return value
+    if torch.is_tensor(value):
+        t = value.detach().to("cpu").contiguous()
+        if t.dtype not in _STATE_DTYPES.values():
+            raise TypeError("broadcast_optimizer_state: a state tensor is %s, which does not travel" % t.dtype)
+        tensors.append(t)
+        return {"tensor": len(tensors) - 1, "dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)}
+    if isinstance(value, tuple):
+        return {"tuple": [_encode_state(v, tensors) for v in value]}
+    if isinstance(value, list):
+        return [_encode_state(v, tensors) for v in value]
+    if isinstance(value, dict):
+        for k in value:
+            if not isinstance(k, (int, str)) or isinstance(k, bool):
+                raise TypeError("broadcast_optimizer_state: a state key is a %s; keys travel as int or str"
+                                % type(k).__name__)
+        return {"dict": [[k, _encode_state(v, tensors)] for k, v in value.items()]}
+    raise TypeError("broadcast_optimizer_state: the state holds a %s, which does not travel (plain values, lists, "
+                    "tuples, dicts and tensors do)" % type(value).__name__)
+
+
+class _StateDecoder:
+    """Rebuilds the state from its description and the tensor bytes, checking every field: a description that is
+    not exactly what `_encode_state` writes is refused."""
+
+    def __init__(self, blob_bytes):
+        self.blob_bytes = blob_bytes
+        self.layout = []  # (dtype, shape, first byte, bytes), in tensor order
+
+    def refuse(self, why):
+        raise AgentError("broadcast_optimizer_state: the root rank sent a state this rank refuses: %s" % why)
+
+    def value(self, v, depth=0):
+        if depth > 32:
+            self.refuse("nested deeper than 32 levels")
+        if v is None or isinstance(v, (bool, str, int, float)):
+            return v
+        if isinstance(v, list):
+            return [self.value(x, depth + 1) for x in v]
+        if not isinstance(v, dict) or len(v) == 0:
+            self.refuse("an entry of type %s" % type(v).__name__)
+        if set(v) == {"tuple"} and isinstance(v["tuple"], list):
+            return tuple(self.value(x, depth + 1) for x in v["tuple"])
+        if set(v) == {"dict"} and isinstance(v["dict"], list):
+            out = {}
+            for pair in v["dict"]:
+                if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (int, str))
+                        and not isinstance(pair[0], bool)):
+                    self.refuse("a dict entry that is not a [key, value] pair")
+                out[pair[0]] = self.value(pair[1], depth + 1)
+            return out
+        if set(v) == {"tensor", "dtype", "shape"}:
+            return self.tensor(v)
+        self.refuse("an entry with fields %s" % sorted(v)[:5])
+
+    def tensor(self, v):
+        index, dtype, shape = v["tensor"], _STATE_DTYPES.get(v["dtype"]), v["shape"]
+        if index != len(self.layout) or isinstance(index, bool):
+            self.refuse("tensor %r out of order" % (index,))
+        if dtype is None:
+            self.refuse("tensor dtype %r" % (v["dtype"],))
+        if not isinstance(shape, list) or len(shape) > 32 or not all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d < (1 << 40) for d in shape):
+            self.refuse("tensor shape %r" % (shape,))
+        numel = 1
+        for d in shape:
+            numel *= d
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        first = self.layout[-1][2] + self.layout[-1][3] if self.layout else 0
+        if first + nbytes > self.blob_bytes:
+            self.refuse("its tensors need more than the %d bytes announced" % self.blob_bytes)
+        self.layout.append((dtype, shape, first, nbytes))
+        return _TensorSlot(index)  # replaced by the tensor once the bytes are in
+
+    def total(self):
+        return self.layout[-1][2] + self.layout[-1][3] if self.layout else 0
+
+
+class _TensorSlot:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _fill_tensors(value, tensors):
+    if isinstance(value, _TensorSlot):
+        return tensors[value.index]
+    if isinstance(value, list):
+        return [_fill_tensors(v, tensors) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_fill_tensors(v, tensors) for v in value)
+    if isinstance(value, dict):
+        return {k: _fill_tensors(v, tensors) for k, v in value.items()}
+    return value
+
+
 def broadcast_optimizer_state(optimizer, root_rank=0):
-    """Makes every rank's optimizer state (moments, step counts, learning rates) that of `root_rank`. The root's
-    state_dict is serialized with torch.save and broadcast as bytes, so ranks whose state is still empty (a fresh
-    optimizer) receive it whole."""
+    """Makes every rank's optimizer state (moments, step counts, learning rates) that of `root_rank`, so ranks whose
+    state is still empty (a fresh optimizer) receive it whole. The state travels as a JSON description and raw tensor
+    bytes, not as a pickle; each rank bounds and checks what it receives before it allocates or loads anything, and
+    refuses (AgentError) anything but plain values, tuples, lists, dicts and tensors."""
+    import json
+
     state = _get()
-    payload = torch.zeros(2, dtype=torch.int64)
-    data = None
+    header = torch.zeros(2, dtype=torch.int64)  # description bytes, tensor bytes
+    description = tensors = None
     if state.hello.rank == root_rank:
-        buffer = io.BytesIO()
-        torch.save(optimizer.state_dict(), buffer)
-        data = buffer.getvalue()
-        payload[0] = len(data)
-    broadcast_(payload, root_rank, name="optimizer_state.length")
-    length = int(payload[0])
-    blob = torch.zeros(length, dtype=torch.uint8)
-    if data is not None:
-        blob.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
-    broadcast_(blob, root_rank, name="optimizer_state")
+        tensors = []
+        description = json.dumps(_encode_state(optimizer.state_dict(), tensors), allow_nan=True).encode("utf-8")
+        header[0], header[1] = len(description), sum(t.numel() * t.element_size() for t in tensors)
+    broadcast_(header, root_rank, name="optimizer_state.header")
+    description_bytes, tensor_bytes = int(header[0]), int(header[1])
+    # The receivers' bound on tensor bytes comes from their own parameters: no optimizer keeps more than a few
+    # float64 values per parameter element.
+    elements = sum(p.numel() for group in optimizer.param_groups for p in group["params"])
+    tensor_limit = 32 * elements + _STATE_SLACK
+    if not 0 <= description_bytes <= MAX_STATE_DESCRIPTION or not 0 <= tensor_bytes <= tensor_limit:
+        raise AgentError("broadcast_optimizer_state: the root rank announced %d bytes of description and %d of "
+                         "tensors; this rank takes at most %d and %d (32 bytes per parameter element plus %d): "
+                         "refused" % (description_bytes, tensor_bytes, MAX_STATE_DESCRIPTION, tensor_limit,
+                                      _STATE_SLACK))
+    text = torch.zeros(description_bytes, dtype=torch.uint8)
+    if description is not None:
+        text.copy_(torch.frombuffer(bytearray(description), dtype=torch.uint8))
+    broadcast_(text, root_rank, name="optimizer_state.description")
+    blob = torch.zeros(tensor_bytes, dtype=torch.uint8)
+    if state.hello.rank == root_rank:
+        first = 0
+        for t in tensors:
+            n = t.numel() * t.element_size()
+            if n:
+                blob[first:first + n].copy_(t.reshape(-1).view(torch.uint8))
+            first += n
     if state.hello.rank != root_rank:
-        optimizer.load_state_dict(torch.load(io.BytesIO(blob.numpy().tobytes())))
+        decoder = _StateDecoder(tensor_bytes)
+        try:
+            parsed = json.loads(text.numpy().tobytes().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            raise AgentError("broadcast_optimizer_state: the root rank sent a description that is not JSON (%s): "
+                             "refused, nothing was loaded" % e) from None
+        template = decoder.value(parsed)
+        if decoder.total() != tensor_bytes:
+            decoder.refuse("%d tensor bytes announced, %d described" % (tensor_bytes, decoder.total()))
+        if not (isinstance(template, dict) and set(template) == {"state", "param_groups"}):
+            decoder.refuse("it is not an optimizer state_dict (state, param_groups)")
+    broadcast_(blob, root_rank, name="optimizer_state.tensors")
+    if state.hello.rank != root_rank:
+        received = [blob[first:first + n].clone().view(dtype).reshape(shape) if n else
+                    torch.zeros(shape, dtype=dtype) for dtype, shape, first, n in decoder.layout]
+        optimizer.load_state_dict(_fill_tensors(template, received))
 
 
 # -- DistributedOptimizer ---------------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ final class AgentCommand implements Callable<Integer> {
             description = "all-reduce numbers on the wire: fp32 or bf16; the same on every rank (default: ${DEFAULT-VALUE})")
     WireDtype wireDtype = WireDtype.FP32;
 
-    @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET); printed on the agent line (default: $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, else /tmp/xaf-agent-USER-jobJ-rankR.sock)")
+    @Option(paramLabel = "PATH", names = "--socket", description = "the Unix socket the training process connects to (XAF_AGENT_SOCKET), in a directory only this user can enter (mode 0700); printed on the agent line (default: agent.sock in a fresh private directory under $XDG_RUNTIME_DIR, else under the temporary directory)")
     Path socket;
 
     @Option(paramLabel = "N", names = "--shm-bytes", defaultValue = "268435456", description = "size of the shared tensor segment (a file under /dev/shm, mode 0600, removed at exit); the training process's gradients must fit (default: ${DEFAULT-VALUE}, 256 MiB)")

@@ -1,6 +1,7 @@
 package io.xaforward.cli;
 
 import io.xaforward.cluster.WorkerLine;
+import io.xaforward.cluster.agent.PrivateDirectory;
 import io.xaforward.cluster.deploy.Launcher;
 import io.xaforward.cluster.deploy.SchedulerEnvironment;
 import io.xaforward.cluster.python.PythonSetup;
@@ -169,7 +170,7 @@ final class LaunchCommand implements Callable<Integer> {
         Path script = UserPaths.requireFile(UserPaths.resolve(python.toString()), "--python script");
         provideSecret();
         int world = worldSize(agent);
-        Path sockets = Files.createTempDirectory("xaf-launch-");
+        Path sockets = PrivateDirectory.create("xaf-launch-"); // the agents' sockets and logs, this user's alone
         List<RankPair> pairs = new ArrayList<>();
         Thread hook = new Thread(() -> pairs.forEach(RankPair::stop), "xaf-launch-stop");
         Runtime.getRuntime().addShutdownHook(hook);

@@ -3,7 +3,9 @@ package io.xaforward.bench.train;
 import io.xaforward.cluster.ClusterRun;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainingJob;
+import io.xaforward.cluster.agent.PrivateDirectory;
 import io.xaforward.cluster.python.PythonSetup;
+import io.xaforward.cluster.python.RankPair;
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
@@ -32,7 +34,7 @@ import java.util.function.Function;
  *
  * <p>On its first rank the peer starts every rank's agent (from a cluster file of the job's world, as on real
  * hosts), since an agent serves its socket only once its job is complete; then each rank's script starts when its
- * agent's socket is there.
+ * agent is ready ({@link RankPair#agentReady}) and still runs. The sockets lie in a {@link PrivateDirectory}.
  */
 public final class PytorchXafPeer implements TrainingJob.RankStarter {
     /** The peer's name on the command line and its endpoint label in the report. */
@@ -45,6 +47,8 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
     private Path script;
     private Path batches;
     private Path initialWeights;
+    private Path sockets;
+    private final List<Process> agents = new ArrayList<>();
 
     /** @param agentCommand the command running {@code xaf agent} with the given options (the CLI's main class) */
     public PytorchXafPeer(TrainJobSpec spec, Function<List<String>, List<String>> agentCommand) {
@@ -57,9 +61,13 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
         if (script == null) prepare(cluster);
         Path socket = socket(rank);
         long deadline = System.nanoTime() + 180_000_000_000L;
-        while (!Files.exists(socket)) {
+        while (!RankPair.agentReady(agentLog(rank), socket) || !agents.get(rank).isAlive()) {
+            if (!agents.get(rank).isAlive()) {
+                throw new IllegalStateException("rank " + rank + "'s agent ended (exit " + agents.get(rank).exitValue()
+                        + ") before it was ready; its script was not started (its log: " + agentLog(rank) + ")");
+            }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("rank " + rank + "'s agent did not open its socket in 180 s (its log: " + agentLog(rank) + ")");
+                throw new IllegalStateException("rank " + rank + "'s agent was not ready in 180 s (its log: " + agentLog(rank) + ")");
             }
             Thread.sleep(50);
         }
@@ -73,7 +81,7 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
     }
 
     private Path socket(int rank) {
-        return spec.workDir().resolve("agent-" + rank + ".sock").toAbsolutePath();
+        return sockets.resolve("agent-" + rank + ".sock");
     }
 
     private Path agentLog(int rank) {
@@ -84,6 +92,7 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
         if (!MODES.contains(cluster.spec().gatewayMode())) {
             throw new IllegalArgumentException("PyTorch over XAF runs through xdp, not " + cluster.spec().gatewayMode().configName());
         }
+        sockets = PrivateDirectory.create("xaf-bench-"); // the work directory need not be private
         script = DdpGlooPeer.copyScript(spec.workDir());
         if (!Files.exists(spec.data())) SyntheticCorpus.write(spec.data(), spec.trainer().seed(), 2_000_000);
         TokenDataset train = TrainingData.open(spec.data(), Tokenizer.byName("bytes")).train();
@@ -107,7 +116,9 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
             if (spec.wireSecurity().authenticated()) options.addAll(List.of("--secret-file", secret.toString()));
             ProcessBuilder pb = new ProcessBuilder(cluster.placedCommand(Netns.processBuilder(host.namespace(),
                     agentCommand.apply(options)).command())).redirectErrorStream(true).redirectOutput(agentLog(r).toFile());
-            cluster.stopOnTeardown(pb.start());
+            Process agent = pb.start();
+            agents.add(agent);
+            cluster.stopOnTeardown(agent);
         }
     }
 }

@@ -23,6 +23,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -36,6 +37,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
 
 import static io.xaforward.cluster.agent.AgentProtocol.*;
 
@@ -69,6 +72,9 @@ public final class AgentServer implements AutoCloseable {
         /** No training process said hello in time (its launch failed): the agent leaves the job. */
         NO_CLIENT
     }
+
+    /** How long a refused peer's connection stays open for it to read why. */
+    private static final Duration REFUSAL_LINGER = Duration.ofSeconds(2);
 
     /** Floats of one rank's fingerprint in the order check. */
     private static final int FINGERPRINT = 5;
@@ -145,8 +151,9 @@ public final class AgentServer implements AutoCloseable {
     }
 
     /**
-     * Listens on {@code socketPath} (mode 0600). A socket file left by an agent that is gone is replaced; one that
-     * another process still serves is an error.
+     * Listens on {@code socketPath} (mode 0600), which must lie in a {@link PrivateDirectory}. A socket file left by
+     * an agent of this user that is gone is replaced; one that another process still serves, or that another user
+     * bound, is an error.
      */
     public static AgentServer open(RankRuntime runtime, Identity identity, SharedSegment shm, Path socketPath,
                                    PrintStream log) throws IOException {
@@ -155,9 +162,15 @@ public final class AgentServer implements AutoCloseable {
             throw new IllegalArgumentException("--socket " + socketPath + " is longer than the " + limit
                     + " bytes a Unix socket path may have");
         }
+        PrivateDirectory.requirePrivate(socketPath.toAbsolutePath().getParent(), "--socket's directory");
         if (Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
             if (!isSocket(socketPath)) { // only a socket left by an earlier agent is ever replaced
                 throw new IllegalArgumentException("--socket " + socketPath + " exists and is not a socket");
+            }
+            UserPrincipal owner = PrivateDirectory.owner(socketPath);
+            if (!owner.equals(PrivateDirectory.currentUser())) { // bound while the directory was open to others
+                throw new IllegalStateException("--socket " + socketPath + " was bound by " + owner.getName()
+                        + ", not by " + PrivateDirectory.currentUser().getName() + ": not used (remove it)");
             }
             boolean live;
             try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socketPath))) {
@@ -169,8 +182,8 @@ public final class AgentServer implements AutoCloseable {
             Files.delete(socketPath);
         }
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        // Bound under a temporary name, made 0600, then renamed: the socket appears at its path only when it is
-        // private and accepting, so whoever waits for the file can connect at once.
+        // Bound under a temporary name, then renamed: the socket appears at its path only when it is accepting. The
+        // directory keeps other users out from the bind on; 0600 is kept as a second fence.
         Path bound = socketPath.resolveSibling(socketPath.getFileName() + "~");
         try {
             if (Files.exists(bound, LinkOption.NOFOLLOW_LINKS) && !isSocket(bound)) {
@@ -232,8 +245,61 @@ public final class AgentServer implements AutoCloseable {
                 if (!closed) end.completeExceptionally(e);
                 return;
             }
+            String stranger = stranger(channel);
+            if (stranger != null) {
+                log.println("xaf agent: rank " + identity.rank() + ": refused a connection from " + stranger);
+                Thread.ofVirtual().name("xaf-agent-refuse").start(() -> refuse(channel, stranger));
+                continue;
+            }
             connections.add(channel);
             Thread.ofVirtual().name("xaf-agent-connection").start(() -> read(new Connection(channel)));
+        }
+    }
+
+    /**
+     * Who is on the other end of {@code channel} when it is not this process's user (SO_PEERCRED, as the kernel saw
+     * them at connect), else null. The private directory already keeps others away; this holds even where an
+     * operator opened it.
+     */
+    private static String stranger(SocketChannel channel) {
+        try {
+            UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            return peer.user().equals(PrivateDirectory.currentUser()) ? null : "user " + peer.user().getName();
+        } catch (IOException | RuntimeException e) {
+            return "a peer whose credentials could not be read (" + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * Tells a refused peer why, then hangs up. What it sent is read and dropped first (one frame's worth, for at
+     * most {@link #REFUSAL_LINGER}): closing over unread bytes resets the connection, and it would see that instead.
+     */
+    private void refuse(SocketChannel channel, String stranger) {
+        Thread closer = Thread.ofVirtual().start(() -> {
+            try {
+                Thread.sleep(REFUSAL_LINGER);
+            } catch (InterruptedException done) {
+                // it hung up first
+            }
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // refused either way
+            }
+        });
+        try (channel) {
+            ByteBuffer reason = error(0, 0, "this agent serves its own user only; refused " + stranger);
+            while (reason.hasRemaining()) channel.write(reason);
+            channel.shutdownOutput();
+            ByteBuffer dropped = ByteBuffer.allocate(4 + MAX_FRAME);
+            int read;
+            do {
+                read = channel.read(dropped); // until it hangs up, or a frame's worth
+            } while (read >= 0 && dropped.hasRemaining());
+        } catch (IOException ignored) {
+            // refused either way
+        } finally {
+            closer.interrupt();
         }
     }
 

@@ -28,8 +28,9 @@ import java.time.Duration;
  * security, its transport and collectives), waits until every rank is up, then creates the shared segment and the
  * socket and serves the one training process ({@link AgentServer}) until it says bye or goes away.
  *
- * <p>The socket appears only once the whole job has joined, so a launcher may start the training process as soon as
- * it sees the file.
+ * <p>The socket appears only once the whole job has joined, and the {@code agent} line is printed once it accepts: a
+ * launcher starts the training process after that line (and while the agent still runs), not merely when a file
+ * appears.
  */
 public final class RankAgent {
     /**
@@ -55,13 +56,12 @@ public final class RankAgent {
         this.out = out;
     }
 
-    /** $XDG_RUNTIME_DIR/xaf-agent-jobJ-rankR.sock, or under /tmp with the user name when that is not set. */
-    public static Path defaultSocket(int job, int rank) {
-        String runtime = System.getenv("XDG_RUNTIME_DIR");
-        if (runtime != null && !runtime.isBlank() && Files.isDirectory(Path.of(runtime))) {
-            return Path.of(runtime, "xaf-agent-job" + job + "-rank" + rank + ".sock");
-        }
-        return Path.of("/tmp", "xaf-agent-" + System.getProperty("user.name") + "-job" + job + "-rank" + rank + ".sock");
+    /**
+     * A socket path in a fresh {@link PrivateDirectory} (under $XDG_RUNTIME_DIR when set, else the temporary
+     * directory, with a name no one can guess beforehand): the agent line says where.
+     */
+    public static Path defaultSocket(int job, int rank) throws IOException {
+        return PrivateDirectory.create("xaf-agent-job" + job + "-rank" + rank + "-").resolve("agent.sock");
     }
 
     /** Runs the agent; returns the process's exit status (0 after bye, {@link #EXIT_CLIENT_LOST}). */
@@ -86,6 +86,7 @@ public final class RankAgent {
                 .wireSecurity(o.wireSecurity(), o.secret(), run).build();
         int localRank = s.localRank() != null ? s.localRank() : localRank(world, o.rank());
         Path socket = s.socket() != null ? s.socket() : defaultSocket(o.jobId(), o.rank());
+        Path madeDirectory = s.socket() != null ? null : socket.getParent();
         Path shm = SharedSegment.defaultPath(o.jobId(), o.rank());
         // Stopped by a signal (a launcher's SIGTERM, Ctrl-C), the agent still removes its files: a segment left in
         // /dev/shm would hold memory until the next reboot.
@@ -93,6 +94,7 @@ public final class RankAgent {
             try {
                 if (AgentServer.isSocket(socket)) Files.delete(socket); // never a file of the user's at that path
                 Files.deleteIfExists(shm);
+                if (madeDirectory != null) PrivateDirectory.removeIfEmpty(madeDirectory);
             } catch (IOException e) {
                 System.err.println("xaf agent: could not remove " + socket + " or " + shm + ": " + e.getMessage());
             }
@@ -103,6 +105,7 @@ public final class RankAgent {
             return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket, shm,
                     s.shmBytes(), o.startTimeout());
         } finally {
+            if (madeDirectory != null) PrivateDirectory.removeIfEmpty(madeDirectory); // the socket is gone by now
             try {
                 Runtime.getRuntime().removeShutdownHook(cleanup);
             } catch (IllegalStateException shuttingDown) {

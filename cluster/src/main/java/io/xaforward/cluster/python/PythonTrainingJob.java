@@ -1,6 +1,7 @@
 package io.xaforward.cluster.python;
 
 import io.xaforward.cluster.ClusterRun;
+import io.xaforward.cluster.agent.PrivateDirectory;
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
@@ -69,6 +70,8 @@ public final class PythonTrainingJob {
         // Before any namespace: a missing package or script is one clear error.
         PythonSetup.packageRoot(environment);
         if (!Files.isRegularFile(spec.script())) throw new IllegalArgumentException("script " + spec.script() + " not found");
+        // The sockets' own directory: private (the work directory may be open to others) and short (sun_path)
+        Path sockets = PrivateDirectory.create("xaf-train-");
         try (ClusterRun cluster = new ClusterRun(spec.cluster(), out)) {
             if (spec.placed()) cluster.placed();
             IdentifierPlan plan = cluster.up();
@@ -81,7 +84,7 @@ public final class PythonTrainingJob {
             int world = plan.worldSize();
             List<RankPair> pairs = new ArrayList<>();
             for (int r = 0; r < world; r++) {
-                Path socket = socketPath(work, r);
+                Path socket = sockets.resolve("agent-" + r + ".sock");
                 RankPair pair = new RankPair(r, socket, work.resolve("agent-" + r + ".log"));
                 Node host = plan.host(r);
                 List<String> agent = spec.agentCommand().apply(agentOptions(r, world, host, clusterFile, secret, socket));
@@ -93,7 +96,8 @@ public final class PythonTrainingJob {
                 int r = pair.rank();
                 List<String> command = new ArrayList<>(List.of(PythonSetup.interpreter(environment), spec.script().toString()));
                 command.addAll(spec.scriptArgs());
-                Map<String, String> env = PythonSetup.scriptEnvironment(environment, r, world, 0, 1, socketPath(work, r));
+                Map<String, String> env = PythonSetup.scriptEnvironment(environment, r, world, 0, 1,
+                        sockets.resolve("agent-" + r + ".sock"));
                 cluster.stopOnTeardown(pair.startScript(
                         cluster.placedCommand(Netns.processBuilder(plan.host(r).namespace(), command).command()),
                         spec.workingDirectory(), env, spec.startTimeout(), line -> {
@@ -105,6 +109,8 @@ public final class PythonTrainingJob {
             Duration grace = spec.opTimeout().plus(RankPair.AGENT_GRACE).plusSeconds(30);
             List<RankPair.Exit> exits = RankPair.awaitAll(pairs, grace, out);
             return new Result(exits, (System.nanoTime() - start) / 1e9, cluster.gatewayCounters());
+        } finally {
+            PrivateDirectory.removeIfEmpty(sockets); // the agents, stopped by now, removed their sockets
         }
     }
 
@@ -121,12 +127,5 @@ public final class PythonTrainingJob {
         if (spec.wireSecurity().authenticated()) o.addAll(List.of("--secret-file", secret.toString()));
         if (spec.cluster().flows() > 1) o.addAll(List.of("--flows", Integer.toString(spec.cluster().flows())));
         return o;
-    }
-
-    /** A Unix socket's path must fit sun_path (108 bytes): the work directory's when it does, else one under /tmp. */
-    static Path socketPath(Path work, int rank) {
-        Path p = work.resolve("agent-" + rank + ".sock").toAbsolutePath();
-        if (p.toString().length() < 100) return p;
-        return Path.of("/tmp", "xaf-" + Integer.toHexString(work.toAbsolutePath().hashCode()) + "-agent-" + rank + ".sock");
     }
 }

@@ -1,12 +1,16 @@
 package io.xaforward.cluster.python;
 
+import io.xaforward.cluster.WorkerLine;
+import io.xaforward.cluster.agent.PrivateDirectory;
 import io.xaforward.cluster.agent.RankAgent;
 
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -30,7 +34,7 @@ import java.util.function.Consumer;
  * hosts) and {@code xaf train --python} (emulated data centers).
  *
  * <p>Use: {@link #startAgent}, then (once every local agent is started: an agent may open its socket only when the
- * whole job has joined) {@link #startScript}, then {@link #await}.
+ * whole job has joined) {@link #startScript}, then {@link #await}. The socket lies in a {@link PrivateDirectory}.
  */
 public final class RankPair {
     /** How long an agent may take to leave the job after its script ended. */
@@ -78,8 +82,12 @@ public final class RankPair {
         return rank;
     }
 
-    /** Starts the agent (its command already wrapped for its namespace and placement), output into its log. */
+    /**
+     * Starts the agent (its command already wrapped for its namespace and placement), output into its log. The
+     * socket's directory must be private ({@link PrivateDirectory}): nobody else may have bound the path.
+     */
     public Process startAgent(List<String> command) throws IOException {
+        PrivateDirectory.requirePrivate(socket.toAbsolutePath().getParent(), "the agent socket's directory");
         Files.deleteIfExists(socket);
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(agentLog.toFile());
@@ -88,23 +96,32 @@ public final class RankPair {
     }
 
     /**
-     * Waits until the agent serves its socket, then starts the script in {@code directory} (the user's working
-     * directory: paths among its arguments are the user's) with {@code environment} added to this process's; each line it prints (standard output and error) goes to {@code output}. Fails with the agent's last
-     * words when the agent ends first, or when the socket does not appear within {@code timeout}.
+     * Waits until the agent is ready, then starts the script in {@code directory} (the user's working directory: paths
+     * among its arguments are the user's) with {@code environment} added to this process's; each line it prints
+     * (standard output and error) goes to {@code output}. Ready means: the agent printed its {@code agent} line
+     * naming this socket (it does once it accepts), the socket is there and is this user's, and the agent still runs.
+     * A file at the path alone is not enough: an agent that bound its socket and then failed never starts a script.
+     * Fails with the agent's last words when the agent ends first, or when it is not ready within {@code timeout}.
      */
     public Process startScript(List<String> command, Path directory, Map<String, String> environment, Duration timeout,
                                Consumer<String> output) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (!Files.exists(socket)) {
+        while (!agentReady(agentLog, socket)) {
             if (!agent.isAlive()) {
                 throw new IllegalStateException("rank " + rank + ": the agent ended (exit " + agent.exitValue()
-                        + ") before serving its socket: " + lastWords(agentLog) + " (its log: " + agentLog + ")");
+                        + ") before it was ready; the script was not started: " + lastWords(agentLog)
+                        + " (its log: " + agentLog + ")");
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("rank " + rank + ": the agent did not open " + socket + " within "
-                        + timeout.toSeconds() + " s (its log: " + agentLog + ")");
+                throw new IllegalStateException("rank " + rank + ": the agent was not ready on " + socket + " within "
+                        + timeout.toSeconds() + " s; the script was not started (its log: " + agentLog + ")");
             }
             Thread.sleep(50);
+        }
+        if (!agent.isAlive()) { // ready, then gone before the script could start
+            throw new IllegalStateException("rank " + rank + ": the agent ended (exit " + agent.exitValue()
+                    + ") right after it was ready; the script was not started: " + lastWords(agentLog)
+                    + " (its log: " + agentLog + ")");
         }
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(directory.toFile());
         pb.environment().putAll(environment);
@@ -220,6 +237,33 @@ public final class RankPair {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Whether an agent is ready to serve on {@code socket}: its log holds its {@code agent} line for that socket
+     * (printed once the socket accepts) and the socket is there, a socket of this user. The caller checks, after
+     * this, that the agent still runs.
+     */
+    public static boolean agentReady(Path agentLog, Path socket) throws IOException {
+        return announced(agentLog, socket) && ownSocket(socket);
+    }
+
+    private static boolean announced(Path agentLog, Path socket) throws IOException {
+        if (!Files.exists(agentLog)) return false;
+        String expected = socket.toAbsolutePath().toString().replace(' ', '_');
+        for (String line : Files.readAllLines(agentLog, StandardCharsets.ISO_8859_1)) { // never fails on bytes
+            WorkerLine w = WorkerLine.parse(line);
+            if (w != null && w.kind().equals("agent") && expected.equals(w.values().get("socket"))) return true;
+        }
+        return false;
+    }
+
+    /** Whether the socket exists, is a socket, and belongs to this user (not following links). */
+    private static boolean ownSocket(Path socket) throws IOException {
+        if (!Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) return false;
+        int mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+        return (mode & 0170000) == 0140000 && Files.getOwner(socket, LinkOption.NOFOLLOW_LINKS)
+                .equals(PrivateDirectory.currentUser());
     }
 
     private List<String> scriptLines() {

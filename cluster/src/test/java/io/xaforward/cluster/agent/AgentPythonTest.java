@@ -15,6 +15,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -72,6 +73,30 @@ class AgentPythonTest {
             }
             assertTrue(digests.get(0).contains("1:") && digests.get(0).contains("2:"), digests.get(0));
             for (String d : digests) assertEquals(digests.get(0), d, "every rank ends with identical weights");
+        }
+    }
+
+    @Test
+    void optimizerStateTravelsAsDataAndAPickleOrAnAbsurdLengthIsRefusedWithoutRunning() throws Exception {
+        Path marker = dir.resolve("unpickled"), control = dir.resolve("control");
+        try (LoopbackAgents agents = new LoopbackAgents(dir, new int[]{0, 0}, Algorithm.RING, 1 << 20,
+                Duration.ofSeconds(60)).awaitSockets(Duration.ofSeconds(30))) {
+            Map<String, String> env = Map.of("MARKER", marker.toString(), "CONTROL_MARKER", control.toString());
+            List<PythonRank> ranks = new ArrayList<>();
+            for (int r = 0; r < 2; r++) ranks.add(PythonRank.start("optimizer_state_wire.py", agents, r, dir, env));
+            assertEveryRankPasses(ranks, agents);
+            Pattern state = Pattern.compile("RESULT state=([0-9a-f]{64})");
+            Matcher root = state.matcher(ranks.get(0).output()), other = state.matcher(ranks.get(1).output());
+            assertTrue(root.find() && other.find(), ranks.get(1).output());
+            assertEquals(root.group(1), other.group(1), "rank 1 holds the root's Adam state, moments and steps alike");
+            String receiver = ranks.get(1).output();
+            assertTrue(receiver.contains("REFUSED pickle: broadcast_optimizer_state: the root rank sent a description"
+                    + " that is not JSON"), receiver);
+            assertTrue(receiver.contains("MARKER exists=False"), receiver);
+            assertTrue(receiver.contains("REFUSED length: broadcast_optimizer_state: the root rank announced "
+                    + (1L << 40) + " bytes of description"), receiver);
+            assertTrue(Files.exists(control), "the payload does run when unpickled (the root's own control)");
+            assertFalse(Files.exists(marker), "nothing unpickled the broadcast");
         }
     }
 

@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +24,9 @@ import static org.junit.jupiter.api.Assertions.*;
 class RankPairTest {
     /**
      * argv: socket, then what to do: "serve" (one client, exit 0 when it hangs up), "lose" (exit 3 when it hangs up, as
-     * xaf agent does when its script went without bye), "die CODE" (print and exit after 0.5 s) or "refuse".
+     * xaf agent does when its script went without bye), "die CODE" (print and exit after 0.5 s), "refuse", or
+     * "bind-and-fail" (binds its socket, then fails after 1 s without saying it is ready). Once it accepts it prints
+     * the agent line, as xaf agent does.
      */
     static final String AGENT = """
             import socket, sys, time
@@ -31,6 +34,9 @@ class RankPairTest {
             if what == "refuse":
                 print("xaf: the job token does not match", flush=True); sys.exit(4)
             s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(1)
+            if what == "bind-and-fail":
+                time.sleep(1); print("xaf: rank 0 did not join within the start timeout", flush=True); sys.exit(2)
+            print("@xaf agent rank=0 socket=" + path, flush=True)
             c, _ = s.accept()
             if what == "die":
                 time.sleep(0.5); print("xaf: lost the peers of rank 1", flush=True); sys.exit(int(sys.argv[3]))
@@ -101,6 +107,30 @@ class RankPairTest {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> p.startScript(
                 List.of("/usr/bin/python3", "-c", "pass"), dir, Map.of(), Duration.ofSeconds(60), line -> { }));
         assertTrue(e.getMessage().contains("exit 4") && e.getMessage().contains("the job token does not match"), e.getMessage());
+    }
+
+    @Test
+    void anAgentThatBindsItsSocketAndFailsBeforeItIsReadyNeverStartsTheScript() throws Exception {
+        Path socket = dir.resolve("r.sock"), started = dir.resolve("script-started");
+        RankPair p = new RankPair(0, socket, dir.resolve("agent.log"));
+        p.startAgent(List.of("/usr/bin/python3", "-c", AGENT, socket.toString(), "bind-and-fail"));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> p.startScript(
+                List.of("/usr/bin/python3", "-c", "open('" + started + "', 'w')"), dir, Map.of(),
+                Duration.ofSeconds(60), line -> { }));
+        assertTrue(e.getMessage().contains("exit 2") && e.getMessage().contains("before it was ready; the script was"
+                + " not started: rank 0 did not join within the start timeout"), e.getMessage());
+        assertTrue(Files.exists(socket), "the socket file was there the whole second: a file alone is not ready");
+        assertFalse(Files.exists(started), "the script never ran");
+    }
+
+    @Test
+    void aSocketDirectoryThatOthersCanEnterIsRefused() throws Exception {
+        Path open = Files.createDirectory(dir.resolve("open"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxr-xr-x"));
+        RankPair p = new RankPair(0, open.resolve("r.sock"), dir.resolve("agent.log"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> p.startAgent(List.of("/usr/bin/python3", "-c", AGENT, open.resolve("r.sock").toString(), "serve")));
+        assertTrue(e.getMessage().contains("has mode rwxr-xr-x, not rwx------"), e.getMessage());
     }
 
     @Test
