@@ -32,8 +32,10 @@ import org.junit.jupiter.api.Test;
  * runs the real {@code xaf gateway} as the pod would: the ConfigMap's config (its interfaces, eth1 and eth2, made as
  * veths in a namespace of their own), {@code --pin} on the host's bpffs, and exactly the manifest's capabilities
  * (setpriv: root whose bounding and inheritable sets hold only those, which is what a container runtime gives
- * {@code capabilities: {drop: [ALL], add: [...]}}). It must attach, pin and answer on its metrics endpoint; with any
- * one of CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON taken away it must fail to start, so none of them is there for show.
+ * {@code capabilities: {drop: [ALL], add: [...]}}), in a mount namespace whose /sys/fs/bpf is only the manifest's
+ * hostPath directory of the host's bpffs, bound there as the kubelet binds it. It must attach, pin into that
+ * directory and answer on its metrics endpoint; with any one of CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON taken away it
+ * must fail to start, so none of them is there for show.
  */
 class KubernetesGatewayCapabilitiesTest {
     static final String NS = "xk8s" + Integer.toHexString(new Random().nextInt(0x1000, 0x10000));
@@ -43,6 +45,10 @@ class KubernetesGatewayCapabilitiesTest {
     static Path config;
     static List<String> capabilities;
     static int metricsPort;
+    /** The host's directory bound at the gateway's /sys/fs/bpf: the manifest's hostPath, made unique to this run. */
+    static Path hostBpffsDir;
+    /** Where the gateway's pins land on the host: GatewayPins' xaforward/NAME below that directory. */
+    static GatewayPins pins;
 
     @BeforeAll
     static void setUp() throws Exception {
@@ -52,6 +58,13 @@ class KubernetesGatewayCapabilitiesTest {
         ConfigMap cm = objects.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast).findFirst().orElseThrow();
         Container c = ds.getSpec().getTemplate().getSpec().getContainers().get(0);
         capabilities = c.getSecurityContext().getCapabilities().getAdd().stream().map(n -> n.toLowerCase(Locale.ROOT)).toList();
+        String bpffsVolume = c.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/sys/fs/bpf")).findFirst()
+                .orElseThrow().getName();
+        String hostPath = ds.getSpec().getTemplate().getSpec().getVolumes().stream().filter(v -> v.getName().equals(bpffsVolume))
+                .findFirst().orElseThrow().getHostPath().getPath();
+        assertTrue(hostPath.startsWith("/sys/fs/bpf/"), "the gateway's directory of the host's bpffs: " + hostPath);
+        hostBpffsDir = Files.createDirectories(Path.of(hostPath + "-" + NS)); // DirectoryOrCreate
+        pins = GatewayPins.at(hostBpffsDir.resolve("xaforward").resolve(PIN_NAME));
         assertEquals(List.of("ALL"), c.getSecurityContext().getCapabilities().getDrop());
 
         String text = cm.getData().get("gateway.yaml");
@@ -72,8 +85,14 @@ class KubernetesGatewayCapabilitiesTest {
 
     @AfterAll
     static void tearDown() throws Exception {
-        GatewayPins pins = GatewayPins.forGateway(PIN_NAME);
-        if (Files.exists(pins.dir())) pins.remove();
+        if (pins != null && Files.exists(pins.dir())) pins.remove();
+        if (hostBpffsDir != null) {
+            Files.deleteIfExists(hostBpffsDir.resolve("xaforward"));
+            Files.deleteIfExists(hostBpffsDir);
+            try (var left = Files.list(hostBpffsDir.getParent())) {
+                if (left.findAny().isEmpty()) Files.delete(hostBpffsDir.getParent());
+            }
+        }
         Netns.delete(NS);
         if (config != null) Files.deleteIfExists(config);
     }
@@ -82,6 +101,17 @@ class KubernetesGatewayCapabilitiesTest {
     static List<String> onlyCapabilities(List<String> caps) {
         String set = "-all" + caps.stream().map(c -> ",+" + c).reduce("", String::concat);
         return List.of("setpriv", "--inh-caps=" + set, "--bounding-set=" + set, "--");
+    }
+
+    /**
+     * What the container runtime does with the DaemonSet's bpffs volume: a mount namespace of the gateway's own whose
+     * /sys/fs/bpf is the host's directory bound there, then setpriv leaving root only {@code caps}.
+     */
+    static List<String> asThePod(List<String> caps) {
+        List<String> wrapper = new ArrayList<>(List.of("unshare", "--mount", "--propagation", "private", "--",
+                "sh", "-c", "mount --bind \"$0\" /sys/fs/bpf && exec \"$@\"", hostBpffsDir.toString()));
+        wrapper.addAll(onlyCapabilities(caps));
+        return wrapper;
     }
 
     /** The manifest's capabilities that this process can hand on (its bounding set); the others are named. */
@@ -108,12 +138,12 @@ class KubernetesGatewayCapabilitiesTest {
         assertTrue(Set.of("sys_resource").containsAll(notHere), "this test cannot grant " + notHere);
         List<String> options = List.of("--pin", "--name", PIN_NAME);
 
-        GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, onlyCapabilities(caps), options);
+        GatewayProcess g = GatewayProcess.startKeepingMounts(NS, config, asThePod(caps), options);
         try {
             g.awaitReady(60_000);
             for (String port : List.of("eth1", "eth2")) {
                 assertTrue(Netns.exec(NS, "ip", "link", "show", port).stdout().contains("xdp"), port + " has the program");
-                assertTrue(GatewayPins.forGateway(PIN_NAME).hasLink(port), port + "'s link is pinned on the host's bpffs");
+                assertTrue(pins.hasLink(port), port + "'s link is pinned in the pod's directory of the host's bpffs");
             }
             // What the readiness probe asks (GET /metrics on the config's endpoint, from the same network namespace).
             String metrics = Netns.exec(NS, Duration.ofSeconds(20), null,
@@ -123,13 +153,14 @@ class KubernetesGatewayCapabilitiesTest {
         } finally {
             g.close();
         }
-        GatewayPins.forGateway(PIN_NAME).remove();
+        assertFalse(Files.exists(Path.of("/sys/fs/bpf", "xaforward", PIN_NAME)), "pinned outside the pod's directory");
+        pins.remove();
         assertFalse(Netns.exec(NS, "ip", "link", "show").stdout().contains("xdp"), "detached once unpinned");
 
         for (String without : List.of("bpf", "net_admin", "perfmon")) {
             assertTrue(caps.contains(without), "the manifest adds " + without);
             List<String> fewer = caps.stream().filter(c -> !c.equals(without)).toList();
-            GatewayProcess h = GatewayProcess.startKeepingMounts(NS, config, onlyCapabilities(fewer), options);
+            GatewayProcess h = GatewayProcess.startKeepingMounts(NS, config, asThePod(fewer), options);
             try {
                 assertEquals(1, h.awaitExit(60_000), "without " + without + " it must not start: " + h.output());
                 assertTrue(h.sawLine("cannot start"), h.output());
@@ -137,7 +168,7 @@ class KubernetesGatewayCapabilitiesTest {
                 h.close();
             }
             assertFalse(Netns.exec(NS, "ip", "link", "show").stdout().contains("xdp"), "without " + without + ": nothing attached");
-            assertFalse(GatewayPins.forGateway(PIN_NAME).hasMaps(), "without " + without + ": nothing pinned");
+            assertFalse(pins.hasMaps(), "without " + without + ": nothing pinned");
         }
     }
 }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -20,6 +21,10 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.xaforward.gateway.GatewayConfig;
 import io.xaforward.gateway.GatewayConfigParser;
@@ -53,12 +58,15 @@ import picocli.CommandLine;
  * the gateway's capabilities, host network, bpffs mount, its probes on the metrics endpoint its config (parsed by
  * the gateway's own parser) serves; the workers' pod index as their rank and the Job's completions as the world
  * size, their arguments parsed by the real {@code xaf worker} command; etcd with TLS and client certificates; every
- * key and config file a file rather than the link a Secret or ConfigMap volume gives (xaf refuses links). No cluster
- * can run here: this is what can be checked without one.
+ * key and config file a file rather than the link a Secret or ConfigMap volume gives (xaf refuses links); etcd and
+ * the gateway in a system namespace and each job in its own; the gateway's bpffs mount limited to its pin directory;
+ * RuntimeDefault seccomp and no service-account token on every pod; a NetworkPolicy on etcd's client and metrics
+ * ports. No cluster can run here: this is what can be checked without one.
  */
 class KubernetesManifestsTest {
     static final Path DIR = Path.of("..", "deploy", "kubernetes");
-    static final String NAMESPACE = "xaforward";
+    /** Where etcd and the gateway live; every job has a namespace of its own. */
+    static final String SYSTEM_NAMESPACE = "xaf-system";
     static final Map<String, List<HasMetadata>> FILES = new HashMap<>();
 
     @BeforeAll
@@ -91,15 +99,16 @@ class KubernetesManifestsTest {
     }
 
     @Test
-    void everyFieldIsOneTheModelKnowsAndEverythingIsInTheNamespace() {
+    void everyFieldIsOneTheModelKnowsAndEverythingIsInANamespaceTheManifestsMake() {
+        Set<String> namespaces = namespaces().keySet();
         for (var file : FILES.entrySet()) {
             for (HasMetadata o : file.getValue()) {
                 String what = file.getKey() + ": " + o.getKind() + " " + o.getMetadata().getName();
                 List<String> unknown = new ArrayList<>();
                 unknownFields(o, o.getKind(), unknown, new IdentityHashMap<>());
                 assertEquals(List.of(), unknown, what + ": fields the Kubernetes API does not have (misspelt?)");
-                if (o instanceof Namespace) assertEquals(NAMESPACE, o.getMetadata().getName());
-                else assertEquals(NAMESPACE, o.getMetadata().getNamespace(), what);
+                if (!(o instanceof Namespace)) assertTrue(namespaces.contains(o.getMetadata().getNamespace()), what + " in "
+                        + o.getMetadata().getNamespace() + ", which no manifest makes (" + namespaces + ")");
             }
         }
     }
@@ -150,15 +159,30 @@ class KubernetesManifestsTest {
         assertEquals(0L, sc.getRunAsUser(), "the config, keys and pins are root's");
     }
 
+    /** The node's directory the DaemonSet mounts at the pod's /sys/fs/bpf: its own, per gateway name. */
+    static final String GATEWAY_BPFFS_DIR = "/sys/fs/bpf/xaf/";
+
     @Test
-    void theBpfFilesystemOfTheHostIsMountedWhereThePinsLive() {
+    void theGatewayMountsOnlyItsOwnDirectoryOfTheHostsBpffsWhereItsPinsLive() {
         PodSpec pod = only(DaemonSet.class, "xaf-gateway").getSpec().getTemplate().getSpec();
+        GatewayCommand cmd = gatewayCommand();
+        assertTrue(cmd.pin, "the mount is there for --pin: a restarted pod adopts the pinned program");
+        assertNotNull(cmd.name, "--name: the pins' directory does not hang on the config file's name");
+        // GatewayPins looks for a bpffs at /sys/fs/bpf and pins under xaforward/NAME/ there.
         VolumeMount m = mountAt(container(pod, "gateway"), "/sys/fs/bpf");
+        assertFalse(Boolean.TRUE.equals(m.getReadOnly()), "--pin writes there");
         Volume v = volume(pod, m.getName());
         assertNotNull(v.getHostPath(), "the host's bpffs, so that pins outlive the pod");
-        assertEquals("/sys/fs/bpf", v.getHostPath().getPath());
-        assertFalse(Boolean.TRUE.equals(m.getReadOnly()), "--pin writes there");
-        assertTrue(gatewayCommand().pin, "the mount is there for --pin: a restarted pod adopts the pinned program");
+        Path own = Path.of(GATEWAY_BPFFS_DIR + cmd.name);
+        assertEquals(own.toString(), v.getHostPath().getPath(), "only the gateway's own directory of the node's bpffs");
+        assertEquals("DirectoryOrCreate", v.getHostPath().getType(), "the kubelet makes it before the first pod");
+        for (Volume other : pod.getVolumes()) {
+            if (other.getHostPath() == null) continue;
+            Path hp = Path.of(other.getHostPath().getPath());
+            assertFalse(own.startsWith(hp) && !own.equals(hp), "volume " + other.getName() + " mounts " + hp
+                    + ", which holds every program's pins on the node");
+            assertFalse(hp.startsWith("/sys/fs/bpf") && !hp.equals(own), "volume " + other.getName() + ": another part of the bpffs");
+        }
     }
 
     @Test
@@ -314,7 +338,7 @@ class KubernetesManifestsTest {
         }
         assertTrue(switches.contains("--client-cert-auth"), "clients prove who they are with a certificate");
         assertTrue(flags.get("--listen-client-urls").startsWith("https://"), "clients only over TLS");
-        assertEquals("https://xaf-etcd.xaforward.svc:2379", flags.get("--advertise-client-urls"));
+        assertEquals("https://xaf-etcd." + SYSTEM_NAMESPACE + ".svc:2379", flags.get("--advertise-client-urls"));
         for (String f : List.of("--cert-file", "--key-file", "--trusted-ca-file")) {
             String file = flags.get(f);
             assertNotNull(file, f);
@@ -355,21 +379,148 @@ class KubernetesManifestsTest {
         assertEquals(0400, v.getSecret().getDefaultMode(), file + ": private to root");
     }
 
+    // ---- namespaces, seccomp, tokens, the NetworkPolicy ----
+
+    /** A pod template's namespace and spec. */
+    record PodOf(String what, String namespace, PodSpec spec) {}
+
+    static List<PodOf> pods() {
+        List<PodOf> out = new ArrayList<>();
+        for (HasMetadata o : FILES.values().stream().flatMap(List::stream).toList()) {
+            PodSpec pod = o instanceof DaemonSet d ? d.getSpec().getTemplate().getSpec()
+                    : o instanceof StatefulSet s ? s.getSpec().getTemplate().getSpec()
+                    : o instanceof Job j ? j.getSpec().getTemplate().getSpec() : null;
+            if (pod != null) out.add(new PodOf(o.getKind() + " " + o.getMetadata().getName(), o.getMetadata().getNamespace(), pod));
+        }
+        return out;
+    }
+
+    /**
+     * The namespaces the manifests make, each with the labels a selector sees: its own and
+     * {@code kubernetes.io/metadata.name}, which Kubernetes sets on every namespace.
+     */
+    static Map<String, Map<String, String>> namespaces() {
+        Map<String, Map<String, String>> out = new HashMap<>();
+        for (HasMetadata o : FILES.values().stream().flatMap(List::stream).toList()) {
+            if (!(o instanceof Namespace ns)) continue;
+            Map<String, String> labels = new HashMap<>(Optional.ofNullable(ns.getMetadata().getLabels()).orElse(Map.of()));
+            labels.put("kubernetes.io/metadata.name", ns.getMetadata().getName());
+            out.put(ns.getMetadata().getName(), labels);
+        }
+        return out;
+    }
+
+    @Test
+    void etcdAndTheGatewayLiveInTheSystemNamespaceAndEachJobInANamespaceOfItsOwn() {
+        assertEquals(SYSTEM_NAMESPACE, only(StatefulSet.class, "xaf-etcd").getMetadata().getNamespace());
+        assertEquals(SYSTEM_NAMESPACE, only(DaemonSet.class, "xaf-gateway").getMetadata().getNamespace());
+        List<Job> jobs = FILES.values().stream().flatMap(List::stream).filter(Job.class::isInstance).map(Job.class::cast).toList();
+        assertFalse(jobs.isEmpty());
+        for (Job job : jobs) {
+            String ns = job.getMetadata().getNamespace();
+            assertFalse(ns.equals(SYSTEM_NAMESPACE), "whoever may create a Job in " + ns + " may mount its Secrets: etcd's"
+                    + " server key and the gateway's credentials must not be among them");
+            assertTrue(namespaces().containsKey(ns), "the job's namespace is made with it: " + ns);
+            List<PodOf> neighbours = pods().stream().filter(p -> p.namespace().equals(ns)).toList();
+            assertEquals(1, neighbours.size(), "one job per namespace, nothing else in it: " + neighbours);
+        }
+    }
+
+    @Test
+    void everyPodRunsUnderTheRuntimesDefaultSeccompProfileWithoutAServiceAccountToken() {
+        for (PodOf p : pods()) {
+            assertEquals(Boolean.FALSE, p.spec().getAutomountServiceAccountToken(), p.what() + ": no pod of ours talks to the API");
+            assertNotNull(p.spec().getSecurityContext(), p.what());
+            assertNotNull(p.spec().getSecurityContext().getSeccompProfile(), p.what() + ": a seccomp profile");
+            assertEquals("RuntimeDefault", p.spec().getSecurityContext().getSeccompProfile().getType(), p.what());
+            for (Container c : p.spec().getContainers()) {
+                var own = c.getSecurityContext() == null ? null : c.getSecurityContext().getSeccompProfile();
+                assertTrue(own == null || "RuntimeDefault".equals(own.getType()), p.what() + "/" + c.getName()
+                        + " overrides the pod's seccomp profile with " + own);
+            }
+        }
+    }
+
+    @Test
+    void aNetworkPolicyLetsOnlyTheGatewayAndTheJobsReachEtcdsClientPortAndOnlyMonitoringItsMetrics() {
+        StatefulSet sts = only(StatefulSet.class, "xaf-etcd");
+        Map<String, String> etcdLabels = sts.getSpec().getTemplate().getMetadata().getLabels();
+        Container etcd = container(sts.getSpec().getTemplate().getSpec(), "etcd");
+        int clientPort = URI.create(etcdFlag(etcd, "--listen-client-urls")).getPort();
+        int metricsPort = URI.create(etcdFlag(etcd, "--listen-metrics-urls")).getPort();
+
+        List<NetworkPolicy> policies = FILES.values().stream().flatMap(List::stream).filter(NetworkPolicy.class::isInstance)
+                .map(NetworkPolicy.class::cast)
+                .filter(np -> np.getMetadata().getNamespace().equals(sts.getMetadata().getNamespace()))
+                .filter(np -> selects(np.getSpec().getPodSelector(), etcdLabels)).toList();
+        assertFalse(policies.isEmpty(), "no NetworkPolicy selects etcd's pods: every pod may reach every port");
+        Map<Integer, List<NetworkPolicyPeer>> admitted = new HashMap<>();
+        for (NetworkPolicy np : policies) {
+            assertTrue(np.getSpec().getPolicyTypes().contains("Ingress"), np.getMetadata().getName());
+            for (NetworkPolicyIngressRule rule : np.getSpec().getIngress()) {
+                assertFalse(rule.getPorts() == null || rule.getPorts().isEmpty(), "a rule without ports admits every port");
+                assertFalse(rule.getFrom() == null || rule.getFrom().isEmpty(), "a rule without from admits every source");
+                for (NetworkPolicyPort port : rule.getPorts()) {
+                    assertTrue(port.getEndPort() == null, "a range of ports");
+                    admitted.computeIfAbsent(portNumber(etcd, port.getPort()), k -> new ArrayList<>()).addAll(rule.getFrom());
+                }
+            }
+        }
+        assertTrue(admitted.containsKey(clientPort), "the gateway and the workers must reach the client port");
+        assertTrue(Set.of(clientPort, metricsPort).containsAll(admitted.keySet()), "ports etcd does not serve: " + admitted.keySet());
+
+        Map<String, Map<String, String>> namespaces = namespaces();
+        Map<String, String> stranger = Map.of("kubernetes.io/metadata.name", "default");
+        Set<String> reaching = new TreeSet<>();
+        for (NetworkPolicyPeer peer : admitted.get(clientPort)) {
+            if (peer.getIpBlock() != null) {
+                // the host-network pods (gateway, workers) connect from their node's address
+                assertFalse(peer.getIpBlock().getCidr().endsWith("/0"), "an ipBlock of every address");
+                continue;
+            }
+            assertTrue(peer.getPodSelector() == null, "namespaces, not pods picked by labels any pod can carry");
+            assertNotNull(peer.getNamespaceSelector(), "a peer of neither namespaces nor addresses");
+            assertFalse(selects(peer.getNamespaceSelector(), stranger), "a namespace of anyone: " + peer);
+            for (var ns : namespaces.entrySet()) if (selects(peer.getNamespaceSelector(), ns.getValue())) reaching.add(ns.getKey());
+        }
+        Set<String> needed = new TreeSet<>(Set.of(only(DaemonSet.class, "xaf-gateway").getMetadata().getNamespace()));
+        for (PodOf p : pods()) if (p.what().startsWith("Job ")) needed.add(p.namespace());
+        assertEquals(needed, reaching, "the namespaces that reach etcd's client port");
+
+        for (NetworkPolicyPeer peer : admitted.getOrDefault(metricsPort, List.of())) {
+            assertTrue(peer.getIpBlock() == null && peer.getPodSelector() == null, "metrics: only the monitoring namespace: " + peer);
+            assertEquals(Map.of("kubernetes.io/metadata.name", "monitoring"), peer.getNamespaceSelector().getMatchLabels(),
+                    "metrics: only the monitoring namespace");
+            assertTrue(peer.getNamespaceSelector().getMatchExpressions() == null
+                    || peer.getNamespaceSelector().getMatchExpressions().isEmpty(), peer.toString());
+        }
+    }
+
+    /** Whether a label selector (matchLabels only: these manifests use no expressions) picks {@code labels}. */
+    static boolean selects(LabelSelector selector, Map<String, String> labels) {
+        assertNotNull(selector, "a missing selector");
+        assertTrue(selector.getMatchExpressions() == null || selector.getMatchExpressions().isEmpty(),
+                "matchExpressions: this test reads matchLabels only");
+        Map<String, String> wanted = Optional.ofNullable(selector.getMatchLabels()).orElse(Map.of());
+        return labels.entrySet().containsAll(wanted.entrySet());
+    }
+
+    static String etcdFlag(Container etcd, String flag) {
+        return etcd.getCommand().stream().filter(a -> a.startsWith(flag + "=")).map(a -> a.substring(flag.length() + 1))
+                .findFirst().orElseThrow(() -> new AssertionError("etcd has no " + flag));
+    }
+
     // ---- the README ----
 
     @Test
     void theReadmeCreatesEverySecretTheManifestsMountAndSaysNoClusterRanHere() throws Exception {
         String readme = Files.readString(DIR.resolve("README.md"));
         Set<String> created = new TreeSet<>();
-        Matcher m = Pattern.compile("kubectl -n xaforward create secret generic ([a-z0-9-]+)").matcher(readme);
-        while (m.find()) created.add(m.group(1));
+        Matcher m = Pattern.compile("kubectl -n ([a-z0-9-]+) create secret generic ([a-z0-9-]+)").matcher(readme);
+        while (m.find()) created.add(m.group(1) + "/" + m.group(2));
         Set<String> mounted = new TreeSet<>();
-        for (HasMetadata o : FILES.values().stream().flatMap(List::stream).toList()) {
-            PodSpec pod = o instanceof DaemonSet d ? d.getSpec().getTemplate().getSpec()
-                    : o instanceof StatefulSet s ? s.getSpec().getTemplate().getSpec()
-                    : o instanceof Job j ? j.getSpec().getTemplate().getSpec() : null;
-            if (pod == null) continue;
-            for (Volume v : pod.getVolumes()) if (v.getSecret() != null) mounted.add(v.getSecret().getSecretName());
+        for (PodOf p : pods()) {
+            for (Volume v : p.spec().getVolumes()) if (v.getSecret() != null) mounted.add(p.namespace() + "/" + v.getSecret().getSecretName());
         }
         assertEquals(mounted, created, "README's kubectl create secret lines against the Secrets the pods mount");
         for (String f : FILES.keySet()) assertTrue(readme.contains(f), "README describes " + f);

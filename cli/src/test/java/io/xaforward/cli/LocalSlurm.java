@@ -26,17 +26,25 @@ final class LocalSlurm implements AutoCloseable {
     final String node;
     private final List<Process> daemons = new ArrayList<>();
 
-    private LocalSlurm(Path dir, String node) {
+    private final String extraConf;
+
+    private LocalSlurm(Path dir, String node, String extraConf) {
         this.dir = dir;
         this.conf = dir.resolve("slurm.conf");
         this.node = node;
+        this.extraConf = extraConf;
     }
 
     static LocalSlurm start() throws Exception {
+        return start("");
+    }
+
+    /** As {@link #start()}, with {@code extraConf} (whole lines, e.g. {@code PrologSlurmctld=...}) added to slurm.conf. */
+    static LocalSlurm start(String extraConf) throws Exception {
         Path dir = Files.createTempDirectory("xaf-slurm-");
         // munged refuses a socket in a directory others cannot traverse, or can write to
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
-        LocalSlurm s = new LocalSlurm(dir, run(List.of("hostname", "-s"), Map.of()).strip());
+        LocalSlurm s = new LocalSlurm(dir, run(List.of("hostname", "-s"), Map.of()).strip(), extraConf);
         try {
             s.startDaemons();
             return s;
@@ -89,7 +97,7 @@ final class LocalSlurm implements AutoCloseable {
                 JobCompType=jobcomp/none
                 NodeName=%1$s CPUs=2 State=UNKNOWN
                 PartitionName=xaf Nodes=%1$s Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
-                """.formatted(node, freePort(), freePort(), socket, dir));
+                """.formatted(node, freePort(), freePort(), socket, dir) + extraConf);
         daemon("slurmctld", List.of("slurmctld", "-D", "-i"));
         daemon("slurmd", List.of("slurmd", "-D"));
         long deadline = System.currentTimeMillis() + 60_000;

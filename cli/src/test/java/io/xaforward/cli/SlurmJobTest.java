@@ -3,7 +3,10 @@ package io.xaforward.cli;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.dataplane.sys.NetworkNamespace;
 import io.xaforward.gateway.GatewayMetrics;
+import io.xaforward.cluster.deploy.SchedulerEnvironment;
 import io.xaforward.common.EtcdClient;
+import io.xaforward.common.EtcdException;
+import io.xaforward.common.EtcdSecurity;
 import io.xaforward.common.LocalEtcd;
 import io.xaforward.testbed.Netns;
 import io.xaforward.testbed.Node;
@@ -20,6 +23,7 @@ import java.io.InputStreamReader;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +44,10 @@ import static org.junit.jupiter.api.Assertions.*;
  * COMPLETED with identical weights on every rank; a job cancelled mid-run with {@code scancel} leaves no worker
  * process, namespace, registration or pinned BPF object behind. The test fails, never skips, when the daemons cannot
  * start.
+ *
+ * <p>slurmctld runs examples/slurm/xaf-etcd-prolog and xaf-etcd-epilog (PrologSlurmctld, EpilogSlurmctld) for every
+ * job against a second etcd, the site's as DEPLOY.md section 4 runs it (TLS, client certificates, authentication on):
+ * each job gets an etcd user that may write its own prefix and no other job's, and loses it when it ends.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SlurmJobTest {
@@ -51,11 +59,28 @@ class SlurmJobTest {
     /** The emulated hosts', switches' and gateway's namespaces; pins under /sys/fs/bpf before the jobs. */
     static Set<String> fixtureNamespaces;
     static Set<String> bpffsBefore;
+    /** The site's etcd that the prolog gives each job a user on, its certificates, and the prolog's settings and output. */
+    static LocalEtcd siteEtcd;
+    static LocalEtcd.Tls siteTls;
+    static Path credentials;
+    static Path jobCredentials;
+    static Path rootPassword;
 
     @BeforeAll
     static void up() throws Exception {
         bpffsBefore = bpffs();
-        slurm = LocalSlurm.start();
+        startSiteEtcd();
+        Path examples = Path.of("..", "examples", "slurm").toAbsolutePath().normalize();
+        StringBuilder conf = new StringBuilder();
+        for (String which : List.of("prolog", "epilog")) {
+            // slurmctld hands its prologs only the job's variables: the settings file is named by a wrapper
+            Path wrapper = credentials.resolve(which);
+            Files.writeString(wrapper, "#!/bin/sh\nXAF_SLURM_ETCD_CONF=" + credentials.resolve("slurm-etcd.conf")
+                    + " exec " + examples.resolve("xaf-etcd-" + which) + "\n");
+            wrapper.toFile().setExecutable(true);
+            conf.append(which.equals("prolog") ? "PrologSlurmctld=" : "EpilogSlurmctld=").append(wrapper).append('\n');
+        }
+        slurm = LocalSlurm.start(conf.toString());
         machines = new DeployFixture();
         fixtureNamespaces = new TreeSet<>(Netns.list());
         fixtureNamespaces.removeIf(n -> !n.startsWith(machines.prefix + "-"));
@@ -73,6 +98,39 @@ class SlurmJobTest {
         gateway.awaitReady(60_000);
     }
 
+    static final String ROOT_PASSWORD = "site-root-" + Long.toHexString(System.nanoTime());
+
+    /**
+     * The site's etcd on loopback with TLS, client certificates and authentication (a root user only), and the settings
+     * file the prolog and epilog read: the controller's certificate and root's password, the certificate handed to the
+     * jobs, and where the jobs' directories go.
+     */
+    static void startSiteEtcd() throws Exception {
+        credentials = Files.createTempDirectory("xaf-slurm-etcd-");
+        // another user's job reaches its directory below; the keys here stay private by their own modes
+        Files.setPosixFilePermissions(credentials, PosixFilePermissions.fromString("rwx--x--x"));
+        jobCredentials = credentials.resolve("jobs");
+        siteTls = LocalEtcd.Tls.generate(credentials.resolve("pki"), List.of("127.0.0.1"));
+        siteEtcd = LocalEtcd.start(List.of(), "127.0.0.1", "127.0.0.1", LocalSlurm.freePort(), LocalSlurm.freePort(),
+                siteTls, List.of());
+        siteEtcd.enableAuth(new EtcdSecurity(siteTls.ca(), siteTls.clientCert(), siteTls.clientKey(), null, null), ROOT_PASSWORD);
+        rootPassword = credentials.resolve("root.password");
+        Files.writeString(rootPassword, ROOT_PASSWORD + "\n");
+        Files.setPosixFilePermissions(rootPassword, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(credentials.resolve("slurm-etcd.conf"), """
+                ETCD_ENDPOINTS=%s
+                ETCD_CACERT=%s
+                ETCD_ADMIN_CERT=%s
+                ETCD_ADMIN_KEY=%s
+                ETCD_ADMIN_USER=root
+                ETCD_ADMIN_PASSWORD_FILE=%s
+                JOB_CERT=%s
+                JOB_KEY=%s
+                XAF_ETCD_JOBS_DIR=%s
+                """.formatted(siteEtcd.clientUrl(), siteTls.ca(), siteTls.clientCert(), siteTls.clientKey(), rootPassword,
+                siteTls.clientCert(), siteTls.clientKey(), jobCredentials));
+    }
+
     @AfterAll
     static void down() throws Exception {
         try {
@@ -88,7 +146,16 @@ class SlurmJobTest {
                     }
                 }
             } finally {
-                if (slurm != null) slurm.close();
+                try {
+                    if (slurm != null) slurm.close();
+                } finally {
+                    if (siteEtcd != null) siteEtcd.close();
+                    if (credentials != null) {
+                        try (Stream<Path> files = Files.walk(credentials)) {
+                            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
+                        }
+                    }
+                }
             }
         }
         assertFalse(slurm != null && slurm.daemonsAlive(), "a Slurm daemon left running");
@@ -347,6 +414,144 @@ class SlurmJobTest {
         assertEquals(Set.of("0", "1", "2", "3"), ranks);
         assertTrue(Files.isRegularFile(shared.resolve("job-" + id).resolve("job.secret")), "the job file's secret");
         assertEquals(List.of(), registrations(), "finished workers revoke their registrations");
+    }
+
+    /**
+     * Two jobs at once, one of root and one of another user (nobody): the prolog gave each an etcd user, role
+     * {@code xaf-slurm-ID} on {@code /xaf/jobs/XAFJOB/}, and a directory of the job's user holding its password and
+     * certificate. Each job's credentials write and read its own prefix; writing the other job's keys or reading all
+     * jobs is refused by etcd (permission denied). When a job ends the epilog removes its user, its role, its keys and
+     * its directory, and the password opens nothing any more; at the end no job's user is left, this class's other
+     * jobs' included.
+     */
+    @Test
+    @Order(4)
+    void thePrologGivesEachJobAnEtcdUserForItsOwnPrefixOnlyAndTheEpilogRemovesIt() throws Exception {
+        String rootJob = holdingJob("xaf-cred-root", List.of());
+        String nobodyJob = holdingJob("xaf-cred-nobody", List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
+        try {
+            for (String id : List.of(rootJob, nobodyJob)) {
+                Path dir = jobCredentials.resolve(id);
+                int uid = Integer.parseInt(slurm.job(id).get("UserId").replaceFirst("^.*\\((\\d+)\\)$", "$1"));
+                assertEquals(id.equals(nobodyJob) ? 65534 : 0, uid, "the job's user");
+                assertEquals(uid, Files.getAttribute(dir, "unix:uid"), dir + " belongs to the job's user");
+                assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)), dir.toString());
+                for (String f : List.of("password", "ca.crt", "client.crt", "client.key")) {
+                    assertEquals(uid, Files.getAttribute(dir.resolve(f), "unix:uid"), f + " of job " + id);
+                    assertEquals("r--------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(f))), f);
+                }
+            }
+            String ownKey = "/xaf/jobs/" + SchedulerEnvironment.foldJob(Long.parseLong(rootJob)) + "/ranks/0";
+            String otherKey = "/xaf/jobs/" + SchedulerEnvironment.foldJob(Long.parseLong(nobodyJob)) + "/ranks/0";
+            // root's job through xaf's own etcd client, as its workers would; nobody's job through etcdctl run as
+            // nobody, reading the files the prolog gave it
+            try (EtcdClient asRootJob = jobClient(rootJob)) {
+                asRootJob.put(ownKey, "root's rank 0", 0);
+                assertTrue(asJobUser(nobodyJob, 0, "put", otherKey, "nobody's rank 0").lines().anyMatch("OK"::equals),
+                        "a job writes its own keys");
+                assertEquals("root's rank 0", asRootJob.range(ownKey).kvs().getFirst().value(), "a job reads its own keys");
+
+                String hijack = asJobUser(nobodyJob, 1, "put", ownKey, "hijacked");
+                assertTrue(hijack.contains("permission denied"), "another job's key: " + hijack);
+                EtcdException other = assertThrows(EtcdException.class, () -> asRootJob.put(otherKey, "hijacked", 0));
+                assertTrue(other.getMessage().contains("permission denied"), other.getMessage());
+                EtcdException all = assertThrows(EtcdException.class, () -> asRootJob.range("/xaf/jobs/"));
+                assertTrue(all.getMessage().contains("permission denied"), "every job's registrations: " + all.getMessage());
+                assertEquals("root's rank 0", asRootJob.range(ownKey).kvs().getFirst().value(), "the refused write left it");
+            }
+
+            Path rootJobPassword = Files.copy(jobCredentials.resolve(rootJob).resolve("password"), credentials.resolve("ended.password"),
+                    java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+            slurm.client("scancel", rootJob);
+            awaitGone(rootJob);
+            assertFalse(Files.exists(jobCredentials.resolve(rootJob)), "the ended job's directory");
+            try (EtcdClient ended = new EtcdClient(siteEtcd.clientUrl(), Duration.ofSeconds(5), new EtcdSecurity(siteTls.ca(),
+                    siteTls.clientCert(), siteTls.clientKey(), "xaf-slurm-" + rootJob, rootJobPassword))) {
+                EtcdException e = assertThrows(EtcdException.class, () -> ended.range(ownKey));
+                assertTrue(e.getMessage().contains("authentication failed"), "the ended job's password: " + e.getMessage());
+            }
+            try (EtcdClient root = siteRoot()) {
+                assertEquals(List.of(), root.range(ownKey).kvs(), "the ended job's keys");
+                assertEquals(1, root.range(otherKey).kvs().size(), "the running job's keys stay");
+            }
+            assertTrue(siteEtcdctl("user", "list").contains("xaf-slurm-" + nobodyJob), "the running job keeps its user");
+        } finally {
+            slurm.client("scancel", rootJob, nobodyJob);
+        }
+        awaitGone(nobodyJob);
+        // Every job of this class (the srun and sbatch jobs of the tests before) ran the prolog and the epilog.
+        assertEquals(List.of("root"), siteEtcdctl("user", "list").lines().toList(), "users left behind");
+        assertEquals(List.of(), siteEtcdctl("role", "list").lines().filter(r -> r.startsWith("xaf-slurm-")).toList(),
+                "roles left behind");
+        try (Stream<Path> left = Files.list(jobCredentials)) {
+            assertEquals(List.of(), left.toList(), "job directories left behind");
+        }
+    }
+
+    /** A job that sleeps until cancelled, once it runs and its prolog has made its credentials (at most 60 s). */
+    static String holdingJob(String name, List<String> asUser) throws Exception {
+        List<String> cmd = new ArrayList<>(asUser);
+        cmd.addAll(List.of("sbatch", "--parsable", "-J", name, "-n", "1", "--overcommit", "--chdir=/tmp", "-o", "/dev/null",
+                "--wrap", "sleep 600"));
+        ProcessBuilder pb = slurm.clientProcess(cmd).redirectErrorStream(true);
+        Process p = pb.start();
+        String said = new String(p.getInputStream().readAllBytes()).strip();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, String.join(" ", cmd) + ": " + said);
+        String id = said.replaceFirst(";.*", "");
+        Map<String, String> job = awaitJobState(id, "RUNNING");
+        assertEquals("RUNNING", job.get("JobState"), job + "\n" + slurm.logs());
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (!Files.exists(jobCredentials.resolve(id).resolve("password")) && System.currentTimeMillis() < deadline) Thread.sleep(200);
+        assertTrue(Files.exists(jobCredentials.resolve(id).resolve("password")), "the prolog's credentials of job " + id
+                + "\n" + slurm.logs());
+        return id;
+    }
+
+    /** Waits (at most 60 s) until the epilog of job {@code id} has removed its etcd user. */
+    static void awaitGone(String id) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (siteEtcdctl("user", "list").contains("xaf-slurm-" + id) && System.currentTimeMillis() < deadline) Thread.sleep(300);
+        assertFalse(siteEtcdctl("user", "list").contains("xaf-slurm-" + id), "job " + id + "'s user\n" + slurm.logs());
+        assertFalse(siteEtcdctl("role", "list").contains("xaf-slurm-" + id), "job " + id + "'s role");
+    }
+
+    /**
+     * etcdctl run as nobody (uid 65534) with job {@code id}'s credentials from its directory, read as that user; its
+     * output, after checking its exit status is {@code status}.
+     */
+    static String asJobUser(String id, int status, String... args) throws Exception {
+        Path dir = jobCredentials.resolve(id);
+        StringBuilder sh = new StringBuilder("ETCDCTL_USER=\"xaf-slurm-" + id + ":$(cat " + dir.resolve("password")
+                + ")\" exec etcdctl --endpoints " + siteEtcd.clientUrl() + " --cacert " + dir.resolve("ca.crt")
+                + " --cert " + dir.resolve("client.crt") + " --key " + dir.resolve("client.key"));
+        for (String a : args) sh.append(' ').append(quote(a));
+        Process p = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", sh.toString())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes()).strip();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "etcdctl still running");
+        assertEquals(status, p.exitValue(), out);
+        return out;
+    }
+
+    /** The site's etcd with the credentials the prolog left for job {@code id}, as its workers would use them. */
+    static EtcdClient jobClient(String id) {
+        Path dir = jobCredentials.resolve(id);
+        return new EtcdClient(siteEtcd.clientUrl(), Duration.ofSeconds(5), new EtcdSecurity(dir.resolve("ca.crt"),
+                dir.resolve("client.crt"), dir.resolve("client.key"), "xaf-slurm-" + id, dir.resolve("password")));
+    }
+
+    static EtcdClient siteRoot() {
+        return new EtcdClient(siteEtcd.clientUrl(), Duration.ofSeconds(5), new EtcdSecurity(siteTls.ca(),
+                siteTls.clientCert(), siteTls.clientKey(), "root", rootPassword));
+    }
+
+    /** etcdctl (Debian package etcd-client) against the site's etcd as its root user; its output. */
+    static String siteEtcdctl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("etcdctl", "--endpoints", siteEtcd.clientUrl().toString(),
+                "--cacert", siteTls.ca().toString(), "--cert", siteTls.clientCert().toString(),
+                "--key", siteTls.clientKey().toString()));
+        cmd.addAll(List.of(args));
+        return LocalSlurm.run(cmd, Map.of("ETCDCTL_USER", "root:" + ROOT_PASSWORD));
     }
 
     /** The processes whose environment holds {@code SLURM_JOB_ID=id}: every task of the job and its children. */
