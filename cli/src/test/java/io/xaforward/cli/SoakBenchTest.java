@@ -17,11 +17,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code xaf bench soak}, short (80-155 s on the shared two-core machine): one rank's JVM, then the XDP gateway,
- * then etcd are killed (SIGKILL) while the job trains through etcd and a gateway that follows the registrations. The launcher
- * restarts the rank from the newest checkpoint, the soak restarts the gateway and etcd, the job trains past every
- * fault, and every rank ends with the same weights; every step recomputed after the restart gives the weights it
- * gave the first time.
+ * {@code xaf bench soak}, short (two to four minutes on the shared two-core machine, the fault-free reference
+ * included): one rank's JVM, then the XDP gateway, then etcd are killed (SIGKILL) while the job trains through etcd
+ * and a gateway that follows the registrations. The launcher restarts the rank from the newest checkpoint, the soak
+ * restarts the gateway and etcd, the job trains past every fault, and every rank ends with the same weights; every
+ * step recomputed after the restart gives the weights it gave the first time; every rank's records give each step
+ * 1..N exactly once through its restarts; and the weights equal those of the same job trained without faults, at
+ * the final step and at every step before (a lost or doubled contribution, which leaves the ranks agreeing with each
+ * other, fails here). StepLedgerTest shows each of those checks failing on a history that is wrong.
  */
 @Timeout(600)
 class SoakBenchTest {
@@ -62,6 +65,28 @@ class SoakBenchTest {
         assertTrue(md.contains("./xaf bench soak --minutes 1 --seed 1 --schedule worker1@10,gateway@20,etcd@25 --op-timeout 10"), md);
         assertTrue(md.contains("| worker1@10 |") && md.contains("| gateway@20 |") && md.contains("| etcd@25 |"), md);
         assertTrue(md.contains("identical on all ranks"), md);
+
+        // Every rank's steps, not rank 0's only: 1..N each exactly once through the restarts, on every rank.
+        JsonObject accounting = r.getAsJsonObject("accounting");
+        assertTrue(accounting.get("complete").getAsBoolean(), accounting.toString());
+        assertEquals(finalStep, accounting.get("steps_held_by_every_rank").getAsLong(), accounting.toString());
+        assertEquals(4, accounting.getAsJsonArray("ranks").size());
+        for (JsonElement e : accounting.getAsJsonArray("ranks")) {
+            JsonObject k = e.getAsJsonObject();
+            assertEquals(finalStep, k.get("steps_kept").getAsLong(), k.toString());
+            assertTrue(k.get("runs").getAsInt() >= 2, "every rank restarted after the rank kill: " + k);
+            assertEquals(k.get("step_records").getAsLong() - finalStep, k.get("recomputed").getAsLong(), k.toString());
+        }
+        // The fault-free run of the same seed reached the same weights, at the final step and at every step.
+        JsonObject reference = r.getAsJsonObject("reference");
+        assertTrue(reference.get("final_equal").getAsBoolean(), reference.toString());
+        assertEquals(r.getAsJsonObject("final_checksums").get("0").getAsString(), reference.get("checksum").getAsString());
+        assertEquals(finalStep, reference.get("steps_equal").getAsLong(), reference.toString());
+        assertEquals(0, reference.getAsJsonArray("differences").size(), reference.toString());
+        assertEquals(0, reference.get("rank_restarts").getAsInt(), "the reference ran without faults: " + reference);
+        assertTrue(reference.getAsJsonObject("accounting").get("complete").getAsBoolean(), reference.toString());
+        assertTrue(r.get("passed").getAsBoolean());
+        assertTrue(md.contains("each exactly once on every rank") && md.contains("fault-free reference"), md);
         assertTrue(Files.size(out.resolve("soak.png")) > 1000);
         String prefix = r.get("testbed_prefix").getAsString();
         assertTrue(Netns.list().stream().noneMatch(n -> n.startsWith(prefix + "-")), "namespaces left behind");

@@ -38,7 +38,10 @@ import java.util.concurrent.locks.LockSupport;
  * CONFIRMED says that the echo is the receiver's challenge and that the sender has verified it, i.e. the sender
  * counts the receiver as present. A rank answers every authentic hello that does not carry CONFIRMED with its own
  * challenge of the exchange, and the first that does (so both sides learn that they are confirmed); it resends to
- * each peer that has not confirmed it, or that it has not confirmed, with backoff. Not thread-safe: one thread runs an exchange.
+ * each peer that has not confirmed it, or that it has not confirmed, with backoff. A hello whose run mode differs from this
+ * rank's ends the exchange only when it echoes this rank's current challenge: the start-up key does not depend on the
+ * mode, so a hello recorded in an earlier exchange under the other mode still authenticates, and acting on its mode
+ * would let anyone who replays it stop the start. Not thread-safe: one thread runs an exchange.
  */
 public final class StartupExchange {
     static final int KIND_HELLO = 1;
@@ -86,6 +89,8 @@ public final class StartupExchange {
     private long authFailures;
     private long staleEchoes;
     private long modeMismatches;
+    /** Hellos of another mode that did not echo this exchange's challenge: replayed, late, or a peer's first word. */
+    private long unprovenModeHellos;
     private int mismatchedMode = -1;
     private long otherDrops;
 
@@ -253,15 +258,26 @@ public final class StartupExchange {
         }
         lastHeardNanos = System.nanoTime();
         int mode = Byte.toUnsignedInt(data.get(ValueLayout.JAVA_BYTE, at + 2));
-        if (mode != modeCode(runMode)) {
-            modeMismatches++;
-            mismatchedMode = mode;
-            return;
-        }
         boolean theyConfirmed = (data.get(ValueLayout.JAVA_BYTE, at + 1) & FLAG_CONFIRMED) != 0;
         byte[] theirs = data.asSlice(at + CHALLENGE_OFFSET, RunNonce.LENGTH).toArray(ValueLayout.JAVA_BYTE);
         byte[] echo = data.asSlice(at + ECHO_OFFSET, RunNonce.LENGTH).toArray(ValueLayout.JAVA_BYTE);
         boolean answersUs = MessageDigest.isEqual(echo, challenge);
+        if (mode != modeCode(runMode)) {
+            // The start-up key is the same in every exchange and every mode of the job, so a hello of an earlier
+            // exchange run under the other mode still authenticates: its mode says nothing about this exchange until
+            // it echoes this exchange's challenge. Only then is it a peer that runs another mode now, and fatal.
+            if (answersUs) {
+                modeMismatches++;
+                mismatchedMode = mode;
+            } else {
+                unprovenModeHellos++;
+                // Answered with our challenge all the same: a peer that really runs another mode echoes it back and
+                // so learns of the mismatch (and we of it) from a hello bound to each side's current challenge; a
+                // replayed one is answered once per arrival, as any other.
+                sendHello(src, theirs, false);
+            }
+            return;
+        }
         boolean newlyConfirmedMe = false;
         if (answersUs) {
             // Authentic and bound to this exchange's challenge: the peer is up in this exchange with `theirs`.
@@ -349,6 +365,10 @@ public final class StartupExchange {
             sb.append("; ").append(staleEchoes).append(" answers echoed another challenge (an earlier exchange's,")
                     .append(" replayed or late), refused");
         }
+        if (unprovenModeHellos > 0) {
+            sb.append("; ").append(unprovenModeHellos).append(" hellos of another wire security mode did not echo")
+                    .append(" this rank's challenge (an earlier exchange's, replayed or late), ignored");
+        }
         return sb.toString();
     }
 
@@ -358,6 +378,7 @@ public final class StartupExchange {
     long authFailures() { return authFailures; }
     long staleEchoes() { return staleEchoes; }
     long modeMismatches() { return modeMismatches; }
+    long unprovenModeHellos() { return unprovenModeHellos; }
     long otherDrops() { return otherDrops; }
 
     void close() {

@@ -233,6 +233,44 @@ class StartupExchangeTest {
         assertEquals(nonces.get(0), nonces.get(1));
     }
 
+    /**
+     * The start-up key does not depend on the run's mode, so hellos recorded while the job ran under {@code encrypt}
+     * still authenticate when it restarts under {@code mac}. Replayed into both ranks before and while they start,
+     * they used to end the exchange ("a peer runs wire security encrypt") before any real hello came: their mode is
+     * now acted on only once a hello echoes this exchange's challenge, which none of them does. The start
+     * completes, and the replays are counted.
+     */
+    @Test
+    void replayedHellosOfAnEarlierExchangeUnderTheOtherModeDoNotStopTheStart() throws Exception {
+        List<Recorded> log = new ArrayList<>();
+        runAll(List.of(
+                new StartupExchange(0, 2, JOB, TOKEN, WireSecurity.ENCRYPT, SECRET, book,
+                        new Recording(ports.get(0), 0, log), RunNonce.randomBytes()),
+                new StartupExchange(1, 2, JOB, TOKEN, WireSecurity.ENCRYPT, SECRET, book,
+                        new Recording(ports.get(1), 1, log), RunNonce.randomBytes())));
+        assertFalse(log.isEmpty());
+        // Also one crafted with the job's start-up key, as the earlier exchange could have sent it: other mode,
+        // a random echo, CONFIRMED set.
+        byte[] crafted = hello(1, 0, RunNonce.randomBytes(), RunNonce.randomBytes(), true,
+                WireSeal.of(WireSecurity.MAC, SECRET, JOB, RunNonce.STARTUP, 2048), 5, WireSecurity.ENCRYPT);
+        for (Recorded r : log) inject(r.bytes(), r.from(), r.to());
+        inject(crafted, 1, ports.get(0).localPeer());
+
+        StartupExchange e0 = exchange(0, 2, ports.get(0)), e1 = exchange(1, 2, ports.get(1));
+        // Both ranks read the replays before either has heard its peer: the old code failed here, on the first one.
+        drain(e0);
+        drain(e1);
+        assertEquals(0, e0.modeMismatches() + e1.modeMismatches(), "no replay counts as a peer of another mode");
+        assertTrue(e0.unprovenModeHellos() >= 2 && e1.unprovenModeHellos() >= 1,
+                "the replays were seen and ignored: " + e0.unprovenModeHellos() + ", " + e1.unprovenModeHellos());
+        // And while the exchange runs: the same datagrams again, interleaved with the real ones.
+        for (Recorded r : log) inject(r.bytes(), r.from(), r.to());
+        List<RunNonce> nonces = runAll(List.of(e0, e1));
+        assertEquals(nonces.get(0), nonces.get(1), "the start completed");
+        assertEquals(0, e0.authFailures() + e1.authFailures(), "every replay carried a valid tag");
+        assertEquals(0, e0.modeMismatches() + e1.modeMismatches());
+    }
+
     @Test
     void aPeerWithAnotherWireSecurityModeFailsTheExchangeNamingIt() throws Exception {
         StartupExchange mac = exchange(0, 2, ports.get(0));
@@ -242,6 +280,10 @@ class StartupExchangeTest {
         Throwable t = e;
         while (t.getCause() != null) t = t.getCause();
         assertTrue(t.getMessage().contains("--wire-security"), t.getMessage());
+        assertTrue(t.getMessage().contains("a peer runs wire security"), t.getMessage());
+        // A real peer of another mode echoes the challenge (it answers a hello of any mode), so it is told apart
+        // from a replay: the mismatch comes from a hello bound to this exchange.
+        assertTrue(mac.modeMismatches() + enc.modeMismatches() >= 1, "counted as a mismatch, not as replays");
     }
 
     @Test
@@ -284,6 +326,12 @@ class StartupExchangeTest {
 
     /** A hello as {@link StartupExchange} writes it, sealed by {@code seal} with {@code sequence}. */
     private byte[] hello(int from, int to, byte[] challenge, byte[] echo, boolean confirmed, WireSeal seal, long sequence) {
+        return hello(from, to, challenge, echo, confirmed, seal, sequence, WireSecurity.MAC);
+    }
+
+    /** As above, saying that the sender runs {@code mode}. */
+    private byte[] hello(int from, int to, byte[] challenge, byte[] echo, boolean confirmed, WireSeal seal, long sequence,
+                         WireSecurity mode) {
         int dataLength = StartupExchange.DATA_LENGTH;
         MemorySegment d = Arena.ofAuto().allocate(XafHeader.LENGTH + dataLength + WireSeal.TRAILER_BYTES);
         new XafHeader().wrap(d, 0).init().type(MessageType.CONTROL.code()).flags(seal.flags())
@@ -292,7 +340,7 @@ class StartupExchangeTest {
         long at = XafHeader.LENGTH;
         d.set(ValueLayout.JAVA_BYTE, at, (byte) StartupExchange.KIND_HELLO);
         d.set(ValueLayout.JAVA_BYTE, at + 1, (byte) (confirmed ? StartupExchange.FLAG_CONFIRMED : 0));
-        d.set(ValueLayout.JAVA_BYTE, at + 2, (byte) StartupExchange.modeCode(WireSecurity.MAC));
+        d.set(ValueLayout.JAVA_BYTE, at + 2, (byte) StartupExchange.modeCode(mode));
         MemorySegment.copy(challenge, 0, d, ValueLayout.JAVA_BYTE, at + 8, 16);
         MemorySegment.copy(echo, 0, d, ValueLayout.JAVA_BYTE, at + 24, 16);
         seal.seal(d, dataLength, sequence);

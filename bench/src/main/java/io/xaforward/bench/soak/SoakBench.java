@@ -41,8 +41,11 @@ import java.util.stream.Stream;
  * {@code --follow-jobs}, one {@code xaf launch --max-restarts} per host), trains for a while as a schedule kills
  * ranks, the gateway and etcd. The soak restarts the gateway and etcd itself (as systemd would), the launchers
  * restart the ranks from the newest common checkpoint. It reports what the faults cost (steps recomputed, restarts,
- * bytes resent, gateway drops, time to recover) and checks that every rank ends with the same weights, and that
- * every step recomputed after a restart gives the weights it gave the first time.
+ * bytes resent, gateway drops, time to recover) and checks what the faults must not change: every rank's steps
+ * 1..N add up through its restarts, each exactly once ({@link StepLedger}); every record of a step, from any rank
+ * and any run, carries the same loss and weights; and the job then trains again without faults, same seed and
+ * configuration, to the same step, and its weights must be the soak's at every step and at the end. Ranks compared
+ * only with each other agree even when a contribution was lost or counted twice; the fault-free reference does not.
  */
 public final class SoakBench {
     static final int JOB = 11;
@@ -79,11 +82,29 @@ public final class SoakBench {
                          boolean identical, int checksummedSteps, List<String> mismatches, long stepsComputed,
                          long stepsLost, List<FaultOutcome> faults, Map<String, Integer> restarts,
                          long retransmits, long resentBytes, long sentBytes, long gatewayForwarded,
-                         Map<String, Long> gatewayDrops, List<double[]> progress, String testbedPrefix) {
+                         Map<String, Long> gatewayDrops, List<double[]> progress, String testbedPrefix,
+                         StepLedger.Accounting accounting, Reference reference) {
         public long gatewayDropTotal() {
             return gatewayDrops.values().stream().mapToLong(Long::longValue).sum();
         }
+
+        /**
+         * The soak passed: the ranks agree at every step, every rank's steps add up, and the weights equal the
+         * fault-free reference's at the final step (and at every step before).
+         */
+        public boolean passed() {
+            return identical && accounting.complete() && reference.accounting().complete()
+                    && reference.comparison().finalEqual() && reference.comparison().differences().isEmpty();
+        }
     }
+
+    /**
+     * The fault-free run of the same job to the soak's final step: how long it took, its own accounting (its ranks'
+     * steps must add up too), how many times its launchers restarted a rank (0 for a fault-free run), and the soak
+     * compared with it step by step.
+     */
+    public record Reference(double seconds, int rankRestarts, StepLedger.Accounting accounting,
+                            StepLedger.Comparison comparison) {}
 
     private final Options o;
     private final PrintStream out;
@@ -104,8 +125,11 @@ public final class SoakBench {
     private final Map<Integer, Integer> launcherRestarts = new HashMap<>();
     /** Per rank: the resend counters of its ended processes, and the last ones its running process reported. */
     private final Map<Integer, long[]> countersDone = new HashMap<>(), countersNow = new HashMap<>();
-    /** step -> checksum -> who reported it ("rank 2, run 3"): one checksum per step or the weights diverged. */
-    private final Map<Long, Map<String, List<String>>> checksums = new TreeMap<>();
+    /** Every step record of every rank of the soak, run by run. */
+    private final StepLedger ledger = new StepLedger(4);
+    /** That of the fault-free reference run. */
+    private final StepLedger referenceLedger = new StepLedger(4);
+    private int referenceRestarts;
     private long maxStepRank0;
     private long stepsComputedRank0;
     private long lostSinceFault;
@@ -147,7 +171,7 @@ public final class SoakBench {
             scraper = Thread.ofPlatform().daemon(true).name("soak-metrics").start(() -> scrape(gwNs));
 
             for (int r = 0; r < plan.worldSize(); r++) {
-                launchers.add(launch(plan, state, r, corpus, secret));
+                launchers.add(launch(plan, state, r, corpus, secret, "checkpoints", ledger));
             }
             out.println("soak: one xaf launch per host started (" + plan.worldSize() + " ranks, --max-restarts "
                     + MAX_RESTARTS + ", --restart-delay " + o.restartDelay().toSeconds() + " s, --op-timeout "
@@ -181,10 +205,12 @@ public final class SoakBench {
                     "every rank's checksum of step " + target, launchers);
             Map<Integer, String> finals = currentChecksums(target);
             stop(launchers);
+            launchers.clear();
             scraper.interrupt();
             scraper.join(5000);
             gatewayDone(gateway[0]);
-            return result(trained, target, finals, outcomes);
+            Reference reference = reference(plan, state, corpus, secret, target, trained, launchers);
+            return result(trained, target, finals, outcomes, reference);
         } finally {
             if (scraper != null) scraper.interrupt();
             stop(launchers);
@@ -193,6 +219,7 @@ public final class SoakBench {
             testbed.down(topology);
             deleteTree(work.resolve("etcd"));
             deleteTree(work.resolve("checkpoints"));
+            deleteTree(work.resolve("reference-checkpoints"));
             if (Netns.list().stream().anyMatch(n -> n.startsWith(topology.prefix() + "-"))) {
                 out.println("soak: warning: namespaces of " + topology.prefix() + " left behind");
             }
@@ -201,7 +228,38 @@ public final class SoakBench {
 
     static final int MAX_RESTARTS = 1000;
 
-    private Process launch(IdentifierPlan plan, TestbedState state, int rank, Path corpus, Path secret) throws IOException {
+    /**
+     * Trains the same job again, same seed, corpus, preset and options, with no fault and fresh checkpoints, on the
+     * same testbed (gateway and etcd as the soak left them), until every rank has reported its checksum of
+     * {@code target}; then compares the soak with it.
+     */
+    private Reference reference(IdentifierPlan plan, TestbedState state, Path corpus, Path secret, long target,
+                                double trained, List<Process> launchers) throws Exception {
+        out.printf("soak: the fault-free reference: the same job, same seed, trains to step %d%n", target);
+        long start = System.nanoTime();
+        for (int r = 0; r < plan.worldSize(); r++) {
+            launchers.add(launch(plan, state, r, corpus, secret, "reference-checkpoints", referenceLedger));
+        }
+        awaitCondition(() -> {
+            synchronized (lock) {
+                return referenceLedger.currentChecksums(target).size() == plan.worldSize();
+            }
+        }, Duration.ofSeconds(300 + (long) (3 * trained)), "every reference rank's checksum of step " + target, launchers);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        stop(launchers);
+        synchronized (lock) {
+            Reference ref = new Reference(seconds, referenceRestarts, referenceLedger.account(target),
+                    ledger.compare(referenceLedger, target));
+            out.printf(Locale.ROOT, "soak: reference at step %d after %.0f s: checksum %s, the soak's %s; %d of %d steps equal%n",
+                    target, seconds, ref.comparison().referenceChecksum(), ref.comparison().checksum(),
+                    ref.comparison().stepsEqual(), target);
+            return ref;
+        }
+    }
+
+    /** Starts {@code rank}'s {@code xaf launch}, whose step records go to {@code into}. */
+    private Process launch(IdentifierPlan plan, TestbedState state, int rank, Path corpus, Path secret,
+                           String checkpoints, StepLedger into) throws IOException {
         Node host = plan.host(rank);
         Node port = state.gatewayPort("gw", host.datacenter());
         String gw = port.ip().getHostAddress();
@@ -213,16 +271,16 @@ public final class SoakBench {
                 "--interface", host.iface(), "--form", host.form().configName(), "--token", String.format("0x%08x", TOKEN),
                 "--data", corpus.toString(), "--preset", o.preset(), "--steps", Long.toString(STEPS), "--batch", "8",
                 "--seed", Long.toString(o.seed()), "--warmup", "2",
-                "--checkpoint-dir", work.resolve("checkpoints").resolve("rank" + rank).toString(),
+                "--checkpoint-dir", work.resolve(checkpoints).resolve("rank" + rank).toString(),
                 // A checksum after every step: each step recomputed after a restart is compared with its first run.
                 "--checkpoint-every", every, "--checksum-every", "1",
                 "--op-timeout", Long.toString(o.opTimeout().toSeconds()), "--start-timeout", "240",
                 "--secret-file", secret.toString(), "--etcd", etcdUrl, "--datacenter", host.datacenter(),
                 "--gateway", gw, "--rendezvous-timeout", "240"));
         ProcessBuilder pb = Netns.javaProcessBuilder(host.namespace(), List.of("-Xmx256m", "-XX:+UseSerialGC"), o.xafMain(), args);
-        pb.redirectError(work.resolve("launch-rank" + rank + ".log").toFile());
+        pb.redirectError(work.resolve(checkpoints.replace("checkpoints", "launch") + "-rank" + rank + ".log").toFile());
         Process p = pb.start();
-        Thread.ofPlatform().daemon(true).name("soak-rank-" + rank).start(() -> read(rank, p));
+        Thread.ofPlatform().daemon(true).name("soak-rank-" + rank).start(() -> read(rank, p, into));
         return p;
     }
 
@@ -237,27 +295,43 @@ public final class SoakBench {
         return f;
     }
 
-    /** Reads one launcher's output: its own lines and its rank's protocol lines. */
-    private void read(int rank, Process p) {
+    /**
+     * Reads one launcher's output: its own lines and its rank's protocol lines. The soak's lines feed every figure;
+     * the reference's only its ledger (and the pids, to stop it).
+     */
+    private void read(int rank, Process p, StepLedger into) {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = r.readLine()) != null; ) {
                 if (line.startsWith("xaf launch: rank ") && line.contains("restarting")) {
                     synchronized (lock) {
-                        launcherRestarts.merge(rank, 1, Integer::sum);
-                        restartsSinceFault++;
+                        if (into == ledger) {
+                            launcherRestarts.merge(rank, 1, Integer::sum);
+                            restartsSinceFault++;
+                        } else {
+                            referenceRestarts++;
+                        }
                     }
                     continue;
                 }
                 WorkerLine l = WorkerLine.parse(line);
-                if (l != null) onLine(rank, l);
+                if (l != null) onLine(rank, l, into);
             }
         } catch (IOException ignored) {
             // the launcher ended
         }
     }
 
-    private void onLine(int rank, WorkerLine l) {
+    private void onLine(int rank, WorkerLine l, StepLedger into) {
         synchronized (lock) {
+            if (into != ledger) {
+                switch (l.kind()) {
+                    case "launched" -> pid.put(rank, l.integer("pid"));
+                    case "start" -> into.start(rank, l.integer("from_step"));
+                    case "step" -> into.step(rank, l.integer("step"), l.values().get("loss"), l.values().get("checksum"));
+                    default -> { }
+                }
+                return;
+            }
             switch (l.kind()) {
                 case "launched" -> {
                     pid.put(rank, l.integer("pid"));
@@ -272,6 +346,7 @@ public final class SoakBench {
                     int n = starts.merge(rank, 1, Integer::sum);
                     if (rank == 0 && n > 1) lostSinceFault += Math.max(0, maxStepRank0 - from);
                     lastStep.put(rank, from);
+                    ledger.start(rank, from);
                 }
                 case "step" -> {
                     long step = l.integer("step");
@@ -281,11 +356,7 @@ public final class SoakBench {
                         maxStepRank0 = Math.max(maxStepRank0, step);
                         stepsComputedRank0++;
                     }
-                    String sum = l.values().get("checksum");
-                    if (sum != null) {
-                        checksums.computeIfAbsent(step, k -> new TreeMap<>()).computeIfAbsent(sum, k -> new ArrayList<>())
-                                .add("rank " + rank + " run " + starts.getOrDefault(rank, 0));
-                    }
+                    ledger.step(rank, step, l.values().get("loss"), l.values().get("checksum"));
                 }
                 default -> { }
             }
@@ -308,16 +379,7 @@ public final class SoakBench {
     /** The checksums of {@code step} reported by the ranks' current runs. */
     private Map<Integer, String> currentChecksums(long step) {
         synchronized (lock) {
-            Map<Integer, String> found = new TreeMap<>();
-            Map<String, List<String>> byValue = checksums.getOrDefault(step, Map.of());
-            for (var e : byValue.entrySet()) {
-                for (String who : e.getValue()) {
-                    String[] w = who.split(" ");
-                    int rank = Integer.parseInt(w[1]);
-                    if (Integer.parseInt(w[3]) == starts.getOrDefault(rank, 0)) found.put(rank, e.getKey());
-                }
-            }
-            return found;
+            return ledger.currentChecksums(step);
         }
     }
 
@@ -465,9 +527,11 @@ public final class SoakBench {
         return m.getOrDefault(key, 0L);
     }
 
-    private Result result(double trained, long finalStep, Map<Integer, String> finals, List<FaultOutcome> faults) {
+    private Result result(double trained, long finalStep, Map<Integer, String> finals, List<FaultOutcome> faults,
+                          Reference reference) {
         synchronized (lock) {
             List<String> mismatches = new ArrayList<>();
+            Map<Long, Map<String, List<String>>> checksums = ledger.checksumsByStep();
             for (var e : checksums.entrySet()) {
                 if (e.getValue().size() > 1) mismatches.add("step " + e.getKey() + ": " + e.getValue());
             }
@@ -492,7 +556,8 @@ public final class SoakBench {
             restarts.put("job runs (rank 0 starts)", starts.getOrDefault(0, 0));
             return new Result(o, trained, finalStep, finals, identical, checksums.size(), mismatches, stepsComputedRank0,
                     stepsComputedRank0 - maxStepRank0, faults, restarts, totals[0], totals[1], totals[2],
-                    sum(gatewayDone, "xaf_packets_total{forwarded}"), drops, List.copyOf(progress), prefix);
+                    sum(gatewayDone, "xaf_packets_total{forwarded}"), drops, List.copyOf(progress), prefix,
+                    ledger.account(finalStep), reference);
         }
     }
 

@@ -67,6 +67,20 @@ public final class SoakReport {
         row(md, "final weights (step " + r.finalStep() + ")", r.identical()
                 ? "identical on all ranks: " + r.finalChecksums().values().iterator().next()
                 : "DIFFER: " + r.finalChecksums() + " " + r.mismatches());
+        StepLedger.Accounting a = r.accounting();
+        row(md, "every rank's steps 1.." + r.finalStep() + ", through its restarts", a.complete()
+                ? "each exactly once on every rank (" + accounts(a) + ")"
+                : "DO NOT ADD UP: " + a.problems() + " (" + accounts(a) + ")");
+        SoakBench.Reference ref = r.reference();
+        StepLedger.Comparison c = ref.comparison();
+        row(md, String.format(Locale.ROOT, "fault-free reference, same seed and options, step %d (trained in %.0f s)",
+                r.finalStep(), ref.seconds()), c.finalEqual() && c.differences().isEmpty()
+                ? "equal: " + c.referenceChecksum() + "; loss and weights equal at all " + c.stepsEqual() + " steps"
+                : "DIFFERS: soak " + c.checksum() + ", reference " + c.referenceChecksum() + "; " + c.stepsEqual()
+                        + " of " + r.finalStep() + " steps equal; " + c.differences());
+        if (!ref.accounting().complete() || ref.rankRestarts() > 0) {
+            row(md, "the reference's own steps", ref.rankRestarts() + " rank restarts; " + ref.accounting().problems());
+        }
         md.append("\n| fault | at, s | job step | component back after, s | training past that step after, s | steps recomputed | rank restarts |\n");
         md.append("|---|---|---|---|---|---|---|\n");
         for (FaultOutcome f : r.faults()) {
@@ -88,8 +102,24 @@ public final class SoakReport {
             again. A gateway killed and back within the op timeout costs only the retransmissions across the gap. A
             killed etcd costs the training nothing: the ranks do not need it once they have met, and the gateway keeps
             its routes while etcd is away. Every step whose checksum some rank reported in any run must have one
-            checksum: a step recomputed after a restart gives bit for bit the weights it gave before.
+            checksum: a step recomputed after a restart gives bit for bit the weights it gave before. Ranks that agree
+            with each other would also agree if a contribution had been lost or counted twice, so two more checks:
+            each rank's own records, run by run, must give every step from 1 to the last exactly once (each run the
+            steps after its resume point, consecutively; each resume point a step an earlier run of that rank
+            completed); and the same job, same seed and options, trained again without faults to the same step must
+            have the same loss and weights at every step. The exit status is 1 unless all of it holds.
             """;
+
+    /** "rank 0: 3 runs, 5187 records, 8 recomputed; ..." */
+    private static String accounts(StepLedger.Accounting a) {
+        StringBuilder sb = new StringBuilder();
+        for (StepLedger.RankAccount k : a.ranks()) {
+            if (!sb.isEmpty()) sb.append("; ");
+            sb.append(String.format(Locale.ROOT, "rank %d: %d runs, %d step records, %d recomputed", k.rank(), k.runs(),
+                    k.reported(), k.recomputed()));
+        }
+        return sb.toString();
+    }
 
     private static void row(StringBuilder md, String k, String v) {
         md.append("| ").append(k).append(" | ").append(v).append(" |\n");
@@ -115,6 +145,20 @@ public final class SoakReport {
         j.put("final_checksums", r.finalChecksums());
         j.put("identical", r.identical());
         j.put("mismatches", r.mismatches());
+        j.put("passed", r.passed());
+        StepLedger.Accounting a = r.accounting();
+        j.put("accounting", accounting(a));
+        SoakBench.Reference ref = r.reference();
+        Map<String, Object> rj = new LinkedHashMap<>();
+        rj.put("seconds", ref.seconds());
+        rj.put("rank_restarts", ref.rankRestarts());
+        rj.put("checksum", ref.comparison().referenceChecksum());
+        rj.put("soak_checksum", ref.comparison().checksum());
+        rj.put("final_equal", ref.comparison().finalEqual());
+        rj.put("steps_equal", ref.comparison().stepsEqual());
+        rj.put("differences", ref.comparison().differences());
+        rj.put("accounting", accounting(ref.accounting()));
+        j.put("reference", rj);
         List<Map<String, Object>> faults = new ArrayList<>();
         for (FaultOutcome f : r.faults()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -131,6 +175,26 @@ public final class SoakReport {
         }
         j.put("faults", faults);
         return j;
+    }
+
+    private static Map<String, Object> accounting(StepLedger.Accounting a) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("complete", a.complete());
+        m.put("target", a.target());
+        m.put("steps_held_by_every_rank", a.stepsAgreed());
+        List<Map<String, Object>> ranks = new ArrayList<>();
+        for (StepLedger.RankAccount k : a.ranks()) {
+            Map<String, Object> rk = new LinkedHashMap<>();
+            rk.put("rank", k.rank());
+            rk.put("runs", k.runs());
+            rk.put("step_records", k.reported());
+            rk.put("steps_kept", k.kept());
+            rk.put("recomputed", k.recomputed());
+            ranks.add(rk);
+        }
+        m.put("ranks", ranks);
+        m.put("problems", a.problems());
+        return m;
     }
 
     static void plot(Result r, Path png) throws IOException {
