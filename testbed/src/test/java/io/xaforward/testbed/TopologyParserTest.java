@@ -146,7 +146,7 @@ class TopologyParserTest {
             wan mtu too big       | wan.mtu                 | mtu must be 576..9000, got 9001 | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 9001}
             wan mtu under ipv6's  | wan.mtu                 | mtu must be 1280..9000, got 1279 | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 1279}
             wan mtu not a number  | wan.mtu                 | mtu: 'jumbo' is not a number | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: jumbo}
-            wan unknown field     | wan.delay               | unknown key 'delay'  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 10ms}
+            wan unknown field     | wan.duplicate           | unknown key 'duplicate' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, duplicate: 1%}
             key given twice       | (yaml)                  | key 'name' appears twice | name: t\\nname: u\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}
             octal mtu             | datacenters[0].mtu      | has a leading zero   | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1, mtu: 01500}
             float hosts           | datacenters[0].hosts    | is not an integer    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1.5}
