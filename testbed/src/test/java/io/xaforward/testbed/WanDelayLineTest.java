@@ -129,6 +129,7 @@ class WanDelayLineTest {
         System.out.printf("WAN loss: %d of %d (expected %.0f ± %.1f)%n", lost, n, mean, sigma);
         assertEquals(mean, lost, 4 * sigma, "loss within 4 sigma of 1%: " + sink);
         assertEquals(0, sink.get("duplicates"));
+        assertTrue(lost <= 1.2 * sink.get("loss_runs"), "independent losses rarely come in runs: " + sink);
         Thread.sleep(1500); // the delay line writes its counters every second
         Map<String, Long> after = TESTBED.delayLineCounters(state.topology());
         assertEquals(lost, after.get("to-dc.lost") - before.getOrDefault("to-dc.lost", 0L),
@@ -137,9 +138,61 @@ class WanDelayLineTest {
             assertEquals(0, after.get(drop), drop + ": " + after);
     }
 
+    @Test
+    @Order(6)
+    void jitterSpreadsTheDelayButKeepsTheOrder() throws Exception {
+        state = TESTBED.up(topology("delay: 20ms, jitter: 2ms"));
+        try (Background echo = Background.start(state.host("b", 0).namespace(), UdpEcho.class, "serve", Integer.toString(PORT))) {
+            Map<String, Long> r = result(runProbe(state.host("a", 0).namespace(), "rtt", state.host("b", 0).ipText(),
+                    Integer.toString(PORT), "200", "5"), "RTT");
+            System.out.println("WAN round trip (delay 20 ms ± 2 ms each way): " + r);
+            // Two uniform ±2 ms draws: round trips in 36..44 ms, p10..p90 about 4.4 ms apart.
+            assertTrue(r.get("p10_us") >= 36_000, "no round trip below 40 - 2 x 2 ms: " + r);
+            assertTrue(r.get("p90_us") - r.get("p10_us") >= 2_000, "the jitter spreads the round trips: " + r);
+            assertEquals(40_000, r.get("median_us"), 2_000, "median within 5% of 40 ms: " + r);
+        }
+        Map<String, Long> sink = blast(20_000, 200, 10_000);
+        assertEquals(20_000, sink.get("unique"), sink.toString());
+        assertEquals(0, sink.get("out_of_order"), "jitter alone never reorders: " + sink);
+    }
+
+    @Test
+    @Order(7)
+    void reorderedFramesOvertakeTheHeldOnes() throws Exception {
+        state = TESTBED.up(topology("delay: 20ms, reorder: 5%"));
+        Map<String, Long> before = TESTBED.delayLineCounters(state.topology());
+        int n = 20_000;
+        Map<String, Long> sink = blast(n, 200, 10_000);
+        assertEquals(n, sink.get("unique"), "reordering loses nothing: " + sink);
+        assertEquals(0, sink.get("duplicates"));
+        assertTrue(sink.get("out_of_order") > 0, "frames arrived out of order: " + sink);
+        Thread.sleep(1500);
+        long reordered = TESTBED.delayLineCounters(state.topology()).get("to-dc.reordered") - before.getOrDefault("to-dc.reordered", 0L);
+        assertEquals(n * 0.05, reordered, 4 * Math.sqrt(n * 0.05 * 0.95), "5% of the frames skipped the delay");
+    }
+
+    @Test
+    @Order(8)
+    void burstLossFollowsTheGilbertElliottChain() throws Exception {
+        state = TESTBED.up(topology("delay: 1ms, loss-burst: {p: 1%, r: 20%}"));
+        int n = 20_000;
+        Map<String, Long> sink = blast(n, 200, 10_000);
+        long lost = n - sink.get("unique");
+        // Long-run loss p / (p + r) = 4.76%; consecutive frames are correlated (lambda = 1 - p - r), which widens the
+        // binomial variance by (1 + lambda) / (1 - lambda).
+        double pi = 0.01 / 0.21, lambda = 1 - 0.01 - 0.20;
+        double sigma = Math.sqrt(n * pi * (1 - pi) * (1 + lambda) / (1 - lambda));
+        double meanRun = (double) lost / sink.get("loss_runs");
+        System.out.printf("WAN burst loss: %d of %d (expected %.0f ± %.0f), %.2f frames per burst (expected 5)%n",
+                lost, n, n * pi, sigma, meanRun);
+        assertEquals(n * pi, lost, 4 * sigma, "long-run loss of the chain: " + sink);
+        assertEquals(5.0, meanRun, 1.5, "bursts last 1/r = 5 frames on average: " + sink);
+    }
+
     /** Sends {@code count} numbered datagrams from a0 to b0 at {@code pps}; returns the sink's counts. */
     private static Map<String, Long> blast(int count, int payload, int pps) throws Exception {
-        try (Background sink = Background.start(state.host("b", 0).namespace(), WanProbe.class, "sink", Integer.toString(PORT), "2000")) {
+        try (Background sink = Background.start(state.host("b", 0).namespace(), WanProbe.class, "sink", Integer.toString(PORT), "2000",
+                Integer.toString(count))) {
             runProbe(state.host("a", 0).namespace(), "blast", state.host("b", 0).ipText(), Integer.toString(PORT),
                     Integer.toString(count), Integer.toString(payload), Integer.toString(pps));
             return result(sink.awaitOutput(60), "SINK");

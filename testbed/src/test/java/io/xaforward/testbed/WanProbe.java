@@ -15,8 +15,9 @@ import java.util.BitSet;
  * <ul>
  * <li>{@code rtt ADDR PORT COUNT INTERVAL_MS}: a UDP ping-pong against {@link UdpEcho}; prints
  *     {@code RTT median_us=.. p10_us=.. p90_us=.. answered=..};</li>
- * <li>{@code sink PORT IDLE_MS}: counts numbered datagrams until none came for IDLE_MS after the first; prints
- *     {@code SINK received=.. duplicates=.. out_of_order=.. first_ns=.. last_ns=.. bytes=..};</li>
+ * <li>{@code sink PORT IDLE_MS [EXPECTED]}: counts numbered datagrams until none came for IDLE_MS after the first;
+ *     prints {@code SINK received=.. duplicates=.. out_of_order=.. first_ns=.. last_ns=.. bytes=.. unique=..
+ *     loss_runs=..} (runs of consecutive numbers below EXPECTED that never arrived);</li>
  * <li>{@code blast ADDR PORT COUNT PAYLOAD PPS}: sends COUNT numbered datagrams of PAYLOAD bytes, paced at PPS;
  *     prints {@code SENT n}.</li>
  * </ul>
@@ -27,7 +28,7 @@ public final class WanProbe {
     public static void main(String[] args) throws IOException, InterruptedException {
         switch (args[0]) {
             case "rtt" -> rtt(InetAddress.getByName(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
-            case "sink" -> sink(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+            case "sink" -> sink(Integer.parseInt(args[1]), Integer.parseInt(args[2]), args.length > 3 ? Integer.parseInt(args[3]) : 0);
             case "blast" -> blast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
                     Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             default -> throw new IllegalArgumentException("unknown mode " + args[0]);
@@ -69,7 +70,7 @@ public final class WanProbe {
         }
     }
 
-    private static void sink(int port, int idleMs) throws IOException {
+    private static void sink(int port, int idleMs, int expected) throws IOException {
         try (DatagramChannel ch = DatagramChannel.open()) {
             ch.setOption(StandardSocketOptions.SO_RCVBUF, 16 << 20);
             ch.bind(new InetSocketAddress(port));
@@ -101,8 +102,14 @@ public final class WanProbe {
                 if (seq < highest) outOfOrder++;
                 highest = Math.max(highest, seq);
             }
-            System.out.printf("SINK received=%d duplicates=%d out_of_order=%d first_ns=%d last_ns=%d bytes=%d unique=%d%n",
-                    received, duplicates, outOfOrder, first, last, bytes, seen.cardinality());
+            // Runs of consecutive missing numbers among the expected ones: how bursty the loss was.
+            long lossRuns = 0;
+            for (int i = seen.nextClearBit(0); i < expected; i = seen.nextClearBit(seen.nextSetBit(i) < 0 ? expected : seen.nextSetBit(i))) {
+                lossRuns++;
+                if (seen.nextSetBit(i) < 0) break;
+            }
+            System.out.printf("SINK received=%d duplicates=%d out_of_order=%d first_ns=%d last_ns=%d bytes=%d unique=%d loss_runs=%d%n",
+                    received, duplicates, outOfOrder, first, last, bytes, seen.cardinality(), lossRuns);
         }
     }
 

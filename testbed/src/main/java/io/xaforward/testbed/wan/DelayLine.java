@@ -21,7 +21,8 @@ import java.util.SplittableRandom;
  * the same for every frame apart from jitter, and a frame is never due before the one received before it, so the
  * ring is also sorted by due time and the next frame to send is always at its head. Frames are received straight
  * into the ring and sent straight from it; nothing is allocated per frame. One thread serves both directions and
- * sleeps in ppoll(2) until a frame arrives or the next one is due (timer slack set to 1 µs).
+ * sleeps in ppoll(2) until a frame arrives or shortly before the next one is due (timer slack set to 1 µs; it learns
+ * how late its wake-ups come and wakes that much earlier, then loops until the due time).
  *
  * <p>Frames longer than {@code mtu + 18} (a VLAN-tagged full frame) cannot be sent back out by a packet socket: they
  * are counted as oversize and dropped. The testbed keeps GRO off on the WAN ports and segmentation offloads off on
@@ -48,6 +49,14 @@ public final class DelayLine implements AutoCloseable {
     private final MemorySegment pollFds;
     private final MemorySegment timeout;
     private final MemorySegment statistics;
+    /** recvmsg's {@code struct msghdr} (one iovec, a control buffer for the timestamp), reused for every frame. */
+    private final MemorySegment message, iovec, control, clock;
+    private static final int MSGHDR_SIZE = 56, MSG_IOV = 16, MSG_IOVLEN = 24, MSG_CONTROL = 32, MSG_CONTROLLEN = 40;
+    private static final int CONTROL_SIZE = 64;
+    /** CLOCK_REALTIME minus System.nanoTime(), refreshed every {@value #CLOCK_REFRESH_NANOS} ns. */
+    private long realtimeOffset;
+    private long offsetTakenAt = Long.MIN_VALUE / 2;
+    private static final long CLOCK_REFRESH_NANOS = 100_000_000L;
     private final MemorySegment statisticsLength;
     private volatile boolean running = true;
 
@@ -83,6 +92,13 @@ public final class DelayLine implements AutoCloseable {
         pollFds.set(ValueLayout.JAVA_INT, Syscalls.POLLFD_SIZE, dcFd);
         pollFds.set(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 4, Syscalls.POLLIN);
         timeout = arena.allocate(16, 8);
+        message = arena.allocate(MSGHDR_SIZE, 8);
+        iovec = arena.allocate(16, 8);
+        control = arena.allocate(CONTROL_SIZE, 8);
+        clock = arena.allocate(16, 8);
+        message.set(ValueLayout.ADDRESS, MSG_IOV, iovec);
+        message.set(ValueLayout.JAVA_LONG, MSG_IOVLEN, 1);
+        message.set(ValueLayout.ADDRESS, MSG_CONTROL, control);
         statistics = arena.allocate(8, 4);
         statisticsLength = arena.allocate(4, 4);
         // The default 50 µs slack would add up to 50 µs to every wake-up; 1 µs keeps the delay sub-millisecond exact.
@@ -102,6 +118,9 @@ public final class DelayLine implements AutoCloseable {
             // Our own sends out of this port must not come back in as arrivals.
             if (Syscalls.setsockopt(fd, LinkCalls.SOL_PACKET, LinkCalls.PACKET_IGNORE_OUTGOING, one, 4) < 0)
                 throw new SyscallException("setsockopt(PACKET_IGNORE_OUTGOING) on '" + port + "'", Syscalls.errno());
+            // The kernel's arrival time of each frame: the delay counts from there, not from when this thread got to it.
+            if (Syscalls.setsockopt(fd, Syscalls.SOL_SOCKET, LinkCalls.SO_TIMESTAMPNS, one, 4) < 0)
+                throw new SyscallException("setsockopt(SO_TIMESTAMPNS) on '" + port + "'", Syscalls.errno());
             MemorySegment size = arena.allocateFrom(ValueLayout.JAVA_INT, 32 << 20);
             // Room for a burst that arrives while this thread waits for a CPU; beyond it the kernel counts drops.
             Syscalls.setsockopt(fd, Syscalls.SOL_SOCKET, Syscalls.SO_RCVBUFFORCE, size, 4);
@@ -131,21 +150,39 @@ public final class DelayLine implements AutoCloseable {
     /** Runs until {@link #stop()}: receives, holds, sends. */
     public void run() {
         while (running) {
-            long now = System.nanoTime();
             towardsDc.receive();
             towardsGateway.receive();
-            now = System.nanoTime();
+            long now = System.nanoTime();
             long nextDue = Math.min(towardsDc.transmitDue(now), towardsGateway.transmitDue(now));
             long wait = nextDue == Long.MAX_VALUE ? IDLE_WAIT_NANOS : nextDue - System.nanoTime();
-            if (wait <= 0) continue;
-            timeout.set(ValueLayout.JAVA_LONG, 0, wait / 1_000_000_000L);
-            timeout.set(ValueLayout.JAVA_LONG, 8, wait % 1_000_000_000L);
+            // Within the usual wake-up lateness of the due time: keep looping (receiving meanwhile) instead of sleeping.
+            if (wait <= wakeEarlyNanos) {
+                Thread.onSpinWait();
+                continue;
+            }
+            long sleep = nextDue == Long.MAX_VALUE ? wait : wait - wakeEarlyNanos;
+            timeout.set(ValueLayout.JAVA_LONG, 0, sleep / 1_000_000_000L);
+            timeout.set(ValueLayout.JAVA_LONG, 8, sleep % 1_000_000_000L);
             pollFds.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
             pollFds.set(ValueLayout.JAVA_SHORT, Syscalls.POLLFD_SIZE + 6, (short) 0);
-            if (calls.ppoll(pollFds, 2, timeout) < 0 && calls.errno() != LinkCalls.EINTR)
+            long asleep = System.nanoTime();
+            int ready = calls.ppoll(pollFds, 2, timeout);
+            if (ready < 0 && calls.errno() != LinkCalls.EINTR)
                 throw new SyscallException("ppoll on the WAN ports", calls.errno());
+            if (ready == 0 && nextDue != Long.MAX_VALUE) {
+                // Timed out: learn how late wake-ups come (a VM's idle CPU can take hundreds of µs), and wake that
+                // much earlier next time. Moving average over ~16 wake-ups, plus a margin, at most 2 ms.
+                long late = Math.max(0, System.nanoTime() - (asleep + sleep));
+                lateNanos += (late - lateNanos) / 16;
+                wakeEarlyNanos = Math.min(MAX_WAKE_EARLY_NANOS, lateNanos + lateNanos / 2 + 20_000);
+            }
         }
     }
+
+    /** How long before a frame is due the loop stops sleeping; learnt from the wake-ups' lateness. */
+    private long wakeEarlyNanos = 50_000;
+    private long lateNanos;
+    private static final long MAX_WAKE_EARLY_NANOS = 2_000_000;
 
     /** Ends {@link #run()} within its longest wait (100 ms). */
     public void stop() {
@@ -209,7 +246,10 @@ public final class DelayLine implements AutoCloseable {
                 // With the ring full the frame still has to be taken off the socket: into the scratch buffer, then dropped.
                 long offset = start % capacity;
                 long frame = full ? scratchAddress : ringAddress + offset + ENTRY_HEADER;
-                long n = calls.recv(inFd, frame, maxFrame + 1, LinkCalls.MSG_DONTWAIT | LinkCalls.MSG_TRUNC);
+                iovec.set(ValueLayout.JAVA_LONG, 0, frame);
+                iovec.set(ValueLayout.JAVA_LONG, 8, maxFrame + 1);
+                message.set(ValueLayout.JAVA_LONG, MSG_CONTROLLEN, CONTROL_SIZE);
+                long n = calls.recvmsg(inFd, message, LinkCalls.MSG_DONTWAIT | LinkCalls.MSG_TRUNC);
                 if (n < 0) {
                     int e = calls.errno();
                     if (e == LinkCalls.EAGAIN) return;
@@ -229,7 +269,7 @@ public final class DelayLine implements AutoCloseable {
                     lost++;
                     continue;
                 }
-                long now = System.nanoTime();
+                long now = arrivalTime();
                 if (impairment.reorder() > 0 && random.nextDouble() < impairment.reorder()) {
                     reordered++;
                     send(frame, n);
@@ -244,6 +284,29 @@ public final class DelayLine implements AutoCloseable {
                 ring.set(ValueLayout.JAVA_INT, offset + 8, (int) n);
                 tail = start + align(ENTRY_HEADER + n);
             }
+        }
+
+        /**
+         * When the frame just received reached the port, on the System.nanoTime() scale: the kernel's timestamp
+         * (SCM_TIMESTAMPNS, CLOCK_REALTIME) moved by the clocks' offset; now when there is none or it is not
+         * plausible (a clock step).
+         */
+        private long arrivalTime() {
+            long now = System.nanoTime();
+            if (now - offsetTakenAt > CLOCK_REFRESH_NANOS) {
+                calls.clockGettime(LinkCalls.CLOCK_REALTIME, clock);
+                long after = System.nanoTime();
+                realtimeOffset = clock.get(ValueLayout.JAVA_LONG, 0) * 1_000_000_000L + clock.get(ValueLayout.JAVA_LONG, 8) - (now + after) / 2;
+                offsetTakenAt = now;
+            }
+            long controlLength = message.get(ValueLayout.JAVA_LONG, MSG_CONTROLLEN);
+            // struct cmsghdr { size_t len; int level; int type; } then the struct timespec.
+            if (controlLength >= 32 && control.get(ValueLayout.JAVA_INT, 8) == Syscalls.SOL_SOCKET
+                    && control.get(ValueLayout.JAVA_INT, 12) == LinkCalls.SCM_TIMESTAMPNS) {
+                long stamp = control.get(ValueLayout.JAVA_LONG, 16) * 1_000_000_000L + control.get(ValueLayout.JAVA_LONG, 24) - realtimeOffset;
+                if (stamp <= now && now - stamp < 1_000_000_000L) return stamp;
+            }
+            return now;
         }
 
         private boolean lose() {

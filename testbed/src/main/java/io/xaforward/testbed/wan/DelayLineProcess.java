@@ -155,10 +155,11 @@ public final class DelayLineProcess {
         return m;
     }
 
-    /** Running delay lines whose command line names {@code ns}. */
+    /** Running delay lines (root's processes) whose command line names {@code ns}. */
     static List<ProcessHandle> find(String ns) {
         try (Stream<ProcessHandle> all = ProcessHandle.allProcesses()) {
-            return all.filter(p -> {
+            // Only root's: another user's process that merely copies the command line is not ours to stop.
+            return all.filter(p -> p.info().user().orElse("").equals("root")).filter(p -> {
                 List<String> cmd = commandLine(p);
                 int at = cmd.indexOf(DelayLineMain.class.getName());
                 int nsAt = cmd.indexOf("--namespace");

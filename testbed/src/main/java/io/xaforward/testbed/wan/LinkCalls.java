@@ -28,6 +28,8 @@ final class LinkCalls {
     static final int MSG_TRUNC = 0x20;
     static final int EAGAIN = 11, EINTR = 4, ENOBUFS = 105;
     static final int PR_SET_TIMERSLACK = 29;
+    static final int SO_TIMESTAMPNS = 35, SCM_TIMESTAMPNS = 35;
+    static final int CLOCK_REALTIME = 0;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
@@ -38,6 +40,8 @@ final class LinkCalls {
     private static final MethodHandle RECV = call("recv", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     private static final MethodHandle SENDTO = call("sendto",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RECVMSG = call("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle CLOCK_GETTIME = call("clock_gettime", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle PPOLL = call("ppoll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS));
     private static final MethodHandle PRCTL = LINKER.downcallHandle(LIBC.find("prctl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), CAPTURE_ERRNO, Linker.Option.firstVariadicArg(1));
@@ -64,6 +68,24 @@ final class LinkCalls {
     long sendto(int fd, long address, long length, int flags, MemorySegment to, int toLength) {
         try {
             return (long) SENDTO.invokeExact(state, fd, address, length, flags, to, toLength);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** recvmsg(2) into a prepared {@code struct msghdr}. */
+    long recvmsg(int fd, MemorySegment message, int flags) {
+        try {
+            return (long) RECVMSG.invokeExact(state, fd, message, flags);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** clock_gettime(2) into a {@code struct timespec}. */
+    int clockGettime(int clock, MemorySegment timespec) {
+        try {
+            return (int) CLOCK_GETTIME.invokeExact(state, clock, timespec);
         } catch (Throwable t) {
             throw rethrow(t);
         }
