@@ -19,7 +19,10 @@ import java.util.BitSet;
  *     prints {@code SINK received=.. duplicates=.. out_of_order=.. first_ns=.. last_ns=.. bytes=.. unique=..
  *     loss_runs=..} (runs of consecutive numbers below EXPECTED that never arrived);</li>
  * <li>{@code blast ADDR PORT COUNT PAYLOAD PPS}: sends COUNT numbered datagrams of PAYLOAD bytes, paced at PPS;
- *     prints {@code SENT n}.</li>
+ *     prints {@code SENT n};</li>
+ * <li>{@code tcpsink PORT}: takes one TCP connection, reads it to the end; prints {@code TCP bytes=.. crc=.. ns=..}
+ *     (ns from the first byte to the last);</li>
+ * <li>{@code tcpsend ADDR PORT BYTES}: sends BYTES of a fixed pattern over TCP; prints {@code TCP bytes=.. crc=..}.</li>
  * </ul>
  */
 public final class WanProbe {
@@ -31,6 +34,8 @@ public final class WanProbe {
             case "sink" -> sink(Integer.parseInt(args[1]), Integer.parseInt(args[2]), args.length > 3 ? Integer.parseInt(args[3]) : 0);
             case "blast" -> blast(InetAddress.getByName(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
                     Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+            case "tcpsink" -> tcpSink(Integer.parseInt(args[1]));
+            case "tcpsend" -> tcpSend(InetAddress.getByName(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]));
             default -> throw new IllegalArgumentException("unknown mode " + args[0]);
         }
     }
@@ -110,6 +115,39 @@ public final class WanProbe {
             }
             System.out.printf("SINK received=%d duplicates=%d out_of_order=%d first_ns=%d last_ns=%d bytes=%d unique=%d loss_runs=%d%n",
                     received, duplicates, outOfOrder, first, last, bytes, seen.cardinality(), lossRuns);
+        }
+    }
+
+    private static void tcpSink(int port) throws IOException {
+        try (var server = new java.net.ServerSocket(port)) {
+            System.out.println("ready");
+            System.out.flush();
+            try (var s = server.accept(); var in = s.getInputStream()) {
+                var crc = new java.util.zip.CRC32();
+                byte[] buf = new byte[1 << 16];
+                long bytes = 0, first = 0;
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    if (bytes == 0) first = System.nanoTime();
+                    crc.update(buf, 0, n);
+                    bytes += n;
+                }
+                System.out.printf("TCP bytes=%d crc=%d ns=%d%n", bytes, crc.getValue(), System.nanoTime() - first);
+            }
+        }
+    }
+
+    private static void tcpSend(InetAddress to, int port, long total) throws IOException {
+        try (var s = new java.net.Socket(to, port); var out = s.getOutputStream()) {
+            var crc = new java.util.zip.CRC32();
+            byte[] buf = new byte[1 << 16];
+            new java.util.Random(42).nextBytes(buf);
+            for (long sent = 0; sent < total; ) {
+                int n = (int) Math.min(buf.length, total - sent);
+                out.write(buf, 0, n);
+                crc.update(buf, 0, n);
+                sent += n;
+            }
+            System.out.printf("TCP bytes=%d crc=%d%n", total, crc.getValue());
         }
     }
 
