@@ -76,6 +76,8 @@ class WanDelayLineTest {
             assertTrue(run(wanNs, "ethtool", "-k", port).contains("generic-receive-offload: off"), "GRO off on " + port);
         }
         long pid = TESTBED.delayLinePid(state.topology()).getAsLong();
+        String shown = TESTBED.show(state.topology());
+        assertTrue(shown.contains("delay line: delay 20.000 ms, pid " + pid), shown);
         assertEquals(state.topology(), TESTBED.up(state.topology()).topology());
         assertEquals(pid, TESTBED.delayLinePid(state.topology()).getAsLong(), "up again keeps a delay line whose settings did not change");
     }
