@@ -74,6 +74,7 @@ public final class DelayLineMain {
             line.run();
         } finally {
             reporter.interrupt();
+            reporter.join(2000); // it must not read the line while the shutdown hook closes it
             stopped.countDown(); // the shutdown hook writes the last counters, then closes the line
         }
     }
