@@ -136,7 +136,8 @@ public final class Testbed {
         for (LinkLimit limit : t.links()) applyLimit(l, limit);
         wan.ifPresent(w -> {
             // Each direction is shaped on the egress of the WAN port it leaves by: towards the DC on dcSide, towards
-            // the gateway on gatewaySide. Both see ordinary skbs forwarded by this namespace's bridge.
+            // the gateway on gatewaySide. Both see ordinary skbs, forwarded by this namespace's bridge or sent by its
+            // delay line (a packet socket's sends pass the qdisc).
             shapeWan(w.namespace(), w.dcSide(), w.link(), w.link().mtu());
             shapeWan(w.namespace(), w.gatewaySide(), w.link(), w.link().mtu());
             if (delayLine) DelayLineProcess.ensure(w.namespace(), w.gatewaySide(), w.dcSide(), w.link(), stateDir);
@@ -339,7 +340,10 @@ public final class Testbed {
                         (String) x.get("dev"), "xdpdrv", "off"));
             if (state.get("namespaces") instanceof List<?> l) for (Object o : l) namespaces.add((String) o);
         }
-        for (String ns : namespaces) DelayLineProcess.stop(ns); // before its ports go; none outside WAN namespaces
+        for (String ns : namespaces) {
+            DelayLineProcess.stop(ns); // before its ports go; there is none outside WAN namespaces
+            DelayLineProcess.removeFiles(stateDir, ns);
+        }
         for (String ns : namespaces) Netns.delete(ns);
         try {
             Files.deleteIfExists(stateFile(prefix));

@@ -62,6 +62,8 @@ class WanDelayLineTest {
         TESTBED.down(PREFIX);
         assertEquals(List.of(), namespacesWithPrefix(PREFIX));
         assertTrue(io.xaforward.testbed.wan.DelayLineProcess.pid(wanNs).isEmpty(), "down stops the delay line");
+        assertFalse(java.nio.file.Files.exists(io.xaforward.testbed.wan.DelayLineProcess.countersFile(STATE_DIR, wanNs)),
+                "and removes its files");
         deleteTree(STATE_DIR);
     }
 

@@ -139,6 +139,16 @@ public final class DelayLineProcess {
         }
     }
 
+    /** Removes the log and counters files of the delay line of {@code ns} (none is fine). */
+    public static void removeFiles(Path stateDir, String ns) {
+        try {
+            Files.deleteIfExists(logFile(stateDir, ns));
+            Files.deleteIfExists(countersFile(stateDir, ns));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove the delay line's files of " + ns + " from " + stateDir, e);
+        }
+    }
+
     /** The last counters the delay line of {@code ns} wrote; empty when it never ran. */
     public static Map<String, Long> counters(Path stateDir, String ns) {
         Map<String, Long> m = new LinkedHashMap<>();
