@@ -3,6 +3,7 @@ package io.xaforward.testbed;
 import io.xaforward.common.Json;
 
 import io.xaforward.protocol.NetworkForm;
+import io.xaforward.testbed.wan.DelayLineProcess;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,6 +21,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -77,8 +79,14 @@ public final class Testbed {
             if (!existing.get(b.namespace()).contains(b.name()))
                 Netns.exec(null, "ip", "-n", b.namespace(), "link", "add", "name", b.name(), "type", "bridge");
         Optional<Layout.WanSegment> wan = l.wan();
-        if (wan.isPresent() && !existing.get(wan.get().namespace()).contains(Layout.WAN_BRIDGE))
+        // With delay, jitter, loss or reordering the delay line joins the WAN's ports instead of the bridge.
+        boolean delayLine = wan.isPresent() && wan.get().link().impairment().any();
+        if (wan.isPresent() && !delayLine && !existing.get(wan.get().namespace()).contains(Layout.WAN_BRIDGE)) {
+            DelayLineProcess.stop(wan.get().namespace()); // a topology that had a delay line before
             Netns.exec(null, "ip", "-n", wan.get().namespace(), "link", "add", "name", Layout.WAN_BRIDGE, "type", "bridge");
+        }
+        if (delayLine && existing.get(wan.get().namespace()).contains(Layout.WAN_BRIDGE))
+            Netns.exec(null, "ip", "-n", wan.get().namespace(), "link", "del", "dev", Layout.WAN_BRIDGE);
 
         Map<String, List<String>> batch = new LinkedHashMap<>();
         Map<String, List<String>> ethtool = new LinkedHashMap<>();
@@ -91,7 +99,13 @@ public final class Testbed {
             add(batch, b.namespace(), "link set dev " + b.name() + " up");
             for (String port : b.ports()) add(batch, b.namespace(), "link set dev " + port + " master " + b.name());
         }
-        wan.ifPresent(w -> {
+        if (delayLine) wan.ifPresent(w -> {
+            // A packet socket cannot send a GRO super-frame back out (it exceeds the MTU): keep WAN frames MTU-sized.
+            // The devices that feed these ports already have TSO and tx checksum (so UDP GSO) off, segmenting there.
+            add(ethtool, w.namespace(), "ethtool -K " + w.gatewaySide() + " gro off >/dev/null");
+            add(ethtool, w.namespace(), "ethtool -K " + w.dcSide() + " gro off >/dev/null");
+        });
+        if (!delayLine) wan.ifPresent(w -> {
             add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " type bridge stp_state 0 forward_delay 0" + BRIDGE_NF_OFF);
             add(batch, w.namespace(), "link set dev " + Layout.WAN_BRIDGE + " up");
             add(batch, w.namespace(), "link set dev " + w.gatewaySide() + " master " + Layout.WAN_BRIDGE);
@@ -122,9 +136,11 @@ public final class Testbed {
         for (LinkLimit limit : t.links()) applyLimit(l, limit);
         wan.ifPresent(w -> {
             // Each direction is shaped on the egress of the WAN port it leaves by: towards the DC on dcSide, towards
-            // the gateway on gatewaySide. Both see ordinary skbs forwarded by this namespace's bridge.
+            // the gateway on gatewaySide. Both see ordinary skbs, forwarded by this namespace's bridge or sent by its
+            // delay line (a packet socket's sends pass the qdisc).
             shapeWan(w.namespace(), w.dcSide(), w.link(), w.link().mtu());
             shapeWan(w.namespace(), w.gatewaySide(), w.link(), w.link().mtu());
+            if (delayLine) DelayLineProcess.ensure(w.namespace(), w.gatewaySide(), w.dcSide(), w.link(), stateDir);
         });
 
         writeState(l, true, readXdp(t.prefix()));
@@ -324,6 +340,10 @@ public final class Testbed {
                         (String) x.get("dev"), "xdpdrv", "off"));
             if (state.get("namespaces") instanceof List<?> l) for (Object o : l) namespaces.add((String) o);
         }
+        for (String ns : namespaces) {
+            DelayLineProcess.stop(ns); // before its ports go; there is none outside WAN namespaces
+            DelayLineProcess.removeFiles(stateDir, ns);
+        }
         for (String ns : namespaces) Netns.delete(ns);
         try {
             Files.deleteIfExists(stateFile(prefix));
@@ -333,6 +353,25 @@ public final class Testbed {
     }
 
     // ---------------------------------------------------------------------------------------------- state
+
+    /**
+     * The pid of the WAN's delay line, when the topology's WAN has one and it runs: to place it on a CPU or count its
+     * CPU time apart, as for the gateway processes.
+     */
+    public OptionalLong delayLinePid(Topology t) {
+        Optional<Layout.WanSegment> wan = Layout.of(t).wan();
+        return wan.isPresent() ? DelayLineProcess.pid(wan.get().namespace()) : OptionalLong.empty();
+    }
+
+    /**
+     * The delay line's counters per direction ({@code to-dc.received}, {@code to-gateway.lost}, ...: received,
+     * forwarded, lost, reordered, ring_full, oversize, queue_drops, send_errors, socket_drops), as it last wrote
+     * them (every second, and when it stops); empty without a delay line.
+     */
+    public Map<String, Long> delayLineCounters(Topology t) {
+        Optional<Layout.WanSegment> wan = Layout.of(t).wan();
+        return wan.isPresent() ? DelayLineProcess.counters(stateDir, wan.get().namespace()) : Map.of();
+    }
 
     /** The live state: the planned nodes with their current ifindexes; fails if a namespace or device is missing. */
     public TestbedState state(Topology t) {

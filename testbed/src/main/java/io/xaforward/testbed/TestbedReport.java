@@ -53,11 +53,32 @@ final class TestbedReport {
             sb.append('\n').append("WAN between gateway ").append(w.link().gateway()).append(" and DC ").append(w.link().datacenter())
                     .append(": namespace ").append(w.namespace()).append(", ").append(w.link().rate()).append(" per direction (HTB on ")
                     .append(w.dcSide()).append(" towards the DC, on ").append(w.gatewaySide()).append(" towards the gateway), queue ")
-                    .append(w.link().queuePackets()).append(" packets, MTU ").append(w.link().mtu()).append(", no added delay").append(up ? "" : " (not up)").append('\n');
+                    .append(w.link().queuePackets()).append(" packets, MTU ").append(w.link().mtu()).append(", ").append(impairment(w)).append(up ? "" : " (not up)").append('\n');
         });
         long present = layout.namespaces().stream().filter(ns -> live.get(ns) != null).count();
         sb.append('\n').append(present).append(" of ").append(layout.namespaces().size()).append(" namespaces present\n");
         return sb.toString();
+    }
+
+    /** The WAN's delay, jitter, loss and reordering as the file gave them, and the delay line's pid when it runs. */
+    private static String impairment(Layout.WanSegment w) {
+        WanImpairment i = w.link().impairment();
+        if (!i.any()) return "no added delay (bridge)";
+        StringBuilder sb = new StringBuilder("delay line: ");
+        sb.append(String.format(java.util.Locale.ROOT, "delay %.3f ms", i.delayNanos() / 1e6));
+        if (i.jitterNanos() > 0) sb.append(String.format(java.util.Locale.ROOT, " ± %.3f ms (uniform)", i.jitterNanos() / 1e6));
+        if (i.loss() > 0) sb.append(String.format(java.util.Locale.ROOT, ", loss %s%%", percent(i.loss())));
+        if (i.burst() != null)
+            sb.append(String.format(java.util.Locale.ROOT, ", burst loss p %s%% r %s%% h %s%% k %s%% (mean %s%%)", percent(i.burst().p()),
+                    percent(i.burst().r()), percent(i.burst().h()), percent(i.burst().k()), percent(i.burst().meanLoss())));
+        if (i.reorder() > 0) sb.append(String.format(java.util.Locale.ROOT, ", reorder %s%%", percent(i.reorder())));
+        java.util.OptionalLong pid = io.xaforward.testbed.wan.DelayLineProcess.pid(w.namespace());
+        sb.append(pid.isPresent() ? ", pid " + pid.getAsLong() : ", not running");
+        return sb.toString();
+    }
+
+    private static String percent(double fraction) {
+        return new java.math.BigDecimal(fraction * 100).round(new java.math.MathContext(4)).stripTrailingZeros().toPlainString();
     }
 
     private List<Node> concatNodes() {

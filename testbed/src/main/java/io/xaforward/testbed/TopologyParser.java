@@ -228,7 +228,7 @@ final class TopologyParser {
     private WanLink wan(Object node, List<GatewaySpec> gws, List<Datacenter> dcs) {
         String f = "wan";
         Map<?, ?> m = fields.map(node, f);
-        fields.allowOnly(m, f, Set.of("gateway", "dc", "rate", "queue", "mtu"));
+        fields.allowOnly(m, f, Set.of("gateway", "dc", "rate", "queue", "mtu", "delay", "jitter", "loss", "loss-burst", "reorder"));
         String gw = string(m, "gateway", f);
         String dc = string(m, "dc", f);
         checkGatewayJoins(gw, dc, f, gws);
@@ -237,7 +237,73 @@ final class TopologyParser {
         int queue = (int) fields.integer(m, "queue", WanLink.DEFAULT_QUEUE_PACKETS, 2, 100_000, f); // packets
         Datacenter remote = dcs.stream().filter(d -> d.name().equals(dc)).findFirst().orElseThrow();
         int mtu = mtu(m, remote.form(), f, remote.mtu());
-        return new WanLink(gw, dc, rate, bits, queue, mtu);
+        return new WanLink(gw, dc, rate, bits, queue, mtu, impairment(m, f));
+    }
+
+    /** The longest one-way delay a WAN may have (a geostationary satellite hop is ~270 ms). */
+    static final long MAX_DELAY_NANOS = 1_000_000_000L;
+    private static final Pattern DURATION = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)(s|ms|us)");
+    private static final Pattern PERCENT = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)%");
+
+    /** The WAN's delay, jitter, loss and reordering; {@link WanImpairment#NONE} when none is given. */
+    private WanImpairment impairment(Map<?, ?> m, String f) {
+        long delay = duration(m, "delay", f);
+        long jitter = duration(m, "jitter", f);
+        if (jitter > delay)
+            throw new TopologyException(source, f + ".jitter", "jitter (" + m.get("jitter") + ") must not exceed delay ("
+                    + (m.get("delay") == null ? "0" : m.get("delay")) + "): a frame cannot leave before it arrived");
+        double loss = percent(m, "loss", f);
+        WanImpairment.BurstLoss burst = null;
+        if (m.get("loss-burst") != null) {
+            if (m.get("loss") != null)
+                throw new TopologyException(source, f + ".loss-burst", "give either loss (independent) or loss-burst"
+                        + " (Gilbert-Elliott), not both; loss-burst's k < 100% adds loss outside bursts");
+            String bf = f + ".loss-burst";
+            Map<?, ?> b = fields.map(m.get("loss-burst"), bf);
+            fields.allowOnly(b, bf, Set.of("p", "r", "h", "k"));
+            for (String key : List.of("p", "r"))
+                if (b.get(key) == null) throw new TopologyException(source, bf + "." + key, "'" + key + "' is required");
+            double r = percent(b, "r", bf);
+            if (r == 0) throw new TopologyException(source, bf + ".r", "r must be above 0%: a burst that never ends loses everything");
+            burst = new WanImpairment.BurstLoss(percent(b, "p", bf), r, b.get("h") == null ? 0 : percent(b, "h", bf),
+                    b.get("k") == null ? 1 : percent(b, "k", bf));
+        }
+        double reorder = percent(m, "reorder", f);
+        if (reorder > 0 && delay == 0)
+            throw new TopologyException(source, f + ".reorder", "reorder needs a delay: it lets frames skip the delay queue");
+        return new WanImpairment(delay, jitter, loss, burst, reorder);
+    }
+
+    /** A duration such as {@code 20ms}, {@code 500us}, {@code 0.1s} in nanoseconds; 0 when absent. */
+    private long duration(Map<?, ?> m, String key, String f) {
+        Object v = m.get(key);
+        if (v == null) return 0;
+        String s = v.toString().trim();
+        java.util.regex.Matcher d = DURATION.matcher(s);
+        if (!(v instanceof String) || !d.matches())
+            throw new TopologyException(source, f + "." + key, key + ": '" + s + "' is not a duration (e.g. 20ms, 500us, 0.1s)");
+        double unit = switch (d.group(2)) {
+            case "s" -> 1e9;
+            case "ms" -> 1e6;
+            default -> 1e3;
+        };
+        double nanos = Double.parseDouble(d.group(1)) * unit;
+        if (nanos > MAX_DELAY_NANOS)
+            throw new TopologyException(source, f + "." + key, key + " must be at most 1s, got " + s);
+        return Math.round(nanos);
+    }
+
+    /** A percentage such as {@code 0.1%} as a probability 0..1; 0 when absent. */
+    private double percent(Map<?, ?> m, String key, String f) {
+        Object v = m.get(key);
+        if (v == null) return 0;
+        String s = v.toString().trim();
+        java.util.regex.Matcher p = PERCENT.matcher(s);
+        if (!(v instanceof String) || !p.matches())
+            throw new TopologyException(source, f + "." + key, key + ": '" + s + "' is not a percentage (e.g. 0.1%)");
+        double fraction = Double.parseDouble(p.group(1)) / 100;
+        if (fraction > 1) throw new TopologyException(source, f + "." + key, key + " must be 0%..100%, got " + s);
+        return fraction;
     }
 
     private void checkSubnetsDisjoint(List<Datacenter> dcs) {

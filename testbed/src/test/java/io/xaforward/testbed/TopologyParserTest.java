@@ -146,11 +146,22 @@ class TopologyParserTest {
             wan mtu too big       | wan.mtu                 | mtu must be 576..9000, got 9001 | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 9001}
             wan mtu under ipv6's  | wan.mtu                 | mtu must be 1280..9000, got 1279 | name: t\\ndatacenters:\\n  - {name: a, form: ipv6, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: 1279}
             wan mtu not a number  | wan.mtu                 | mtu: 'jumbo' is not a number | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, mtu: jumbo}
-            wan unknown field     | wan.delay               | unknown key 'delay'  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 10ms}
+            wan unknown field     | wan.duplicate           | unknown key 'duplicate' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, duplicate: 1%}
             key given twice       | (yaml)                  | key 'name' appears twice | name: t\\nname: u\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}
             octal mtu             | datacenters[0].mtu      | has a leading zero   | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1, mtu: 01500}
             float hosts           | datacenters[0].hosts    | is not an integer    | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1.5}
             host list of mappings | datacenters[0].hosts[0] | must be a name       | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: [{x: 1}]}
+            wan delay no unit     | wan.delay               | is not a duration (e.g. 20ms | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 20}
+            wan delay too long    | wan.delay               | delay must be at most 1s, got 2s | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 2s}
+            wan jitter over delay | wan.jitter              | must not exceed delay | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, delay: 1ms, jitter: 2ms}
+            wan loss no percent   | wan.loss                | '0.01' is not a percentage | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss: 0.01}
+            wan loss over 100     | wan.loss                | loss must be 0%..100%, got 101% | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss: 101%}
+            wan loss and burst    | wan.loss-burst          | either loss (independent) or loss-burst | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss: 1%, loss-burst: {p: 1%, r: 10%}}
+            wan burst without r   | wan.loss-burst.r        | 'r' is required | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss-burst: {p: 1%}}
+            wan burst unknown key | wan.loss-burst.q        | unknown key 'q' | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss-burst: {p: 1%, r: 1%, q: 1%}}
+            wan burst never ends  | wan.loss-burst.r        | r must be above 0% | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss-burst: {p: 1%, r: 0%}}
+            wan burst not a map   | wan.loss-burst          | expected a mapping | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, loss-burst: 5%}
+            wan reorder no delay  | wan.reorder             | reorder needs a delay | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nwan: {gateway: g, dc: a, rate: 1mbit, reorder: 1%}
             wan and link limit    | wan                     | either links or wan  | name: t\\ndatacenters:\\n  - {name: a, form: ipv4, hosts: 1}\\ngateways:\\n  - {name: g, joins: [a]}\\nlinks:\\n  - {gateway: g, dc: a, rate: 1mbit}\\nwan: {gateway: g, dc: a, rate: 1mbit}
             """)
     void badConfigIsRejectedWithFileAndField(String what, String field, String fragment, String yaml) {
@@ -160,6 +171,21 @@ class TopologyParserTest {
         assertEquals("bad.yaml", e.source());
         assertTrue(e.getMessage().startsWith("bad.yaml: " + field + ": "), e.getMessage());
         assertTrue(e.getMessage().contains(fragment), e.getMessage());
+    }
+
+    @Test
+    void wanImpairmentFieldsAreParsed() {
+        String dcs = "name: t\ndatacenters:\n  - {name: a, form: ipv4, hosts: 1}\ngateways:\n  - {name: g, joins: [a]}\n";
+        WanImpairment full = Topology.parse(dcs + "wan: {gateway: g, dc: a, rate: 1mbit, delay: 20ms, jitter: 500us, loss: 0.1%, reorder: 2.5%}",
+                "w.yaml").wan().orElseThrow().impairment();
+        assertEquals(new WanImpairment(20_000_000L, 500_000L, 0.001, null, 0.025), full);
+        assertTrue(full.any());
+        WanImpairment burst = Topology.parse(dcs + "wan: {gateway: g, dc: a, rate: 1mbit, delay: 0.1s, loss-burst: {p: 1%, r: 25%}}",
+                "w.yaml").wan().orElseThrow().impairment();
+        assertEquals(new WanImpairment(100_000_000L, 0, 0, new WanImpairment.BurstLoss(0.01, 0.25, 0, 1), 0), burst);
+        assertEquals(0.01 / 0.26, burst.burst().meanLoss(), 1e-12, "simple Gilbert: the share of time in bursts");
+        assertEquals(WanImpairment.NONE, Topology.parse(dcs + "wan: {gateway: g, dc: a, rate: 1mbit}", "w.yaml").wan().orElseThrow().impairment());
+        assertFalse(WanImpairment.NONE.any(), "no field: no delay line, the bridge as before");
     }
 
     @Test

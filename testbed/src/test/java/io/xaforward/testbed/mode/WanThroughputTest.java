@@ -50,6 +50,16 @@ class WanThroughputTest {
                 GatewayMode.KERNEL_TUNNEL, GatewayMode.DIRECT));
     }
 
+    /**
+     * The WAN's delay line (10 ms each way) passes every mode's frames alike, the XDP gateway's redirected ones and the
+     * kernel tunnel's VXLAN included, and HTB after it still sets the rate.
+     */
+    @Test
+    void everyTranslatingModeCrossesTheDelayLineAtTheWanRate() throws Exception {
+        measure("two-dc-wan-delay.yaml", List.of(GatewayMode.XDP, GatewayMode.RELAY, GatewayMode.AFXDP,
+                GatewayMode.KERNEL_TUNNEL, GatewayMode.DIRECT));
+    }
+
     @Test
     void kernelForwardingCrossesTheSameWanAtItsRate() throws Exception {
         measure("two-dc-ipv4-wan.yaml", List.of(GatewayMode.KERNEL));
