@@ -151,7 +151,10 @@ public final class ClusterRun implements AutoCloseable {
         topology = t;
         state = testbed.up(t);
         if (mode.needsXdpOnPortPeers()) testbed.attachXdpPass(state); // only where a mode needs it: fair baselines
-        if (placed) placement.placeNetwork(t);
+        if (placed) {
+            placement.placeNetwork(t);
+            testbed.delayLinePid(t).ifPresent(placement::placeDelayLine);
+        }
         plan = IdentifierPlan.build(state, spec.jobId(), spec.jobToken(), spec.flows());
         Files.createDirectories(spec.workDir());
         for (GatewaySpec gw : t.gateways()) {

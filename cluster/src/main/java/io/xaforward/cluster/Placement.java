@@ -51,11 +51,26 @@ public final class Placement {
         Layout layout = Layout.of(topology);
         Set<String> gatewayDevices = new HashSet<>();
         layout.gatewayPorts().forEach(p -> gatewayDevices.add(p.namespace() + "/" + p.iface()));
+        // A WAN with a delay line runs its ports without GRO, so without NAPI: the delay line process does their work
+        String delayLineNamespace = layout.wan().filter(w -> w.link().impairment().any()).map(Layout.WanSegment::namespace).orElse(null);
         for (Layout.VethPair v : layout.veths()) {
             for (String[] end : List.of(new String[]{v.nsA(), v.devA()}, new String[]{v.nsB(), v.devB()})) {
-                placeDevice(end[0], end[1], gatewayDevices.contains(end[0] + "/" + end[1]), false);
+                placeDevice(end[0], end[1], gatewayDevices.contains(end[0] + "/" + end[1]), end[0].equals(delayLineNamespace));
             }
         }
+    }
+
+    /**
+     * Places the WAN's delay line (a process in the WAN namespace that holds every frame for its delay): on the
+     * emulated network's CPU, its threads' CPU time counted as the fabric's, as the WAN's NAPI threads are without it.
+     */
+    public void placeDelayLine(long pid) {
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path t : tasks) fabricKthreads.add(Long.parseLong(t.getFileName().toString()));
+        } catch (IOException e) {
+            throw new IllegalStateException("the WAN's delay line (pid " + pid + ") is not running", e);
+        }
+        pin(pid, WORKER_CPU, true);
     }
 
     /**
