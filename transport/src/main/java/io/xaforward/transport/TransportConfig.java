@@ -177,9 +177,9 @@ public final class TransportConfig {
         private int maxPayload = DEFAULT_MAX_PAYLOAD;
         private long maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
         private int windowChunks = 256;
-        private Duration initialRto = Duration.ofMillis(30);
+        private Duration initialRto = Duration.ofSeconds(1);
         private Duration minRto = Duration.ofMillis(5);
-        private Duration maxRto = Duration.ofMillis(500);
+        private Duration maxRto = Duration.ofSeconds(4);
         private Duration ackTimeout = Duration.ofSeconds(10);
         private Duration receiveTimeout = Duration.ZERO;
         private long pacingRateBytesPerSecond;
