@@ -71,8 +71,9 @@ public final class LiveFrameGenerator {
     /**
      * Whether this kernel runs BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, asked once per process. The probe
      * transmits one frame of a local experimental EtherType out of the loopback device of the calling thread's
-     * namespace, which has no XDP transmit path, so the kernel drops it: nothing leaves the host, and the answer is
-     * the one the generator would get (the refusal, where there is one, comes before any frame is built).
+     * namespace, which has no XDP transmit path, so the kernel drops it and nothing leaves the host. It makes the
+     * generator's call (same program, flags and batch size) on another device; LiveFrameGeneratorTest checks that
+     * the answer agrees with what the generator then does on a veth.
      */
     public static Support probe() {
         Support s = probed;
