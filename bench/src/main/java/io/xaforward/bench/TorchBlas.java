@@ -2,6 +2,8 @@ package io.xaforward.bench;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -17,6 +19,9 @@ public final class TorchBlas {
     private static final String PROBE = "import torch\n"
             + "torch.ones(2, 2) @ torch.ones(2, 2)\n"
             + "print('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'blas' in l.lower() or 'mkl' in l.lower()})))\n";
+
+    /** Interpreters already found on an optimised BLAS, with what they map: every Gloo job of a bench asks again. */
+    private static final Map<String, List<String>> VERIFIED = new ConcurrentHashMap<>();
 
     private TorchBlas() {}
 
@@ -38,9 +43,11 @@ public final class TorchBlas {
 
     /**
      * Fails with what to install when {@code python}'s torch runs on the reference BLAS; returns the libraries it
-     * runs on (for the report) otherwise.
+     * runs on (for the report) otherwise, asking each interpreter once per process.
      */
     public static List<String> requireOptimised(String python) throws IOException, InterruptedException {
+        List<String> known = VERIFIED.get(python);
+        if (known != null) return known;
         List<String> libs = loaded(python);
         if (!optimised(libs)) {
             throw new IllegalStateException("torch in " + python + " multiplies matrices on the reference BLAS (" + String.join(", ", libs)
@@ -48,6 +55,7 @@ public final class TorchBlas {
                     + " (Debian: apt-get install libopenblas0-pthread, which ./xaf installs; it takes libblas.so.3 over by"
                     + " alternatives) and run the bench again");
         }
+        VERIFIED.put(python, libs);
         return libs;
     }
 }
