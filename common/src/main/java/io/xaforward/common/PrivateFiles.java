@@ -172,7 +172,7 @@ public final class PrivateFiles {
             throw new UnsafeFileException(what + " " + file + " is writable by group or others (permissions "
                     + permissions + "); only its owner may change it: chmod go-w " + file);
         }
-        int me = (int) GETEUID.invokeExact();
+        int me = effectiveUid();
         if (uid != me && uid != 0) {
             throw new UnsafeFileException(what + " " + file + " is owned by uid " + Integer.toUnsignedString(uid)
                     + ", not by this process's user (uid " + Integer.toUnsignedString(me) + ", "
@@ -192,12 +192,7 @@ public final class PrivateFiles {
         for (Path d = absolute.getParent(); d != null; d = d.getParent()) directories.add(d);
         // A symbolic link on the way leads elsewhere: the directories above its target decide too.
         for (Path d = absolute.getParent().toRealPath(); d != null; d = d.getParent()) directories.add(d);
-        int me;
-        try {
-            me = (int) GETEUID.invokeExact();
-        } catch (Throwable t) {
-            throw new IllegalStateException("geteuid failed", t);
-        }
+        int me = effectiveUid();
         for (Path d : directories) {
             Map<String, Object> a = Files.readAttributes(d, "unix:mode,uid", LinkOption.NOFOLLOW_LINKS);
             int mode = (Integer) a.get("mode"), uid = (Integer) a.get("uid");
@@ -212,6 +207,15 @@ public final class PrivateFiles {
                         + " or others (permissions " + permissionString(mode) + "): they could replace the file; chmod go-w "
                         + d + " (or move the file to a directory only its owner may change)");
             }
+        }
+    }
+
+    /** This process's effective user id, which owns what it may trust besides root's. */
+    private static int effectiveUid() {
+        try {
+            return (int) GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("geteuid failed", t);
         }
     }
 
