@@ -53,8 +53,16 @@ final class PeerState {
     double undoCwnd;
     double undoSsthresh;
 
+    /** The rate-based controller that replaces the window's loss response, or null for the loss-based window alone. */
+    final RateController rate;
+
     PeerState(int rank, int networkId, Peer address, int window, int replayWindowSize) {
+        this(rank, networkId, address, window, replayWindowSize, null);
+    }
+
+    PeerState(int rank, int networkId, Peer address, int window, int replayWindowSize, RateController rate) {
         this.rank = rank;
+        this.rate = rate;
         this.replayWindow = new ReplayWindow(replayWindowSize);
         this.networkId = networkId;
         this.address = address;
@@ -71,11 +79,17 @@ final class PeerState {
 
     /** Chunks that may be in flight now: the congestion window, at most the configured window. */
     int sendWindow(int configuredWindow) {
+        if (rate != null) {
+            return Math.min(configuredWindow, rate.windowChunks());
+        }
         return (int) Math.min(configuredWindow, cwnd);
     }
 
     /** Slow start below ssthresh (one chunk per chunk acknowledged), else additive increase (one per window). */
     void onAcked(int chunks, int configuredWindow) {
+        if (rate != null) {
+            return; // the rate controller sizes its window from its own ACK accounting (Sender#onAck)
+        }
         if (cwnd >= undoCwnd) {
             undoCwnd = 0; // grown back: nothing left to undo
         }
@@ -90,6 +104,10 @@ final class PeerState {
      * i.e. only for losses of chunks sent after the previous reduction. Returns whether the window was reduced.
      */
     boolean onLoss(long sentNanos, long nowNanos) {
+        if (rate != null) {
+            rate.onLoss(); // counted; the controller decides from the round's loss rate whether it was congestion
+            return false;
+        }
         if (sentNanos < recoveryStartNanos) {
             return false;
         }
@@ -106,6 +124,10 @@ final class PeerState {
      * congested link; then the late ACKs of the first copies undo the reduction ({@link #undoSpuriousReduction}).
      */
     void onTimeout(long nowNanos) {
+        if (rate != null) {
+            rate.onTimeout();
+            return;
+        }
         rememberForUndo();
         ssthresh = Math.max(MIN_CWND, cwnd / 2);
         cwnd = MIN_CWND;
@@ -125,6 +147,13 @@ final class PeerState {
      * Linux undoes a reduction on F-RTO/DSACK evidence); returns whether there was anything to undo.
      */
     boolean undoSpuriousReduction() {
+        if (rate != null) {
+            if (!rate.undoTimeout()) {
+                return false;
+            }
+            backoff = 0;
+            return true;
+        }
         if (undoCwnd == 0) {
             return false;
         }

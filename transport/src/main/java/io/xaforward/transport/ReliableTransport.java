@@ -44,6 +44,16 @@ public final class ReliableTransport implements AutoCloseable {
     private static final long BUSY_SLEEP_NANOS = 1_000_000;
     /** Longest sleep with nothing open (no timer can be due); arrivals and submissions still wake the loop. */
     private static final long IDLE_SLEEP_NANOS = 50_000_000;
+    /** The port sleeps in whole milliseconds (poll(2)): a shorter wait for a paced send parks the thread instead. */
+    private static final long PORT_SLEEP_GRANULARITY_NANOS = 1_000_000;
+    private static final long PACED_PARK_MIN_NANOS = 10_000;
+    /**
+     * The rate controller's smallest window: a receiver descheduled for a few milliseconds on a busy host must not
+     * stall a path whose bandwidth-delay product is a few chunks (a LAN).
+     */
+    static final int RATE_MIN_WINDOW = 64;
+    /** Chunks in flight per peer at most: the configured window, less where the port's flows need it. */
+    private final int window;
 
     private final TransportConfig config;
     private final DatagramPort port;
@@ -88,12 +98,19 @@ public final class ReliableTransport implements AutoCloseable {
         // The peer sends over as many flows as this port (every rank of a job has the same setting): the window
         // must hold every sequence number it can have in flight, or reordering is counted as replay. Refused
         // here, before anything is sent, when it cannot.
-        int replayWindow = ReplayWindow.sizeFor(config.windowChunks(), port.flows());
+        window = config.windowFitsFlows()
+                ? Math.min(config.windowChunks(), ReplayWindow.largestWindow(port.flows())) : config.windowChunks();
+        int replayWindow = ReplayWindow.sizeFor(window, port.flows());
         SecureRandom salts = new SecureRandom();
+        int chunkWireBytes = XafHeader.LENGTH + config.maxPayload();
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
+                RateController rate = config.congestionControl() == CongestionControl.RATE
+                        ? new RateController(chunkWireBytes, PeerState.INITIAL_CWND, RATE_MIN_WINDOW, window,
+                        config.localRank() * 31 + rank)
+                        : null;
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
-                        config.windowChunks(), replayWindow);
+                        window, replayWindow, rate);
                 // AES-GCM nonces and replay checks use these: a random salt plus a counter, never the clock.
                 peers[rank].txSequence = WireSeal.initialSequence(salts);
             }
@@ -101,12 +118,16 @@ public final class ReliableTransport implements AutoCloseable {
         time = new LoopTime(config.clock());
         LongArrayPool pool = new LongArrayPool();
         writer = new DatagramWriter(config, port, seal, stats, time);
-        sender = new Sender(config, peers, writer, stats, pool, time);
+        sender = new Sender(config, window, peers, writer, stats, pool, time);
         receiver = new Receiver(config, writer, stats, pool, time, peers.length);
         busySleepNanos = Math.min(BUSY_SLEEP_NANOS, config.minRto().toNanos());
         idleStrategy = new IdleStrategy(SPIN_PASSES, idlePasses -> {
-            if (port.canAwaitReceive() && !writer.paced()) {
-                sleepUntilWoken();
+            long pacedWait = sender.nanosUntilPacedSend();
+            if (pacedWait < PORT_SLEEP_GRANULARITY_NANOS) {
+                // A peer's pacer lets its next chunks out sooner than the port's sleep could end.
+                LockSupport.parkNanos(Math.max(PACED_PARK_MIN_NANOS, pacedWait));
+            } else if (port.canAwaitReceive() && !writer.paced()) {
+                sleepUntilWoken(pacedWait);
             } else {
                 // No Thread.yield(): on a busy host it can cost a whole scheduler slice, starving the pacer.
                 LockSupport.parkNanos(idlePasses < 256 ? 10_000 : 50_000);
@@ -126,9 +147,17 @@ public final class ReliableTransport implements AutoCloseable {
             if (p == null) continue;
             if (!sb.isEmpty()) sb.append("; ");
             sb.append(String.format(Locale.ROOT,
-                    "rank %d: srtt %.2f ms, rttvar %.2f ms, max %.2f ms, rto %.2f ms, cwnd %.1f, ssthresh %.1f",
-                    p.rank, p.srttNanos / 1e6, p.rttVarNanos / 1e6, p.maxRttNanos / 1e6,
-                    sender.rtoNanos(p) / 1e6, p.cwnd, p.ssthresh));
+                    "rank %d: srtt %.2f ms, rttvar %.2f ms, max %.2f ms, rto %.2f ms, ",
+                    p.rank, p.srttNanos / 1e6, p.rttVarNanos / 1e6, p.maxRttNanos / 1e6, sender.rtoNanos(p) / 1e6));
+            RateController r = p.rate;
+            if (r == null) {
+                sb.append(String.format(Locale.ROOT, "cwnd %.1f, ssthresh %.1f", p.cwnd, p.ssthresh));
+            } else {
+                sb.append(String.format(Locale.ROOT,
+                        "%s, bottleneck %.1f Mbit/s, pacing %.1f Mbit/s, min rtt %.2f ms, window %d, backoffs %d",
+                        r.mode().name().toLowerCase(Locale.ROOT), r.bottleneckRate() * 8 / 1e6,
+                        r.pacingRate() * 8 / 1e6, r.minRttNanos() / 1e6, r.windowChunks(), r.congestionBackoffs()));
+            }
         }
         return sb.toString();
     }
@@ -262,13 +291,14 @@ public final class ReliableTransport implements AutoCloseable {
      * a tenth of a CPU on an idle machine ({@code IdleTransportTest}) and more under contention, taken from the
      * training on a shared core.
      */
-    private void sleepUntilWoken() {
+    private void sleepUntilWoken(long pacedWaitNanos) {
         sleeping = true;
         // Dekker with submit(): it adds, then reads sleeping; we set sleeping, then read the queue. One sees the other.
         if (submissions.isEmpty() && !closed) {
-            port.awaitReceive(receiver.hasAckPending()
+            long timeout = receiver.hasAckPending()
                     ? Math.min(busySleepNanos, Math.max(1, receiver.ackDelayNanos()))
-                    : hasTimersRunning() ? busySleepNanos : IDLE_SLEEP_NANOS);
+                    : hasTimersRunning() ? busySleepNanos : IDLE_SLEEP_NANOS;
+            port.awaitReceive(Math.min(timeout, pacedWaitNanos));
         }
         sleeping = false;
     }

@@ -53,6 +53,11 @@ final class ReplayWindow {
      * @throws IllegalArgumentException when that exceeds {@link #MAX_SIZE}: such a configuration would count
      *                                  genuine datagrams as replays, so it is refused
      */
+    /** The largest window (chunks in flight per peer) a receiver can check for replays when peers send over {@code flows}. */
+    static int largestWindow(int flows) {
+        return MAX_SIZE / (SEQUENCES_PER_WINDOW_CHUNK * Math.max(1, flows));
+    }
+
     static int sizeFor(int windowChunks, int flows) {
         if (windowChunks < 1 || flows < 1) {
             throw new IllegalArgumentException("window " + windowChunks + " and flows " + flows + " must be positive");

@@ -28,10 +28,15 @@ final class Sender {
     private final long ackTimeoutNanos;
     private int peerCursor;
     private long lastSendStamp;
+    /** Bytes (header and payload) of the chunks the ACK being processed acknowledged for the first time. */
+    private long ackedBytes;
+    /** Chunks in flight per peer at most: the configured window, less where the port's flows need it. */
+    private final int window;
 
-    Sender(TransportConfig config, PeerState[] peers, DatagramWriter writer, TransportStats stats, LongArrayPool pool,
-           LoopTime time) {
+    Sender(TransportConfig config, int window, PeerState[] peers, DatagramWriter writer, TransportStats stats,
+           LongArrayPool pool, LoopTime time) {
         this.config = config;
+        this.window = window;
         this.peers = peers;
         this.writer = writer;
         this.stats = stats;
@@ -102,6 +107,7 @@ final class Sender {
         }
         long bestSample = NO_RTT_SAMPLE;
         int newlyAcked = 0;
+        ackedBytes = 0;
         for (int c = message.lowestUnacked; c < cumulative; c++) {
             long sample = ackChunk(message, c);
             if (sample != ALREADY_ACKED) {
@@ -140,7 +146,11 @@ final class Sender {
             // Any progress ends the backoff: a pair that only ever exchanges retransmitted one-chunk messages (a
             // barrier posted late) has no clean RTT sample, and a backoff kept until one would stall it at maxRto.
             peer.backoff = 0;
-            peer.onAcked(newlyAcked, config.windowChunks());
+            peer.onAcked(newlyAcked, window);
+            if (peer.rate != null) {
+                peer.rate.onAck(time.now, ackedBytes, newlyAcked, bestSample == NO_RTT_SAMPLE ? -1 : bestSample,
+                        peer.inFlight);
+            }
         }
         if (message.ackedCount == count) {
             finish(message);
@@ -175,7 +185,7 @@ final class Sender {
         }
         message.nackAnswered = true;
         int base = AckPayload.cumulative(segment, at);
-        int resends = config.windowChunks();
+        int resends = window;
         for (int w = 0; w < sackWords && resends > 0; w++) {
             long bits = AckPayload.sackWord(segment, at, w);
             while (bits != 0 && resends > 0) {
@@ -229,6 +239,7 @@ final class Sender {
         }
         Bitmaps.set(message.bits, message.ackedBase(), c);
         message.ackedCount++;
+        ackedBytes += XafHeader.LENGTH + message.chunkLength(c);
         if (Bitmaps.get(message.bits, message.queuedBase(), c)
                 && !Bitmaps.get(message.bits, message.retransmittedBase(), c)) {
             stats.increment(Counter.SPURIOUS_LOSSES);
@@ -350,7 +361,9 @@ final class Sender {
             if (expired) {
                 stats.increment(Counter.TIMEOUT_EVENTS);
                 peer.onTimeout(time.now);
-                stats.increment(Counter.CWND_REDUCTIONS);
+                if (peer.rate == null) {
+                    stats.increment(Counter.CWND_REDUCTIONS);
+                }
                 // The timer restarts for what remains in flight; the backoff doubles it until a clean RTT sample.
                 peer.ackProgressNanos = time.now;
                 if (time.now - peer.lastBackoffNanos >= rto) {
@@ -375,14 +388,49 @@ final class Sender {
                     return sent;
                 }
                 PeerState peer = peers[(peerCursor + i) % n];
-                if (peer != null && peer.inFlight < peer.sendWindow(config.windowChunks()) && sendOne(peer)) {
+                if (peer == null || peer.inFlight >= peer.sendWindow(window)
+                        || (peer.rate != null && !peer.rate.pacingAllows(time.now))) {
+                    continue;
+                }
+                if (sendOne(peer)) {
                     sent++;
                     progress = true;
+                } else if (peer.rate != null && !hasChunkToSend(peer)) {
+                    peer.rate.markAppLimited(); // room in the window and nothing to send
                 }
             }
             peerCursor = n == 0 ? 0 : (peerCursor + 1) % n;
         }
         return sent;
+    }
+
+    /** Whether {@code peer} has a resend queued or a new chunk within reach of the ACKs' SACK bitmap. */
+    private static boolean hasChunkToSend(PeerState peer) {
+        if (!peer.retransmitQueue.isEmpty()) {
+            return true;
+        }
+        for (int i = 0, size = peer.outbound.size(); i < size; i++) {
+            OutboundMessage m = peer.outbound.get(i);
+            if (m.nextNew < m.chunkCount && m.nextNew - m.lowestUnacked < AckPayload.SACK_SPAN_CHUNKS) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Nanoseconds until a peer that the pacer holds back may send again (0: one may send now), or Long.MAX_VALUE
+     * when no peer is held back by its pacer: how long the event loop may sleep without delaying a paced send.
+     */
+    long nanosUntilPacedSend() {
+        long wait = Long.MAX_VALUE;
+        for (PeerState peer : peers) {
+            if (peer != null && peer.rate != null && peer.inFlight < peer.sendWindow(window)
+                    && hasChunkToSend(peer)) {
+                wait = Math.min(wait, peer.rate.nanosUntilPacingCredit(time.now));
+            }
+        }
+        return wait;
     }
 
     /** Sends one retransmission, or else one new chunk, to {@code peer}; false if it had nothing to send. */
@@ -441,6 +489,9 @@ final class Sender {
             return false;
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
+        if (m.peer.rate != null) {
+            m.peer.rate.onSent(time.now, XafHeader.LENGTH + m.chunkLength(c));
+        }
         markInFlight(m.peer, m, c, time.now);
         return true;
     }

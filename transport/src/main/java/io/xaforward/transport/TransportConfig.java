@@ -15,12 +15,16 @@ public final class TransportConfig {
     public static final int DEFAULT_MAX_PAYLOAD = 1400;
     /** Largest message a transport accepts by default: 1 GiB. */
     public static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
-    /** Chunks in flight per destination rank for the ranks of a job ({@link #forJob}). */
-    public static final int JOB_WINDOW_CHUNKS = 512;
     /**
-     * Memory for early chunks by default: 16 MiB, a window of {@link #JOB_WINDOW_CHUNKS} chunks from each of three
-     * peers at 9000-byte frames, twelve at 1500 (a sender's unacknowledged chunks to one receiver never exceed its
-     * window, and held chunks are not acknowledged).
+     * Chunks in flight per destination rank for the ranks of a job ({@link #forJob}): an upper bound, the rate
+     * controller keeps about two bandwidth-delay products in flight. 2048 chunks of 1400 bytes hold one
+     * bandwidth-delay product of 200 Mbit/s over a 110 ms round trip, or 1 Gbit/s over 22 ms.
+     */
+    public static final int JOB_WINDOW_CHUNKS = 2048;
+    /**
+     * Memory for early chunks by default: 16 MiB, about six whole windows of {@link #JOB_WINDOW_CHUNKS} chunks at
+     * 1500-byte frames (a sender's unacknowledged chunks to one receiver never exceed its window, and held chunks are
+     * not acknowledged). Early chunks beyond it are dropped and named in a NACK, so the bound costs a resend, not data.
      */
     public static final long DEFAULT_EARLY_CHUNK_BYTES = 16L << 20;
     /**
@@ -43,6 +47,8 @@ public final class TransportConfig {
     private final Duration maxRto;
     private final Duration ackTimeout;
     private final Duration receiveTimeout;
+    private final CongestionControl congestionControl;
+    private final boolean windowFitsFlows;
     private final long pacingRateBytesPerSecond;
     private final long pacingBurstBytes;
     private final WireSecurity wireSecurity;
@@ -65,6 +71,8 @@ public final class TransportConfig {
         this.maxRto = b.maxRto;
         this.ackTimeout = b.ackTimeout;
         this.receiveTimeout = b.receiveTimeout;
+        this.congestionControl = b.congestionControl;
+        this.windowFitsFlows = b.windowFitsFlows;
         this.pacingRateBytesPerSecond = b.pacingRateBytesPerSecond;
         this.pacingBurstBytes = b.pacingBurstBytes;
         this.wireSecurity = b.wireSecurity;
@@ -88,6 +96,7 @@ public final class TransportConfig {
         return builder(localRank, jobId, jobToken)
                 .maxPayload(maxPayload)
                 .windowChunks(JOB_WINDOW_CHUNKS)
+                .windowFitsFlows(true)
                 .maxMessageBytes(DEFAULT_MAX_MESSAGE_BYTES)
                 .ackTimeout(ackTimeout);
     }
@@ -138,6 +147,10 @@ public final class TransportConfig {
     public long maxMessageBytes() { return maxMessageBytes; }
     /** Chunks in flight (sent, not yet acknowledged) per destination rank, at most {@link #MAX_WINDOW_CHUNKS}. */
     public int windowChunks() { return windowChunks; }
+    /** Whether the transport shrinks {@link #windowChunks()} to what a receiver's replay window holds with many flows. */
+    public boolean windowFitsFlows() { return windowFitsFlows; }
+    /** How the transport sets each peer's sending rate and window. */
+    public CongestionControl congestionControl() { return congestionControl; }
     public Duration initialRto() { return initialRto; }
     public Duration minRto() { return minRto; }
     public Duration maxRto() { return maxRto; }
@@ -184,6 +197,8 @@ public final class TransportConfig {
         private Duration receiveTimeout = Duration.ZERO;
         private long pacingRateBytesPerSecond;
         private long pacingBurstBytes;
+        private CongestionControl congestionControl = CongestionControl.RATE;
+        private boolean windowFitsFlows;
         private WireSecurity wireSecurity = WireSecurity.CRC32C;
         private JobSecret secret;
         private RunNonce runNonce;
@@ -224,6 +239,21 @@ public final class TransportConfig {
                         + " (what a receiver's replay window can hold), was " + chunks);
             }
             this.windowChunks = chunks;
+            return this;
+        }
+
+        /**
+         * With {@code true} the window is an upper bound: a port with many flows gets the largest window a receiver's
+         * replay window can hold for them ({@link ReplayWindow#largestWindow}) instead of a refusal.
+         */
+        public Builder windowFitsFlows(boolean fits) {
+            this.windowFitsFlows = fits;
+            return this;
+        }
+
+        /** How each peer's sending rate and window are set (default: {@link CongestionControl#RATE}). */
+        public Builder congestionControl(CongestionControl control) {
+            this.congestionControl = Objects.requireNonNull(control, "congestionControl");
             return this;
         }
 

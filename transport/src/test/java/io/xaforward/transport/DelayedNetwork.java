@@ -47,9 +47,21 @@ final class DelayedNetwork {
     }
 
     Endpoint newEndpoint() {
-        Endpoint e = new Endpoint(endpoints.size());
+        Endpoint e = new Endpoint(endpoints.size(), new Uplink());
         endpoints.add(e);
         return e;
+    }
+
+    /** An endpoint that sends through {@code other}'s uplink and bottleneck queue: flows of both share it. */
+    Endpoint newEndpointSharingUplink(Endpoint other) {
+        Endpoint e = new Endpoint(endpoints.size(), other.uplink);
+        endpoints.add(e);
+        return e;
+    }
+
+    /** A bottleneck: when it has sent everything queued so far. */
+    private static final class Uplink {
+        long freeNanos;
     }
 
     /**
@@ -90,12 +102,12 @@ final class DelayedNetwork {
         private final LoopbackNetwork.Address address;
         private final ArrayDeque<Frame> inbound = new ArrayDeque<>();
         private final MemorySegment receiveBuffer = MemorySegment.ofArray(new byte[65_536]);
-        /** When the uplink has sent everything queued so far. */
-        private long linkFreeNanos;
+        private final Uplink uplink;
         private Frame current;
 
-        Endpoint(int id) {
+        Endpoint(int id, Uplink uplink) {
             this.id = id;
+            this.uplink = uplink;
             this.address = new LoopbackNetwork.Address(id);
         }
 
@@ -105,13 +117,13 @@ final class DelayedNetwork {
         @Override
         public boolean send(MemorySegment buffer, long offset, int length, Peer destination) {
             long now = clock.nanoTime();
-            long start = Math.max(now, linkFreeNanos);
+            long start = Math.max(now, uplink.freeNanos);
             if ((start - now) * bitsPerNano / 8 > queueBytes) {
                 queueDrops++; // the bottleneck queue is full: tail drop
                 return true;
             }
             long departure = start + (long) Math.ceil(length * 8 / bitsPerNano);
-            linkFreeNanos = departure;
+            uplink.freeNanos = departure;
             if (random.nextDouble() < lossRate) {
                 lost++;
                 return true;

@@ -1,6 +1,7 @@
 package io.xaforward.transport;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,8 +20,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ReceiverStallTest {
     private static final int WINDOW = 256;
 
-    @Test
-    void aStalledReceiverCostsAFewRetransmissionsNotAWindow() throws Exception {
+    @ParameterizedTest
+    @EnumSource(CongestionControl.class)
+    void aStalledReceiverCostsAFewRetransmissionsNotAWindow(CongestionControl control) throws Exception {
         LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 1);
         LoopbackNetwork.Endpoint e0 = network.newEndpoint();
         LoopbackNetwork.Endpoint e1 = network.newEndpoint();
@@ -32,7 +34,7 @@ class ReceiverStallTest {
         MemorySegment.copy(MemorySegment.ofArray(bytes), 0, source, 0, size);
         MemorySegment dest = Arena.ofAuto().allocate(size);
         // The sender runs on its own thread; the test drives the receiver and stops driving it for a while.
-        try (ReliableTransport sender = new ReliableTransport(TransportConfig.builder(0, 42, 1).windowChunks(WINDOW)
+        try (ReliableTransport sender = new ReliableTransport(TransportConfig.builder(0, 42, 1).windowChunks(WINDOW).congestionControl(control)
                 .retransmitTimeouts(Duration.ofMillis(10), Duration.ofMillis(5), Duration.ofMillis(200)).build(),
                 book, e0).start();
              ReliableTransport receiver = new ReliableTransport(TransportConfig.builder(1, 42, 1)

@@ -19,10 +19,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ReplayWindowTest {
 
     @Test
+    void theLargestWindowOfEachFlowCountFitsItsReplayWindow() {
+        assertEquals(TransportConfig.MAX_WINDOW_CHUNKS, ReplayWindow.largestWindow(1));
+        assertEquals(512, ReplayWindow.largestWindow(64));
+        for (int flows = 1; flows <= 64; flows++) {
+            assertTrue(ReplayWindow.sizeFor(ReplayWindow.largestWindow(flows), flows) <= ReplayWindow.MAX_SIZE);
+        }
+    }
+
+    @Test
     void sizeFollowsWindowAndFlowsAsAPowerOfTwo() {
         assertEquals(ReplayWindow.MIN_SIZE, ReplayWindow.sizeFor(1, 1));
-        assertEquals(ReplayWindow.MIN_SIZE, ReplayWindow.sizeFor(TransportConfig.JOB_WINDOW_CHUNKS, 1));
-        assertEquals(4096, ReplayWindow.sizeFor(TransportConfig.JOB_WINDOW_CHUNKS, 4));
+        assertEquals(ReplayWindow.MIN_SIZE, ReplayWindow.sizeFor(512, 1));
+        assertEquals(4096, ReplayWindow.sizeFor(512, 4));
+        assertEquals(16384, ReplayWindow.sizeFor(TransportConfig.JOB_WINDOW_CHUNKS, 4));
         assertEquals(4096, ReplayWindow.sizeFor(1025, 1), "2050 rounds up to 4096");
         assertEquals(ReplayWindow.MAX_SIZE, ReplayWindow.sizeFor(TransportConfig.MAX_WINDOW_CHUNKS, 1));
     }

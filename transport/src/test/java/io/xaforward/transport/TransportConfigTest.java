@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The settings every job's ranks start from, and the chunk payload a path MTU leaves. */
 class TransportConfigTest {
@@ -16,7 +17,9 @@ class TransportConfigTest {
         assertEquals(7, c.jobId());
         assertEquals(0xC0FFEE, c.jobToken());
         assertEquals(1200, c.maxPayload());
-        assertEquals(512, c.windowChunks());
+        assertEquals(TransportConfig.JOB_WINDOW_CHUNKS, c.windowChunks());
+        assertTrue(c.windowFitsFlows(), "a job's window shrinks to what its flows' replay window holds");
+        assertEquals(CongestionControl.RATE, c.congestionControl());
         assertEquals(1L << 30, c.maxMessageBytes());
         assertEquals(Duration.ofSeconds(3), c.ackTimeout());
         assertEquals(1L << 30, TransportConfig.builder(0, 1, 1).build().maxMessageBytes(), "the builder's own default");
