@@ -70,6 +70,11 @@ class BenchWanProfileQuickTest {
             assertTrue(r.get("exposed_comm_ms").getAsDouble() >= 0, r.toString());
             assertTrue(r.get("retransmits").getAsLong() >= 0, r.toString());
         }
+        for (JsonObject r : byProfile.values()) {
+            JsonObject counters = r.getAsJsonObject("counters");
+            assertTrue(counters.get("delay_line.to-dc.received").getAsLong() > 0, "every profile crosses the delay line: " + counters);
+        }
+        assertEquals(0, byProfile.get("lan").get("delay_line_lost").getAsDouble(), "lan asks for no loss");
         assertEquals(0.1, byProfile.get("lan").get("round_trip_ms").getAsDouble(), 1e-9);
         assertEquals(50, byProfile.get("continental").get("round_trip_ms").getAsDouble(), 1e-9);
         // delay and loss change when gradients arrive, never what is summed: the same losses step by step

@@ -488,6 +488,33 @@ public final class TrainBench {
         return computeAloneMs(r) + wanMsPerStep(r);
     }
 
+    /** The delay line's counters that are not the emulated loss: frames it could not hold, take in or send on. */
+    static final List<String> DELAY_LINE_DROPS = List.of("ring_full", "oversize", "queue_drops", "send_errors", "socket_drops");
+
+    /**
+     * Frames the WAN's delay line lost on purpose (the profile's or the file's loss), both directions, over the whole
+     * job; NaN without a delay line.
+     */
+    static double delayLineLost(TrainResult r) {
+        return delayLineSum(r, List.of("lost"));
+    }
+
+    /** Frames the delay line dropped though no loss asked for it ({@link #DELAY_LINE_DROPS}), both directions; NaN without one. */
+    static double delayLineDrops(TrainResult r) {
+        return delayLineSum(r, DELAY_LINE_DROPS);
+    }
+
+    private static double delayLineSum(TrainResult r, List<String> names) {
+        long sum = 0;
+        boolean any = false;
+        for (var e : r.gatewayCounters().entrySet()) {
+            if (!e.getKey().startsWith("delay_line.")) continue;
+            any = true;
+            if (names.contains(e.getKey().substring(e.getKey().lastIndexOf('.') + 1))) sum += e.getValue();
+        }
+        return any ? sum : Double.NaN;
+    }
+
     /** The slowest step of the run, the first one included (the median leaves it out). */
     static double slowestStepMs(TrainResult r) {
         return r.steps().stream().mapToDouble(TrainResult.Step::stepMs).max().orElse(Double.NaN);
@@ -582,23 +609,27 @@ public final class TrainBench {
     static String floorTable(Map<Cell, List<Run>> byCell) {
         StringBuilder md = new StringBuilder();
         md.append("| endpoint | gateway | step, ms | slowest step, ms | compute alone, ms | exposed communication, ms"
-                + " | WAN time per step, ms | WAN utilisation | floor, ms | step / floor | retransmissions |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+                + " | WAN time per step, ms | WAN utilisation | floor, ms | step / floor | retransmissions | delay line: lost / dropped |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (var e : byCell.entrySet()) {
             List<Run> rs = e.getValue();
             double step = median(rs, r -> r.result().medianStepMs()), floor = median(rs, r -> floorMs(r.result()));
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %s | %s |%n",
+            double lost = median(rs, r -> delayLineLost(r.result())), dropped = median(rs, r -> delayLineDrops(r.result()));
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %s | %s | %s |%n",
                     e.getKey().rowLabel(), e.getKey().mode().configName(), spread(rs, r -> r.result().medianStepMs(), "%.0f"),
                     rs.stream().mapToDouble(r -> slowestStepMs(r.result())).max().orElse(Double.NaN),
                     median(rs, r -> computeAloneMs(r.result())), median(rs, r -> exposedCommMs(r.result())),
                     median(rs, r -> wanMsPerStep(r.result())), percent(median(rs, r -> wanUtilisation(r.result()))),
                     floor, Double.isNaN(floor) ? "-" : String.format(Locale.ROOT, "%.2fx", step / floor),
-                    spread(rs, r -> retransmits(r.result()), "%.0f")));
+                    spread(rs, r -> retransmits(r.result()), "%.0f"),
+                    Double.isNaN(lost) ? "-" : String.format(Locale.ROOT, "%.0f / %.0f", lost, dropped)));
         }
         md.append("\nFloor = compute alone + WAN time per step, where WAN time = the busier direction's WAN bytes per step"
                 + " (from the end of step 1 to the end) x 8 / the WAN rate: the step if nothing overlapped and the WAN never"
                 + " idled. Slowest step: the longest of any run, step 1 included (the median leaves step 1 out)."
-                + " Retransmissions: every rank's transport (the agents' for pytorch-xaf), TCP's segments for the Gloo peers.\n\n");
+                + " Retransmissions: every rank's transport (the agents' for pytorch-xaf), TCP's segments for the Gloo peers."
+                + " Delay line: frames the WAN's delay line lost as its loss setting asks / dropped otherwise (ring full,"
+                + " oversize, socket or send drops), both directions, whole job, median over runs; '-' without a delay line.\n\n");
         return md.toString();
     }
 
@@ -674,6 +705,8 @@ public final class TrainBench {
         run.put("wan_ms_per_step", wanMsPerStep(r.result()));
         run.put("floor_ms", floorMs(r.result()));
         run.put("slowest_step_ms", slowestStepMs(r.result()));
+        run.put("delay_line_lost", delayLineLost(r.result()));
+        run.put("delay_line_drops", delayLineDrops(r.result()));
         run.put("step_ms", r.result().steps().stream().map(TrainResult.Step::stepMs).toList());
         run.put("training_s", r.result().trainingSeconds());
         run.put("final_loss", r.result().finalLoss());

@@ -99,6 +99,12 @@ class TrainBenchFiguresTest {
         assertEquals(5200, TrainBench.slowestStepMs(r), 1e-9, "step 1 counts for the slowest step");
         TrainResult noWan = new TrainResult(spec, 4, steps, 8, Map.of(), 0xabcL, 1_000_000);
         assertTrue(Double.isNaN(TrainBench.floorMs(noWan)), "no WAN counters, no floor");
+        assertTrue(Double.isNaN(TrainBench.delayLineLost(noWan)) && Double.isNaN(TrainBench.delayLineDrops(noWan)), "no delay line");
+        TrainResult delayed = new TrainResult(spec, 4, steps, 8, Map.of("delay_line.to-dc.lost", 4L, "delay_line.to-gateway.lost", 3L,
+                "delay_line.to-dc.received", 9000L, "delay_line.to-dc.socket_drops", 20L, "delay_line.to-gateway.ring_full", 5L,
+                "delay_line.to-gateway.reordered", 2L), 0xabcL, 1_000_000);
+        assertEquals(7, TrainBench.delayLineLost(delayed), 1e-9, "the emulated loss, both directions");
+        assertEquals(25, TrainBench.delayLineDrops(delayed), 1e-9, "drops no loss setting asked for");
     }
 
     @Test
