@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.bench.WanProfile;
 import io.xaforward.bench.allreduce.AllReduceBenchmark;
 import io.xaforward.bench.allreduce.AllReduceReport;
 import io.xaforward.bench.allreduce.GlooPeer;
@@ -74,8 +75,16 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Option(paramLabel = "N", names = "--iterations", defaultValue = "2", description = "timed all-reduces per run (default: ${DEFAULT-VALUE})")
     int iterations;
 
-    @Option(paramLabel = "FILE", names = "--topology", description = "topology (default: topologies/two-dc.yaml)")
+    @Option(paramLabel = "FILE", names = "--topology", description = "topology (default: topologies/two-dc.yaml; with "
+            + "--wan-profile topologies/two-dc-ipv4-wan.yaml, so that Gloo crosses the same gateway by kernel forwarding)")
     Path topology;
+
+    @Option(paramLabel = "LIST", names = "--wan-profile",
+            description = "run every row over each of these WANs, set on the topology's wan: section (rate, delay, loss), "
+                    + "interleaved job by job: lan (0.1 ms round trip, no loss), metro (10 ms, 0.01%% loss), continental "
+                    + "(50 ms, 0.1%% loss), all 200 Mbit/s; adds a table per profile with every job's retransmissions and a "
+                    + "plot of busbw against round trip (default: none, the topology as it is)")
+    String wanProfile;
 
     @Option(paramLabel = "FILE", names = "--goodput-topology", description = "topology for goodput: with rate-limited links, goodput as a fraction of the link rate; without, the "
             + "line rate of one unpaced stream each way (default: topologies/two-dc-ratelimited.yaml; 'none' skips it)")
@@ -101,6 +110,7 @@ final class AllReduceBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         double share = CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
+        List<WanProfile> profiles = wanProfile == null ? List.of() : WanProfile.parseList(wanProfile);
         out = BenchCommand.outputDirectory(out, "allreduce");
         List<Long> sizeList = Arrays.stream((sizes != null ? sizes : quick ? "1,4,16" : "1,4,16,64,256").split(","))
                 .map(String::trim).map(s -> (long) (Double.parseDouble(s) * (1 << 20)) / 4 * 4).toList();
@@ -114,12 +124,12 @@ final class AllReduceBenchCommand implements Callable<Integer> {
         Path goodput = goodputTopology == null ? TrainCommand.shippedTopology("two-dc-ratelimited.yaml")
                 : goodputTopology.equals("none") ? null : Path.of(goodputTopology);
         AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(
-                topology != null ? topology : TrainCommand.shippedTopology("two-dc.yaml"), modeList,
+                topology != null ? topology : TrainCommand.shippedTopology(profiles.isEmpty() ? "two-dc.yaml" : "two-dc-ipv4-wan.yaml"), modeList,
                 algorithms, sizeList, runs != null ? runs : quick ? 2 : 5,
                 256L << 20, bigRuns, iterations, goodput, (goodputMb != null ? goodputMb : quick ? 4 : 16) * (1L << 20),
                 3, pacingFraction, Files.createTempDirectory("xaf-bench-allreduce-"), endpoint, peerList.contains("gloo"),
                 wireSecurity.stream().distinct().toList(),
-                (flows == null ? List.of(1) : flows).stream().distinct().toList());
+                (flows == null ? List.of(1) : flows).stream().distinct().toList(), profiles);
         if (o.gloo()) GlooPeer.kernelModeFor(o.topology()); // a clear error before setup
         AllReduceBenchmark.Result r = new AllReduceBenchmark(o, System.out).withGatewayCpu(share).run();
         List<String> args = spec.commandLine().getParseResult().originalArgs();

@@ -1,5 +1,6 @@
 package io.xaforward.cli;
 
+import io.xaforward.bench.WanProfile;
 import io.xaforward.bench.train.DilocoGlooPeer;
 import io.xaforward.bench.train.TrainBench;
 import io.xaforward.cluster.Endpoint;
@@ -89,15 +90,26 @@ final class BenchTrainCommand implements Callable<Integer> {
             + "rest, which holds the ports' NAPI kernel threads and gateway processes the same way (default: 100%%, no budget)")
     String gatewayCpu = "100%";
 
+    @Option(paramLabel = "LIST", names = "--wan-profile",
+            description = "run every cell over each of these WANs, interleaved run by run, each set on the topologies' wan: "
+                    + "section (rate, delay, loss): lan (0.1 ms round trip, no loss), metro (10 ms, 0.01%% loss), continental "
+                    + "(50 ms, 0.1%% loss), all 200 Mbit/s; adds a table per profile and a plot of step time against round "
+                    + "trip. Runs comm-bound only (the default then), whose WAN rate the profiles share (default: none, the files' WAN)")
+    String wanProfile;
+
     @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/train-TIME in the working directory; docs/bench holds the shipped reports)")
     Path out;
 
     @Override
     public Integer call() throws Exception {
         double share = CpuBudget.parseShare(gatewayCpu); // a bad budget fails before anything is set up
-        List<String> wanted = configNames != null ? configNames : DEFAULT_CONFIGS;
+        List<WanProfile> profiles = wanProfile == null ? List.of() : WanProfile.parseList(wanProfile);
+        List<String> wanted = configNames != null ? configNames : profiles.isEmpty() ? DEFAULT_CONFIGS : List.of("comm-bound");
         for (String c : wanted) {
             if (!CONFIGS.contains(c)) throw new IllegalArgumentException("unknown configuration '" + c + "' (known: " + String.join(", ", CONFIGS) + ")");
+            // gateway-bound's WAN is wider than the delay line carries, and a profile's rate would make it comm-bound
+            if (!profiles.isEmpty() && !c.equals("comm-bound"))
+                throw new IllegalArgumentException("--wan-profile runs the comm-bound configuration only, not " + c);
         }
         TrainBench.checkPeers(peers); // an unknown peer fails before anything is set up
         TrainBench.checkSyncs(syncs);
@@ -131,7 +143,7 @@ final class BenchTrainCommand implements Callable<Integer> {
         Path work = Files.createTempDirectory("xaf-bench-train-");
         TrainBench bench = new TrainBench(configs, quick ? 1 : runs, out, work, System.out).withGatewayCpu(share).withPeers(peers)
                 .withSync(chosenSyncs, settings)
-                .withAgentCommand(LaunchCommand::agentCommand);
+                .withAgentCommand(LaunchCommand::agentCommand).withWanProfiles(profiles);
         System.setProperty("xaf.bench.command", "./xaf bench train" + (quick ? " --quick" : " --runs " + runs + " --steps " + steps)
                 + (modes != null ? " --modes " + words(modes) : "")
                 + (configNames != null ? " --configs " + String.join(",", configNames) : "") + " --endpoints " + words(endpoints)
@@ -139,7 +151,9 @@ final class BenchTrainCommand implements Callable<Integer> {
                 + (syncs.equals(List.of(SyncMode.DDP)) ? "" : " --sync " + words(syncs))
                 + (diloco ? " --sync-every " + syncEvery + " --outer-lr " + outerLr + " --outer-momentum " + outerMomentum
                         + " --outer-dtype " + outerDtype : "")
-                + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu) + " --out " + out);
+                + (gatewayCpu.equals("100%") ? "" : " --gateway-cpu " + gatewayCpu)
+                + (profiles.isEmpty() ? "" : " --wan-profile " + String.join(",", profiles.stream().map(WanProfile::name).toList()))
+                + " --out " + out);
         bench.run();
         return 0;
     }

@@ -335,6 +335,14 @@ public final class ClusterRun implements AutoCloseable {
         return tail(workerLog(rank), lines);
     }
 
+    /**
+     * The WAN delay line's counters since it started, per direction ({@code to-dc.lost}, {@code to-gateway.socket_drops},
+     * ...; {@link Testbed#delayLineCounters}), as it last wrote them (every second); empty without a delay line.
+     */
+    public Map<String, Long> delayLineCounters() {
+        return testbed.delayLineCounters(topology());
+    }
+
     /** Counters of all gateways, summed per name; empty once torn down or when a gateway cannot be read. */
     public synchronized Map<String, Long> gatewayCounters() {
         Map<String, Long> counters = new LinkedHashMap<>();

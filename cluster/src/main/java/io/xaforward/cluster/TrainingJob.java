@@ -199,6 +199,8 @@ public final class TrainingJob {
         // The network from the end of step 1 to the end, and every rank's retransmissions: what benchmarks report.
         if (firstStep != null) counters.putAll(cluster.sampleNetwork().since(firstStep));
         counters.put("retransmits", done.values().stream().mapToLong(l -> l.integer("retransmits")).sum());
+        // The WAN's own losses and drops (whole job, up to a second old): tell emulated loss from an overrun delay line.
+        cluster.delayLineCounters().forEach((k, v) -> counters.put("delay_line." + k, v));
         for (String key : RankRuntime.LOSS_COUNTERS) {
             if (done.values().stream().allMatch(l -> l.values().containsKey(key))) {
                 counters.put(key, done.values().stream().mapToLong(l -> l.integer(key)).sum());

@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.bench.WanProfile;
 import io.xaforward.testbed.CpuBudget;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.cluster.Endpoint;
@@ -37,12 +38,17 @@ public final class AllReduceBenchmark {
      * its default endpoint (afxdp with the xdp gateway, udp otherwise); {@code gloo} adds PyTorch's Gloo
      * (torch.distributed over TCP) as a row, through kernel forwarding (same-form topology) or the kernel tunnel.
      * {@code flows}: UDP flows per worker, one row per count and mode ({@link ClusterRun.Spec#flows()}).
+     * {@code wanProfiles}: every row runs over each of these WANs set on the topology's {@code wan:} section,
+     * interleaved with the rows (empty: the topology as it is).
      */
     public record Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
                           long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
                           int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint, boolean gloo,
-                          List<WireSecurity> wireSecurities, List<Integer> flows) {
+                          List<WireSecurity> wireSecurities, List<Integer> flows, List<WanProfile> wanProfiles) {
         public Options {
+            wanProfiles = List.copyOf(wanProfiles);
+            if (!wanProfiles.isEmpty() && Topology.load(topology).wan().isEmpty())
+                throw new IllegalArgumentException("--wan-profile sets a WAN's rate, delay and loss, but " + topology + " has no wan: section");
             wireSecurities = List.copyOf(wireSecurities);
             if (wireSecurities.isEmpty()) throw new IllegalArgumentException("no wire security given");
             flows = List.copyOf(flows);
@@ -50,6 +56,14 @@ public final class AllReduceBenchmark {
             for (GatewayMode mode : modes) {
                 for (int n : flows) Endpoint.checkFlows(Endpoint.resolve(endpoint, mode), n); // before any job
             }
+        }
+
+        public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
+                       long bigSizeBytes, int bigRuns, int iterations, Path goodputTopology, long goodputBytes,
+                       int goodputRepeats, double pacingFraction, Path workDir, Endpoint endpoint, boolean gloo,
+                       List<WireSecurity> wireSecurities, List<Integer> flows) {
+            this(topology, modes, algorithms, sizesBytes, runs, bigSizeBytes, bigRuns, iterations, goodputTopology,
+                    goodputBytes, goodputRepeats, pacingFraction, workDir, endpoint, gloo, wireSecurities, flows, List.of());
         }
 
         public Options(Path topology, List<GatewayMode> modes, List<Algorithm> algorithms, List<Long> sizesBytes, int runs,
@@ -82,9 +96,20 @@ public final class AllReduceBenchmark {
         }
     }
 
-    /** One cell of the table: times over the runs, and the bandwidths derived from them. */
+    /**
+     * One cell of the table: times over the runs, and the bandwidths derived from them. {@code profile}: the WAN
+     * profile its jobs ran over (null: the topology's own); {@code retransmits}: every rank's retransmissions in each
+     * job of the cell's row (a job runs every size and algorithm of its group, so cells of one row share them).
+     */
     public record Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds,
-                       double[] cpuMicrosPerDatagram, double[] fabricMicrosPerDatagram, double[] gatewayMicrosPerDatagram) {
+                       double[] cpuMicrosPerDatagram, double[] fabricMicrosPerDatagram, double[] gatewayMicrosPerDatagram,
+                       WanProfile profile, long[] retransmits) {
+        public Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds,
+                    double[] cpuMicrosPerDatagram, double[] fabricMicrosPerDatagram, double[] gatewayMicrosPerDatagram) {
+            this(mode, algorithm, bytes, ranks, seconds, cpuMicrosPerDatagram, fabricMicrosPerDatagram, gatewayMicrosPerDatagram,
+                    null, new long[0]);
+        }
+
         public Cell(String mode, String algorithm, long bytes, int ranks, double[] seconds, double[] cpuMicrosPerDatagram) {
             this(mode, algorithm, bytes, ranks, seconds, cpuMicrosPerDatagram, new double[0], new double[0]);
         }
@@ -173,13 +198,23 @@ public final class AllReduceBenchmark {
         // Rows of the table: the gateway modes, then PyTorch's Gloo when asked for (through the kernel path that
         // fits the topology), interleaved like modes.
         GatewayMode glooMode = GlooPeer.kernelModeFor(options.topology());
-        List<Row> rows = new ArrayList<>();
+        List<Row> plainRows = new ArrayList<>();
         for (GatewayMode mode : options.modes()) {
             for (WireSecurity ws : options.wireSecurities()) {
-                for (int n : options.flows()) rows.add(new Row(label(mode, ws, n), mode, ws, false, n));
+                for (int n : options.flows()) plainRows.add(new Row(label(mode, ws, n), mode, ws, false, n, null, options.topology()));
             }
         }
-        if (options.gloo()) rows.add(new Row(GlooPeer.LABEL + " (" + glooMode.configName() + ")", glooMode, WireSecurity.CRC32C, true, 1));
+        if (options.gloo()) plainRows.add(new Row(GlooPeer.LABEL + " (" + glooMode.configName() + ")", glooMode, WireSecurity.CRC32C, true, 1,
+                null, options.topology()));
+        // With WAN profiles every row runs over each profile's copy of the topology, profiles taking turns like rows.
+        List<Row> rows = new ArrayList<>();
+        if (options.wanProfiles().isEmpty()) rows.addAll(plainRows);
+        for (WanProfile p : options.wanProfiles()) {
+            Path file = p.writeApplied(options.topology(), options.workDir().resolve("topology-" + p.name() + ".yaml"));
+            for (Row row : plainRows)
+                rows.add(new Row(row.label() + " @ " + p.name(), row.mode(), row.wireSecurity(), row.gloo(), row.flows(), p, file));
+        }
+        Map<String, List<Long>> retransmitsByRow = new LinkedHashMap<>();
         for (List<Long> group : List.of(small, big)) {
             if (group.isEmpty()) continue;
             int runs = group == big ? options.bigRuns() : options.runs();
@@ -193,7 +228,7 @@ public final class AllReduceBenchmark {
                     String label = row.label();
                     out.printf("== job %d: %s, sizes %s, %d run(s) ==%n", jobNo, gloo ? label : "mode " + label, mb(group),
                             runsInJob);
-                    AllReduceSpec spec = spec(options.topology(), row.mode(), group, runsInJob, 0, jobNo, row.wireSecurity(),
+                    AllReduceSpec spec = spec(row.topology(), row.mode(), group, runsInJob, 0, jobNo, row.wireSecurity(),
                             row.flows());
                     AllReduceJob job = new AllReduceJob(spec, out, Duration.ofMinutes(20)).gatewayCpu(gatewayCpuShare).onSample(s -> {
                         out.printf(Locale.ROOT, "  %-4s %-12s %8s  run %d  %9.1f ms%s%n", label, s.algorithm(),
@@ -212,6 +247,8 @@ public final class AllReduceBenchmark {
                                 .add(s.gatewayMicrosPerDatagram());
                     }
                     o.gatewayCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
+                    retransmitsByRow.computeIfAbsent(label, k -> new ArrayList<>())
+                            .add(o.done().values().stream().mapToLong(l -> l.integer("retransmits")).sum());
                 }
             }
         }
@@ -226,7 +263,8 @@ public final class AllReduceBenchmark {
                     if (t == null) continue;
                     String k = key(label, a, size / 4 * 4);
                     cells.add(new Cell(label, a, size / 4 * 4, ranks[0], t.stream().mapToDouble(Double::doubleValue).toArray(),
-                            values(cpuPerDatagram.get(k)), values(fabricPerDatagram.get(k)), values(gatewayPerDatagram.get(k))));
+                            values(cpuPerDatagram.get(k)), values(fabricPerDatagram.get(k)), values(gatewayPerDatagram.get(k)),
+                            row.profile(), retransmitsByRow.getOrDefault(label, List.of()).stream().mapToLong(Long::longValue).toArray()));
                 }
             }
         }
@@ -275,10 +313,11 @@ public final class AllReduceBenchmark {
     }
 
     /**
-     * A row of the table: its label, the gateway mode, wire security and flows per worker of its jobs, and whether
-     * Gloo is the peer.
+     * A row of the table: its label, the gateway mode, wire security and flows per worker of its jobs, whether
+     * Gloo is the peer, and the WAN profile (null: none) and topology file its jobs run on.
      */
-    private record Row(String label, GatewayMode mode, WireSecurity wireSecurity, boolean gloo, int flows) {}
+    private record Row(String label, GatewayMode mode, WireSecurity wireSecurity, boolean gloo, int flows,
+                       WanProfile profile, Path topology) {}
 
     private AllReduceSpec spec(Path topology, GatewayMode mode, List<Long> sizes, int runs, long pacing, int jobNo,
                                WireSecurity wireSecurity, int flows) {

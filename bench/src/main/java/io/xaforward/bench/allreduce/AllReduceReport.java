@@ -38,6 +38,7 @@ public final class AllReduceReport {
         Files.writeString(dir.resolve("allreduce.md"), md);
         Files.writeString(dir.resolve("allreduce.json"), json(r, command, machine));
         plot(r, dir.resolve("allreduce.png"));
+        if (profiled(r)) plotAgainstRoundTrip(r, dir.resolve(RTT_PNG));
         return md;
     }
 
@@ -78,6 +79,7 @@ public final class AllReduceReport {
                     micros(c.medianCpuMicrosPerDatagram()), micros(c.medianFabricMicrosPerDatagram()),
                     micros(c.medianGatewayMicrosPerDatagram())));
         }
+        if (profiled(r)) b.append(profileSection(r));
         AllReduceBenchmark.GoodputResult g = r.goodput();
         if (g != null && !g.rateLimited()) {
             b.append("\n## Goodput of one message stream each way, no rate limit\n\n");
@@ -133,6 +135,11 @@ public final class AllReduceReport {
             if (!Double.isNaN(c.medianGatewayMicrosPerDatagram())) {
                 m.put("gateway_cpu_us_per_datagram", c.medianGatewayMicrosPerDatagram());
             }
+            if (c.profile() != null) {
+                m.put("wan_profile", c.profile().name());
+                m.put("round_trip_ms", c.profile().roundTripMs());
+            }
+            m.put("retransmits_per_job", c.retransmits());
             cells.add(m);
         }
         j.put("cells", cells);
@@ -168,6 +175,64 @@ public final class AllReduceReport {
         x.setBase(2);
         plot.setDomainAxis(x);
         plot.setRenderer(new XYLineAndShapeRenderer(true, true));
+        ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 540);
+    }
+
+    static final String RTT_PNG = "allreduce-rtt.png";
+
+    /** Whether the cells ran over WAN profiles ({@code --wan-profile}). */
+    static boolean profiled(AllReduceBenchmark.Result r) {
+        return r.cells().stream().anyMatch(c -> c.profile() != null);
+    }
+
+    /** A profiled cell's row without its profile ("xdp @ metro" -> "xdp"). */
+    static String rowWithoutProfile(AllReduceBenchmark.Cell c) {
+        int at = c.mode().lastIndexOf(" @ ");
+        return c.profile() == null || at < 0 ? c.mode() : c.mode().substring(0, at);
+    }
+
+    /** The profiled cells: busbw per profile and the retransmissions of every job, and the plot against round trip. */
+    static String profileSection(AllReduceBenchmark.Result r) {
+        StringBuilder b = new StringBuilder("\n## Across WAN profiles\n\n");
+        Map<String, AllReduceBenchmark.Cell> seen = new LinkedHashMap<>();
+        r.cells().stream().filter(c -> c.profile() != null).forEach(c -> seen.putIfAbsent(c.profile().name(), c));
+        for (AllReduceBenchmark.Cell c : seen.values())
+            b.append("- ").append(c.profile().describe()).append(": ").append(c.profile().emulates()).append('\n');
+        b.append("\nEvery row over each profile's copy of the topology's WAN, profiles and rows taking turns job by job. ")
+                .append("Retransmissions: every rank's in each job of the row (a job runs all sizes and algorithms of ")
+                .append("its group); XAF's transports count chunks resent, Gloo's ranks TCP segments (/proc/net/snmp of ")
+                .append("their namespaces).\n\n");
+        b.append("| size | row | algorithm | WAN profile | round trip, ms | busbw (GB/s) | busbw [min–max] | retransmissions per job |\n");
+        b.append("|---:|---|---|---|---:|---:|---|---|\n");
+        for (AllReduceBenchmark.Cell c : r.cells()) {
+            if (c.profile() == null) continue;
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.4f | %.4f–%.4f | %s |%n",
+                    AllReduceBenchmark.mb(List.of(c.bytes())), rowWithoutProfile(c), c.algorithm(), c.profile().name(),
+                    trimmed(c.profile().roundTripMs()), c.busbw(), c.busbwMin(), c.busbwMax(),
+                    Arrays.stream(c.retransmits()).mapToObj(Long::toString).collect(Collectors.joining(", "))));
+        }
+        b.append("\n![busbw against round trip](").append(RTT_PNG).append(")\n");
+        return b.toString();
+    }
+
+    private static String trimmed(double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    /** busbw against the profiles' round trip, one line per row, algorithm and size. */
+    static void plotAgainstRoundTrip(AllReduceBenchmark.Result r, Path png) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        Map<String, XYSeries> series = new LinkedHashMap<>();
+        for (AllReduceBenchmark.Cell c : r.cells()) {
+            if (c.profile() == null) continue;
+            String name = rowWithoutProfile(c) + " / " + c.algorithm() + " / " + AllReduceBenchmark.mb(List.of(c.bytes()));
+            series.computeIfAbsent(name, XYSeries::new).add(c.profile().roundTripMs(), c.busbw());
+        }
+        XYSeriesCollection data = new XYSeriesCollection();
+        series.values().forEach(data::addSeries);
+        JFreeChart chart = ChartFactory.createXYLineChart("All-reduce busbw against the WAN's round trip, " + r.ranks() + " ranks",
+                "round trip added by the WAN, ms", "busbw (GB/s, median)", data, PlotOrientation.VERTICAL, true, false, false);
+        chart.getXYPlot().setRenderer(new XYLineAndShapeRenderer(true, true));
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 540);
     }
 

@@ -1,6 +1,9 @@
 package io.xaforward.bench.train;
 
 import io.xaforward.cluster.ClusterRun;
+import io.xaforward.cluster.RankRuntime;
+import io.xaforward.cluster.TrainResult;
+import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.cluster.TrainingJob;
 import io.xaforward.cluster.agent.PrivateDirectory;
@@ -20,6 +23,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -85,7 +89,48 @@ public final class PytorchXafPeer implements TrainingJob.RankStarter {
     }
 
     private Path agentLog(int rank) {
-        return spec.workDir().resolve("agent-" + rank + ".log");
+        return agentLog(spec.workDir(), rank);
+    }
+
+    private static Path agentLog(Path workDir, int rank) {
+        return workDir.resolve("agent-" + rank + ".log");
+    }
+
+    /**
+     * The transport counters of every rank's agent, summed over ranks: retransmissions, resent and sent bytes and
+     * the {@link RankRuntime#LOSS_COUNTERS}, from the {@code done} line each agent prints into its log
+     * ({@code agent-R.log} in the job's work directory) when its script says bye. Fails naming the log when an agent
+     * printed none: a row must not show 0 retransmissions for counters it could not read.
+     */
+    public static Map<String, Long> agentCounters(Path workDir, int world) throws IOException {
+        Map<String, Long> sums = new LinkedHashMap<>();
+        for (int rank = 0; rank < world; rank++) {
+            Path log = agentLog(workDir, rank);
+            WorkerLine done = null;
+            for (String line : Files.readAllLines(log)) {
+                WorkerLine l = WorkerLine.parse(line);
+                if (l != null && l.kind().equals("done")) done = l;
+            }
+            if (done == null) throw new IllegalStateException("rank " + rank + "'s agent printed no done line with its transport counters: " + log);
+            List<String> keys = new ArrayList<>(List.of("retransmits", "resent_bytes", "sent_bytes"));
+            keys.addAll(RankRuntime.LOSS_COUNTERS);
+            for (String key : keys) sums.merge(key, done.integer(key), Long::sum);
+        }
+        return sums;
+    }
+
+    /**
+     * {@code r} with its agents' counters ({@link #agentCounters}): {@code retransmits} becomes the agents' chunks
+     * resent plus the scripts' own TCP retransmissions (kept apart as {@code tcp_retransmits}), and the agents'
+     * loss counters and bytes join the job's counters.
+     */
+    public static TrainResult withAgentCounters(TrainResult r) throws IOException {
+        Map<String, Long> agents = agentCounters(r.spec().workDir(), r.worldSize());
+        Map<String, Long> counters = new LinkedHashMap<>(r.gatewayCounters());
+        long tcp = counters.getOrDefault("retransmits", 0L);
+        counters.put("tcp_retransmits", tcp);
+        agents.forEach((k, v) -> counters.put(k, k.equals("retransmits") ? v + tcp : v));
+        return new TrainResult(r.spec(), r.worldSize(), r.steps(), r.wallSeconds(), counters, r.finalChecksum(), r.parameterCount());
     }
 
     private void prepare(ClusterRun cluster) throws IOException {

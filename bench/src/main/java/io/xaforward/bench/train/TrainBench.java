@@ -1,6 +1,7 @@
 package io.xaforward.bench.train;
 
 import io.xaforward.bench.TorchBlas;
+import io.xaforward.bench.WanProfile;
 import io.xaforward.cluster.python.PythonSetup;
 
 import io.xaforward.common.Json;
@@ -23,6 +24,7 @@ import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.category.DefaultCategoryDataset;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -55,10 +57,28 @@ public final class TrainBench {
     /**
      * One configuration: a model and a WAN rate ({@link #NO_WAN} for topologies without one), run on a cross-form
      * topology (IPv4 DC and IPv6 DC) for every mode that can translate or tunnel, and on a same-form one (two IPv4
-     * DCs) for the modes that need it (kernel).
+     * DCs) for the modes that need it (kernel). {@code profile}: the WAN profile applied to both topologies' WAN
+     * (null: the files' WAN with {@code wanRate}); see {@link #withProfile}.
      */
     public record Config(String name, Path crossForm, Path sameForm, String wanRate, String preset, long steps,
-                         int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description) {}
+                         int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description,
+                         WanProfile profile) {
+        public Config(String name, Path crossForm, Path sameForm, String wanRate, String preset, long steps,
+                      int globalBatch, List<Endpoint> endpoints, List<GatewayMode> modes, String description) {
+            this(name, crossForm, sameForm, wanRate, preset, steps, globalBatch, endpoints, modes, description, null);
+        }
+
+        /**
+         * This configuration over WAN profile {@code p}: named {@code name-p} (its work directories, table and plots),
+         * with the profile's rate. Fails for a configuration without a WAN.
+         */
+        public Config withProfile(WanProfile p) {
+            if (wanRate.equals(NO_WAN))
+                throw new IllegalArgumentException("configuration " + name + " has no WAN: a WAN profile cannot apply to it");
+            return new Config(name + "-" + p.name(), crossForm, sameForm, p.rate(), preset, steps, globalBatch, endpoints,
+                    modes, description + " WAN profile " + p.describe() + ": " + p.emulates() + ".", p);
+        }
+    }
 
     /** The peer name of XAForward's own workers ({@code --peers xaf,ddp-gloo}). */
     public static final String XAF = "xaf";
@@ -131,6 +151,23 @@ public final class TrainBench {
     private DilocoGlooPeer.Settings diloco;
     private boolean runPytorchXaf;
     private Function<List<String>, List<String>> agentCommand;
+    /** The WAN profiles every configuration runs over, interleaved with the cells; empty: the configurations' own WAN. */
+    private List<WanProfile> profiles = List.of();
+
+    /**
+     * Runs every configuration over each of {@code profiles} ({@code --wan-profile}), the profiles interleaved with
+     * the cells run by run; each profile's cells get their own table, and a plot shows step time against round trip.
+     */
+    public TrainBench withWanProfiles(List<WanProfile> profiles) {
+        this.profiles = List.copyOf(profiles);
+        for (Config c : configs) variants(c); // a configuration without a WAN fails here, before anything runs
+        return this;
+    }
+
+    /** What a run round takes for configuration {@code c}: {@code c} itself, or {@code c} over each WAN profile. */
+    List<Config> variants(Config c) {
+        return profiles.isEmpty() ? List.of(c) : profiles.stream().map(c::withProfile).toList();
+    }
 
     /**
      * Which trainers run: XAF's workers (the modes and endpoints of each configuration) and/or DDP over Gloo
@@ -251,7 +288,7 @@ public final class TrainBench {
         }
         List<Run> all = new ArrayList<>();
         int total = 0, done = 0;
-        for (Config c : configs)
+        for (Config c : configs.stream().flatMap(base -> variants(base).stream()).toList())
             for (Cell cell : cells(c)) {
                 String why = unsupported(cell, cell.topology(c.crossForm(), c.sameForm()));
                 if (why == null) total += runs;
@@ -259,53 +296,60 @@ public final class TrainBench {
                     out.printf(Locale.ROOT, "not run: %s (%s)%n", cell.label(), why);
             }
         Path corpus = workRoot.resolve("corpus.txt");
-        for (Config c : configs) {
-            Path cross = withWanRate(c.crossForm(), c.wanRate(), c.name() + "-cross.yaml");
-            Path same = withWanRate(c.sameForm(), c.wanRate(), c.name() + "-same.yaml");
+        for (Config base : configs) {
+            Map<Config, Path[]> topologies = new LinkedHashMap<>(); // cross form, same form
+            for (Config c : variants(base))
+                topologies.put(c, new Path[]{topology(c, c.crossForm(), "-cross.yaml"), topology(c, c.sameForm(), "-same.yaml")});
             for (int r = 1; r <= runs; r++) {
-                for (Cell cell : cells(c)) {
-                    Endpoint endpoint = cell.endpoint();
-                    GatewayMode mode = cell.mode();
-                    if (skipped.containsKey(cell.label())) continue;
-                    done++;
-                    Path topology = cell.topology(cross, same);
-                    out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
-                    Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + cell.endpointLabel()
-                            + (cell.xaf() && cell.sync() == SyncMode.DILOCO ? "-diloco" : "") + "-" + mode.configName() + "-" + r));
-                    String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
-                    TrainJobSpec.Builder builder = TrainJobSpec.builder()
-                            .topology(topology).prefix(prefix).gatewayMode(mode)
-                            .endpoint(endpoint).workDir(work).rateLimit(c.wanRate())
-                            .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
-                            .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
-                            .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
-                            .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20);
-                    // Beside DiLoCo every job evaluates the whole validation split at the same steps (outer steps).
-                    if (dilocoRuns()) builder.evalEvery(diloco.evalEvery()).evalWindows(Integer.MAX_VALUE);
-                    if (cell.xaf() && cell.sync() == SyncMode.DILOCO) xafDiloco(builder, diloco);
-                    TrainJobSpec spec = builder.build();
-                    TrainResult res;
-                    try {
-                        TrainingJob job = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()));
-                        if (cell.peer().equals(DdpGlooPeer.NAME)) job.startingRanksWith(new DdpGlooPeer(spec));
-                        if (cell.peer().equals(DilocoGlooPeer.NAME)) job.startingRanksWith(new DilocoGlooPeer(spec, diloco));
-                        if (cell.peer().equals(PytorchXafPeer.NAME)) job.startingRanksWith(new PytorchXafPeer(spec, agentCommand));
-                        res = job.placed(gatewayCpuShare).run();
-                        long expected = ModelConfig.preset(c.preset()).parameterCount();
-                        if (res.parameterCount() != expected) {
-                            throw new IllegalStateException(cell.label() + " trained " + res.parameterCount()
-                                    + " parameters, preset " + c.preset() + " has " + expected);
+                for (var variant : topologies.entrySet()) {
+                    Config c = variant.getKey();
+                    Path cross = variant.getValue()[0], same = variant.getValue()[1];
+                    for (Cell cell : cells(c)) {
+                        Endpoint endpoint = cell.endpoint();
+                        GatewayMode mode = cell.mode();
+                        if (skipped.containsKey(cell.label())) continue;
+                        done++;
+                        Path topology = cell.topology(cross, same);
+                        out.printf(Locale.ROOT, "[%d/%d] %s: %s run %d ...%n", done, total, c.name(), cell.label(), r);
+                        Path work = Files.createDirectories(workRoot.resolve(c.name() + "-" + cell.endpointLabel()
+                                + (cell.xaf() && cell.sync() == SyncMode.DILOCO ? "-diloco" : "") + "-" + mode.configName() + "-" + r));
+                        String prefix = "b" + Integer.toHexString(new Random().nextInt(0x100, 0x1000));
+                        TrainJobSpec.Builder builder = TrainJobSpec.builder()
+                                .topology(topology).prefix(prefix).gatewayMode(mode)
+                                .endpoint(endpoint).workDir(work).rateLimit(c.wanRate())
+                                .preset(c.preset()).data(corpus).steps(c.steps()).globalBatch(c.globalBatch()).seed(4242)
+                                .learningRate(1e-3).warmupSteps(Math.max(1, c.steps() / 10))
+                                .checksumEvery(Math.max(1, c.steps() / 4)).jobId(1).jobToken(0x5eed0002)
+                                .threadsPerWorker(1).algorithm(Algorithm.HIERARCHICAL).bucketBytes(4L << 20);
+                        // Beside DiLoCo every job evaluates the whole validation split at the same steps (outer steps).
+                        if (dilocoRuns()) builder.evalEvery(diloco.evalEvery()).evalWindows(Integer.MAX_VALUE);
+                        if (cell.xaf() && cell.sync() == SyncMode.DILOCO) xafDiloco(builder, diloco);
+                        TrainJobSpec spec = builder.build();
+                        TrainResult res;
+                        try {
+                            TrainingJob job = new TrainingJob(spec, new PrintStream(PrintStream.nullOutputStream()));
+                            if (cell.peer().equals(DdpGlooPeer.NAME)) job.startingRanksWith(new DdpGlooPeer(spec));
+                            if (cell.peer().equals(DilocoGlooPeer.NAME)) job.startingRanksWith(new DilocoGlooPeer(spec, diloco));
+                            if (cell.peer().equals(PytorchXafPeer.NAME)) job.startingRanksWith(new PytorchXafPeer(spec, agentCommand));
+                            res = job.placed(gatewayCpuShare).run();
+                            // its scripts' done lines count TCP only: the agents' transports did the sending
+                            if (cell.peer().equals(PytorchXafPeer.NAME)) res = PytorchXafPeer.withAgentCounters(res);
+                            long expected = ModelConfig.preset(c.preset()).parameterCount();
+                            if (res.parameterCount() != expected) {
+                                throw new IllegalStateException(cell.label() + " trained " + res.parameterCount()
+                                        + " parameters, preset " + c.preset() + " has " + expected);
+                            }
+                        } catch (Exception e) {
+                            // One failed job must not throw away an hour of others: report it with the cell.
+                            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
+                            out.printf(Locale.ROOT, "    failed: %s (work directory %s)%n", why, work);
+                            failed.computeIfAbsent(c.name() + ": " + cell.label(), k -> new ArrayList<>()).add("run " + r + ": " + why);
+                            continue;
                         }
-                    } catch (Exception e) {
-                        // One failed job must not throw away an hour of others: report it with the cell.
-                        String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
-                        out.printf(Locale.ROOT, "    failed: %s (work directory %s)%n", why, work);
-                        failed.computeIfAbsent(c.name() + ": " + cell.label(), k -> new ArrayList<>()).add("run " + r + ": " + why);
-                        continue;
+                        out.printf(Locale.ROOT, "    %.1f ms/step (compute %.1f, communication %.1f), final loss %.4f%n",
+                                res.medianStepMs(), res.meanComputeMs(), res.meanCommMs(), res.finalLoss());
+                        all.add(new Run(c.name(), cell, r, Topology.load(topology).name(), res));
                     }
-                    out.printf(Locale.ROOT, "    %.1f ms/step (compute %.1f, communication %.1f), final loss %.4f%n",
-                            res.medianStepMs(), res.meanComputeMs(), res.meanCommMs(), res.finalLoss());
-                    all.add(new Run(c.name(), cell, r, Topology.load(topology).name(), res));
                 }
             }
         }
@@ -320,6 +364,12 @@ public final class TrainBench {
     static TrainJobSpec.Builder xafDiloco(TrainJobSpec.Builder builder, DilocoGlooPeer.Settings s) {
         return builder.sync(SyncMode.DILOCO).diloco(new DilocoConfig(s.syncEvery(), 1, 0, s.outerLr(), s.outerMomentum()))
                 .outerDtype(OuterDtype.fromName(s.outerDtype()));
+    }
+
+    /** The topology file {@code c}'s cells run on: with its profile applied, or with its WAN rate. */
+    private Path topology(Config c, Path file, String suffix) throws IOException {
+        return c.profile() != null ? c.profile().writeApplied(file, workRoot.resolve(c.name() + suffix))
+                : withWanRate(file, c.wanRate(), c.name() + suffix);
     }
 
     /** A copy of a topology file with its WAN set to {@code rate} (validated by loading it); "none": the file as is. */
@@ -407,6 +457,69 @@ public final class TrainBench {
         return r.gatewayCounters().getOrDefault("retransmits", 0L);
     }
 
+    /** Compute alone: the mean of what the ranks report as compute per step (forward, backward, optimizer), step 1 left out. */
+    static double computeAloneMs(TrainResult r) {
+        return r.meanComputeMs();
+    }
+
+    /** Exposed communication: the median step beyond compute alone, the time a step waits on the network. */
+    static double exposedCommMs(TrainResult r) {
+        return Math.max(0, r.medianStepMs() - r.meanComputeMs());
+    }
+
+    /**
+     * The time the WAN needs per step for the bytes this run moved through it: the busier direction's bytes from
+     * the end of step 1 to the end, per step, over the WAN rate. NaN without a WAN or its counters.
+     */
+    static double wanMsPerStep(TrainResult r) {
+        Map<String, Long> c = r.gatewayCounters();
+        int steps = r.steps().size() - 1;
+        Long to = c.get("wan_bytes_to_dc"), from = c.get("wan_bytes_from_dc");
+        if (to == null || from == null || steps < 1 || r.spec().rateLimit().equals(NO_WAN)) return Double.NaN;
+        return Math.max(to, from) * 8.0 / steps / LinkLimit.parseRate(r.spec().rateLimit()) * 1e3;
+    }
+
+    /**
+     * The step's floor for this run's bytes: compute alone plus the WAN's time for the bytes of a step
+     * ({@link #wanMsPerStep}), i.e. a step in which nothing overlaps and the WAN never idles. Overlap of compute and
+     * communication can beat it; a step far above it left the WAN idle.
+     */
+    static double floorMs(TrainResult r) {
+        return computeAloneMs(r) + wanMsPerStep(r);
+    }
+
+    /** The delay line's counters that are not the emulated loss: frames it could not hold, take in or send on. */
+    static final List<String> DELAY_LINE_DROPS = List.of("ring_full", "oversize", "queue_drops", "send_errors", "socket_drops");
+
+    /**
+     * Frames the WAN's delay line lost on purpose (the profile's or the file's loss), both directions, over the whole
+     * job; NaN without a delay line.
+     */
+    static double delayLineLost(TrainResult r) {
+        return delayLineSum(r, List.of("lost"));
+    }
+
+    /** Frames the delay line dropped though no loss asked for it ({@link #DELAY_LINE_DROPS}), both directions; NaN without one. */
+    static double delayLineDrops(TrainResult r) {
+        return delayLineSum(r, DELAY_LINE_DROPS);
+    }
+
+    private static double delayLineSum(TrainResult r, List<String> names) {
+        long sum = 0;
+        boolean any = false;
+        for (var e : r.gatewayCounters().entrySet()) {
+            if (!e.getKey().startsWith("delay_line.")) continue;
+            any = true;
+            if (names.contains(e.getKey().substring(e.getKey().lastIndexOf('.') + 1))) sum += e.getValue();
+        }
+        return any ? sum : Double.NaN;
+    }
+
+    /** The slowest step of the run, the first one included (the median leaves it out). */
+    static double slowestStepMs(TrainResult r) {
+        return r.steps().stream().mapToDouble(TrainResult.Step::stepMs).max().orElse(Double.NaN);
+    }
+
     private static double median(List<Run> runs, ToDoubleFunction<Run> f) {
         return TrainResult.median(runs.stream().mapToDouble(f).toArray());
     }
@@ -432,7 +545,7 @@ public final class TrainBench {
                 .append("\n\n");
         md.append(BenchTrainText.INTRO);
         List<Map<String, Object>> json = new ArrayList<>();
-        for (Config c : configs) {
+        for (Config c : configs.stream().flatMap(base -> variants(base).stream()).toList()) {
             md.append("## ").append(c.name()).append("\n\n").append(c.description())
                     .append(c.wanRate().equals(NO_WAN) ? " No WAN" : " WAN " + c.wanRate() + " per direction")
                     .append("; ").append(c.steps()).append(" steps, global batch ").append(c.globalBatch())
@@ -468,6 +581,7 @@ public final class TrainBench {
             }
             md.append("\n\"vs xdp\": how much shorter (+) or longer (-) the xdp gateway's median step is than this row's,"
                     + " relative to this row, same endpoint and sync.\n\n");
+            md.append(floorTable(byCell));
             if (runDdpGloo) md.append(BenchTrainText.DDP_GLOO);
             if (dilocoRuns()) md.append(DilocoReport.section(c, byCell, diloco, outDir));
             for (var e : skipped.entrySet())
@@ -480,10 +594,86 @@ public final class TrainBench {
                     .append(c.name()).append("-loss.png)\n\n");
             plots(c, byCell);
         }
+        if (!profiles.isEmpty()) for (Config base : configs) md.append(profileSection(base, all));
         md.append(BenchTrainText.READING);
         Files.writeString(outDir.resolve("train.md"), md.toString());
         Files.writeString(outDir.resolve("train.json"), Json.pretty(json));
         out.println("wrote " + outDir.resolve("train.md"));
+    }
+
+    /**
+     * The step against its floor, per row: median step [min, max] over runs and the slowest step of any run (the
+     * first step included), compute alone, exposed communication, the WAN's time for the row's bytes, WAN
+     * utilisation, the floor (compute alone + WAN time) and the step over it, retransmissions [min, max].
+     */
+    static String floorTable(Map<Cell, List<Run>> byCell) {
+        StringBuilder md = new StringBuilder();
+        md.append("| endpoint | gateway | step, ms | slowest step, ms | compute alone, ms | exposed communication, ms"
+                + " | WAN time per step, ms | WAN utilisation | floor, ms | step / floor | retransmissions | delay line: lost / dropped |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (var e : byCell.entrySet()) {
+            List<Run> rs = e.getValue();
+            double step = median(rs, r -> r.result().medianStepMs()), floor = median(rs, r -> floorMs(r.result()));
+            double lost = median(rs, r -> delayLineLost(r.result())), dropped = median(rs, r -> delayLineDrops(r.result()));
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %s | %s | %s |%n",
+                    e.getKey().rowLabel(), e.getKey().mode().configName(), spread(rs, r -> r.result().medianStepMs(), "%.0f"),
+                    rs.stream().mapToDouble(r -> slowestStepMs(r.result())).max().orElse(Double.NaN),
+                    median(rs, r -> computeAloneMs(r.result())), median(rs, r -> exposedCommMs(r.result())),
+                    median(rs, r -> wanMsPerStep(r.result())), percent(median(rs, r -> wanUtilisation(r.result()))),
+                    floor, Double.isNaN(floor) ? "-" : String.format(Locale.ROOT, "%.2fx", step / floor),
+                    spread(rs, r -> retransmits(r.result()), "%.0f"),
+                    Double.isNaN(lost) ? "-" : String.format(Locale.ROOT, "%.0f / %.0f", lost, dropped)));
+        }
+        md.append("\nFloor = compute alone + WAN time per step, where WAN time = the busier direction's WAN bytes per step"
+                + " (from the end of step 1 to the end) x 8 / the WAN rate: the step if nothing overlapped and the WAN never"
+                + " idled. Slowest step: the longest of any run, step 1 included (the median leaves step 1 out)."
+                + " Retransmissions: every rank's transport (the agents' for pytorch-xaf), TCP's segments for the Gloo peers."
+                + " Delay line: frames the WAN's delay line lost as its loss setting asks / dropped otherwise (ring full,"
+                + " oversize, socket or send drops), both directions, whole job, median over runs; '-' without a delay line.\n\n");
+        return md.toString();
+    }
+
+    /**
+     * The cells of configuration {@code base} across the WAN profiles: median step and slowest step per profile,
+     * and the plot of step time against round trip (one line per cell).
+     */
+    private String profileSection(Config base, List<Run> all) throws IOException {
+        List<Config> variants = variants(base);
+        Map<Cell, Map<WanProfile, List<Run>>> byCell = new LinkedHashMap<>();
+        for (Config v : variants)
+            for (Run r : all)
+                if (r.config().equals(v.name()))
+                    byCell.computeIfAbsent(r.cell(), k -> new LinkedHashMap<>()).computeIfAbsent(v.profile(), k -> new ArrayList<>()).add(r);
+        StringBuilder md = new StringBuilder("## ").append(base.name()).append(" across WAN profiles\n\n");
+        for (Config v : variants) md.append("- ").append(v.profile().describe()).append(": ").append(v.profile().emulates()).append('\n');
+        md.append("\nMedian step, ms [min, max over runs] / slowest step of any run (step 1 included):\n\n| endpoint | gateway |");
+        for (Config v : variants) md.append(' ').append(v.profile().name()).append(" |");
+        md.append("\n|---|---|").append("---|".repeat(variants.size())).append('\n');
+        XYSeriesCollection lines = new XYSeriesCollection();
+        for (var e : byCell.entrySet()) {
+            md.append("| ").append(e.getKey().rowLabel()).append(" | ").append(e.getKey().mode().configName()).append(" |");
+            XYSeries line = new XYSeries(e.getKey().label());
+            for (Config v : variants) {
+                List<Run> rs = e.getValue().get(v.profile());
+                if (rs == null) {
+                    md.append(" - |");
+                    continue;
+                }
+                md.append(' ').append(spread(rs, r -> r.result().medianStepMs(), "%.0f")).append(String.format(Locale.ROOT, " / %.0f |",
+                        rs.stream().mapToDouble(r -> slowestStepMs(r.result())).max().orElse(Double.NaN)));
+                line.add(v.profile().roundTripMs(), median(rs, r -> r.result().medianStepMs()));
+            }
+            md.append('\n');
+            lines.addSeries(line);
+        }
+        System.setProperty("java.awt.headless", "true");
+        JFreeChart chart = ChartFactory.createXYLineChart(base.name() + ": time per step against the WAN's round trip",
+                "round trip added by the WAN, ms", "median time per step, ms", lines, PlotOrientation.VERTICAL, true, false, false);
+        chart.getXYPlot().setRenderer(new XYLineAndShapeRenderer(true, true));
+        String png = "train-" + base.name() + "-rtt.png";
+        ChartUtils.saveChartAsPNG(outDir.resolve(png).toFile(), chart, 900, 500);
+        md.append("\n![time per step against round trip](").append(png).append(")\n\n");
+        return md.toString();
     }
 
     private Map<String, Object> jsonRun(Config c, Run r) {
@@ -508,6 +698,16 @@ public final class TrainBench {
         run.put("gateway_ns_per_packet", gatewayNsPerPacket(r.result()));
         run.put("drops", drops(r.result()));
         run.put("retransmits", retransmits(r.result()));
+        run.put("wan_profile", c.profile() == null ? null : c.profile().name());
+        run.put("round_trip_ms", c.profile() == null ? null : c.profile().roundTripMs());
+        run.put("compute_alone_ms", computeAloneMs(r.result()));
+        run.put("exposed_comm_ms", exposedCommMs(r.result()));
+        run.put("wan_ms_per_step", wanMsPerStep(r.result()));
+        run.put("floor_ms", floorMs(r.result()));
+        run.put("slowest_step_ms", slowestStepMs(r.result()));
+        run.put("delay_line_lost", delayLineLost(r.result()));
+        run.put("delay_line_drops", delayLineDrops(r.result()));
+        run.put("step_ms", r.result().steps().stream().map(TrainResult.Step::stepMs).toList());
         run.put("training_s", r.result().trainingSeconds());
         run.put("final_loss", r.result().finalLoss());
         run.put("counters", r.result().gatewayCounters());

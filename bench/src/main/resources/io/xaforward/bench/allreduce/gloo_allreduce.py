@@ -10,7 +10,7 @@ import sys
 import time
 import zlib
 
-from xaf_torch_rank import interface_of, line
+from xaf_torch_rank import interface_of, line, tcp_retransmissions
 
 
 def main():
@@ -35,6 +35,7 @@ def main():
         torch.set_num_threads(a.threads)
     dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}", rank=a.rank, world_size=a.world,
                             timeout=datetime.timedelta(seconds=120))
+    retransmissions = tcp_retransmissions()
     line("ready", rank=a.rank, backend="gloo", torch=torch.__version__, interface=os.environ["GLOO_SOCKET_IFNAME"])
     sizes = [int(s) for s in a.sizes.split(",")]
     generator = torch.Generator().manual_seed(2024 + a.rank)
@@ -68,7 +69,7 @@ def main():
             else:
                 values.update(verified="false")
             line("result", **values)
-    line("done", rank=a.rank, retransmits=0, sent_bytes=0, bad_token_drops=0)
+    line("done", rank=a.rank, retransmits=tcp_retransmissions() - retransmissions, sent_bytes=0, bad_token_drops=0)
     dist.barrier()
     dist.destroy_process_group()
 

@@ -18,3 +18,10 @@ def interface_of(ip):
 def line(kind, **values):
     """One worker line: `@xaf KIND key=value ...`, flushed at once."""
     print("@xaf " + kind + "".join(f" {k}={v}" for k, v in values.items()), flush=True)
+
+
+def tcp_retransmissions():
+    """TCP segments retransmitted in this network namespace so far (/proc/net/snmp is per namespace)."""
+    with open("/proc/net/snmp") as f:
+        rows = [r.split() for r in f if r.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("RetransSegs")])

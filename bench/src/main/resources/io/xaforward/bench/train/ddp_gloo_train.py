@@ -38,7 +38,7 @@ import sys
 import time
 import zlib
 
-from xaf_torch_rank import interface_of, line
+from xaf_torch_rank import interface_of, line, tcp_retransmissions
 
 
 def fastest_pass_ms(forward_backward, batch):
@@ -51,13 +51,6 @@ def fastest_pass_ms(forward_backward, batch):
         if i > 0:
             fastest = min(fastest, (time.perf_counter() - start) * 1e3)
     return fastest
-
-
-def tcp_retransmissions():
-    """TCP segments retransmitted in this network namespace so far (/proc/net/snmp is per namespace)."""
-    with open("/proc/net/snmp") as f:
-        rows = [r.split() for r in f if r.startswith("Tcp:")]
-    return int(rows[1][rows[0].index("RetransSegs")])
 
 
 def read_safetensors(path, torch):

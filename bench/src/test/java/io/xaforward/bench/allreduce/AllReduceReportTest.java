@@ -1,5 +1,6 @@
 package io.xaforward.bench.allreduce;
 
+import io.xaforward.bench.WanProfile;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.collective.Algorithm;
 import io.xaforward.transport.WireSecurity;
@@ -13,6 +14,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class AllReduceReportTest {
@@ -87,5 +89,40 @@ class AllReduceReportTest {
         assertFalse(md.contains("fraction of link rate"), md);
         String json = Files.readString(dir.resolve("allreduce.json"));
         assertTrue(json.contains("\"link_bps\": 0"), json);
+    }
+
+    /** With --wan-profile every row and profile has its cell: busbw against round trip, every job's retransmissions. */
+    @Test
+    void profiledCellsGetATableWithRetransmissionsAndAPlotAgainstRoundTrip(@TempDir Path dir) throws Exception {
+        long bytes = 64L << 20;
+        List<WanProfile> profiles = WanProfile.parseList("lan,continental");
+        List<AllReduceBenchmark.Cell> cells = List.of(
+                cell("xdp @ lan", "hierarchical", bytes, profiles.get(0), new double[] {2.0, 2.2}, new long[] {0, 3}),
+                cell("gloo (kernel) @ lan", "gloo", bytes, profiles.get(0), new double[] {1.6, 1.7}, new long[] {1, 0}),
+                cell("xdp @ continental", "hierarchical", bytes, profiles.get(1), new double[] {4.0, 4.4}, new long[] {812, 790}),
+                cell("gloo (kernel) @ continental", "gloo", bytes, profiles.get(1), new double[] {3.0, 3.5}, new long[] {40, 52}));
+        AllReduceBenchmark.Options o = new AllReduceBenchmark.Options(Path.of("..", "topologies", "two-dc-ipv4-wan.yaml"),
+                List.of(GatewayMode.XDP), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 2, 256L << 20, 2, 2, null, 0, 0,
+                0.92, dir, null, true, List.of(WireSecurity.CRC32C), List.of(1), profiles);
+        AllReduceBenchmark.Result r = new AllReduceBenchmark.Result(o, 4, cells, null, 60, Map.of());
+        String md = AllReduceReport.write(r, dir, "xaf bench allreduce --wan-profile lan,continental", "test machine");
+        assertTrue(md.contains("## Across WAN profiles"), md);
+        assertTrue(md.contains("- continental (50 ms round trip, 0.1% loss, 200mbit)"), md);
+        // busbw of 64 MiB at the median of 4.0 and 4.4 s, 4 ranks: 67108864 / 4.2 / 1e9 * 1.5
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | xdp | hierarchical | continental | 50 | 0.0240 |")
+                && l.endsWith("| 812, 790 |")), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| 64 MB | gloo (kernel) | gloo | lan | 0.1 |") && l.endsWith("| 1, 0 |")), md);
+        String json = Files.readString(dir.resolve("allreduce.json"));
+        assertTrue(json.contains("\"wan_profile\": \"continental\"") && json.contains("\"round_trip_ms\": 50.0"), json);
+        assertTrue(Files.size(dir.resolve(AllReduceReport.RTT_PNG)) > 1000);
+        assertThrows(IllegalArgumentException.class, () -> new AllReduceBenchmark.Options(Path.of("..", "topologies", "two-dc.yaml"),
+                List.of(GatewayMode.XDP), List.of(Algorithm.HIERARCHICAL), List.of(bytes), 2, 256L << 20, 2, 2, null, 0, 0,
+                0.92, dir, null, true, List.of(WireSecurity.CRC32C), List.of(1), profiles), "a profile needs a wan: section");
+    }
+
+    private static AllReduceBenchmark.Cell cell(String row, String algorithm, long bytes, WanProfile profile, double[] seconds,
+                                                long[] retransmits) {
+        double[] none = new double[seconds.length];
+        return new AllReduceBenchmark.Cell(row, algorithm, bytes, 4, seconds, none, none, none, profile, retransmits);
     }
 }
