@@ -55,6 +55,7 @@ public final class TrainingRank {
             if (settings != null) trainer.recordSettings(settings);
             List<Object> start = new ArrayList<>(List.of("rank", rank, "params", trainer.parameterCount()));
             start.addAll(List.of(checkpoints.start(trainer)));
+            runtime.warmUp(Math.toIntExact(Math.min(Integer.MAX_VALUE, trainer.parameterCount())));
             runtime.report("start", start.toArray());
             trainer.train(s -> {
                 if (trainer.diloco()) {

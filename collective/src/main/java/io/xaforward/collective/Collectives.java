@@ -333,6 +333,37 @@ public final class Collectives implements AutoCloseable {
         return new int[0];
     }
 
+    /** Message step of {@link #greetPeers()}: no barrier counter or step space reaches it. */
+    private static final int GREETING_STEP = -2;
+    /** Its bucket index: beyond any dissemination round (at most 16 for 65536 ranks). */
+    private static final int GREETING_INDEX = 1 << 20;
+
+    /**
+     * Exchanges an empty message with every other rank, once, before the first operation that counts. The first
+     * datagrams on a path can be lost while the kernel resolves its next hop (a neighbour cache holds only a few
+     * packets), and a peer not heard from yet is retransmitted to after the initial timeout of 1 s, doubling: a job's
+     * first step took 5-9 s this way where later steps took under one. After the greeting every path is resolved
+     * and every peer's round trip measured. Every rank of the job calls it, in the same place.
+     */
+    public synchronized void greetPeers() {
+        checkUsable();
+        Operation operation = new Operation(transport, "greeting");
+        MessageId id = Wire.id(jobId, Wire.KIND_BARRIER, GREETING_STEP, GREETING_INDEX, 1, 0);
+        run(() -> {
+            for (int r = 0; r < worldSize; r++) {
+                if (r != rank) {
+                    operation.expect(peers[r], id, EMPTY, ChunkSink.COPY, null);
+                }
+            }
+            for (int r = 0; r < worldSize; r++) {
+                if (r != rank) {
+                    operation.send(peers[r], id, EMPTY, null);
+                }
+            }
+            operation.await(config.operationTimeout());
+        });
+    }
+
     /**
      * Returns once every rank has entered the barrier: a dissemination barrier, ceil(log2 n) rounds of empty
      * messages; in round k rank r signals r + 2^k and waits for r - 2^k.

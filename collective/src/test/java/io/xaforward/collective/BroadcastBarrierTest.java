@@ -73,6 +73,23 @@ class BroadcastBarrierTest {
     }
 
     @Test
+    void theGreetingHoldsEveryRankUntilTheLastArrivesAndLeavesBarriersIntact() throws Exception {
+        CollectiveConfig config = new CollectiveConfig(4096, Algorithm.HIERARCHICAL, Duration.ofSeconds(10));
+        try (Cluster cluster = Cluster.loopback(LAYOUT, LoopbackNetwork.Impairments.NONE, 13, config, b -> b)) {
+            int late = 1;
+            long[] entered = new long[LAYOUT.length];
+            List<Long> left = withOneLateRank(cluster, late, entered, Collectives::greetPeers);
+            for (int r = 0; r < LAYOUT.length; r++) {
+                assertTrue(left.get(r) >= entered[late], "rank " + r + " left the greeting before rank " + late
+                        + " entered it");
+            }
+            // Its messages are apart from the barriers' (the first barrier counts from 0 as before).
+            long[] again = new long[LAYOUT.length];
+            withOneLateRank(cluster, 0, again, Collectives::barrier);
+        }
+    }
+
+    @Test
     void finishHoldsEveryRankUntilTheLastArrivesThenLingers() throws Exception {
         CollectiveConfig config = new CollectiveConfig(4096, Algorithm.RING, Duration.ofSeconds(10));
         try (Cluster cluster = Cluster.loopback(LAYOUT, LoopbackNetwork.Impairments.NONE, 12, config, b -> b)) {

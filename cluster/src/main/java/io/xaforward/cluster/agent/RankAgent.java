@@ -102,6 +102,7 @@ public final class RankAgent {
         Runtime.getRuntime().addShutdownHook(cleanup);
         try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out)) {
             awaitEveryRank(runtime, o.startTimeout());
+            runtime.warmUp(RankRuntime.WARM_UP_MAX_FLOATS); // the script's tensors are not known yet
             return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket, shm,
                     s.shmBytes(), o.startTimeout());
         } finally {

@@ -1,0 +1,61 @@
+package io.xaforward.bench.allreduce;
+
+import io.xaforward.bench.WanProfile;
+import io.xaforward.cluster.ClusterRun;
+import io.xaforward.testbed.mode.GatewayMode;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The transport's rate controller on the testbed's WAN (the delay line: 20 ms each way, 0.1% random loss, 200 Mbit/s,
+ * through the XDP gateway from the IPv4 data center to the IPv6 one): 64 MB sent each way at once, unpaced by any
+ * configured rate, cross at 85% of the WAN's rate or more in both directions (the first such transfer of the job:
+ * the controller's start-up included), the payload checked. A window halved at
+ * each random loss holds about half of it here.
+ */
+class WanRateControlTest {
+    private static final WanProfile LONG_LOSSY = new WanProfile("long-lossy", "200mbit", "20ms", "0.1%",
+            "40 ms round trip, 0.1% random loss");
+    private static final long BYTES = 64L << 20;
+
+    @Test
+    void sixtyFourMegabytesEachWayHoldTheRateOfALongLossyWan() throws Exception {
+        Path dir = Files.createTempDirectory("xaf-wan-rate");
+        Path topology = LONG_LOSSY.writeApplied(AllReduceAcrossDatacentersTest.shippedTopology("two-dc-wan.yaml"),
+                dir.resolve("two-dc-wan-long-lossy.yaml"));
+        String prefix = "q" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
+        ClusterRun.Spec cluster = new ClusterRun.Spec(topology, prefix, GatewayMode.XDP, 4, 0x5eed0004, dir);
+        AllReduceSpec spec = new AllReduceSpec(cluster, List.of(), List.of(), 0, 1, 1, 0, InputPattern.Kind.RANDOM, 7,
+                4L << 20, Duration.ofSeconds(120), 0, BYTES, 1);
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        AllReduceJob.Outcome o;
+        try {
+            o = new AllReduceJob(spec, new PrintStream(console, true), Duration.ofMinutes(4)).run();
+        } catch (Exception e) {
+            throw new AssertionError(e.getMessage() + "\nconsole:\n" + console, e);
+        }
+        // Rank 0 times its transfer from the start until it has received 64 MB and its own 64 MB were acknowledged.
+        assertEquals(1, o.goodput().size(), "one exchange: " + o.goodput());
+        long rate = LONG_LOSSY.bitsPerSecond();
+        long retransmits = 0;
+        for (AllReduceJob.Goodput g : o.goodput()) {
+            System.out.printf("64 MB across 40 ms and 0.1%% loss: %.1f Mbit/s (%.0f%% of %d), %d retransmissions%n",
+                    g.bitsPerSecond() / 1e6, 100 * g.bitsPerSecond() / rate, rate / 1_000_000, g.retransmits());
+            retransmits += g.retransmits();
+            assertTrue(g.bitsPerSecond() >= 0.85 * rate, String.format("%.1f Mbit/s of %d: %s%nconsole:%n%s",
+                    g.bitsPerSecond() / 1e6, rate / 1_000_000, g, console));
+        }
+        assertTrue(retransmits > 0, "the WAN lost datagrams, and they were resent: " + o.goodput());
+    }
+}
