@@ -226,7 +226,9 @@ final class RateController {
 
     private void offerRate(long rate, boolean appLimited) {
         int slot = (int) (rounds % BW_FILTER_ROUNDS);
-        if (!appLimited || rate > bottleneckRate) {
+        // An app-limited sample may raise a model, never start one: a few barrier messages delivered over a second
+        // read as some bytes per second, and the next transfer would be paced at that.
+        if (!appLimited || (bottleneckRate > 0 && rate > bottleneckRate)) {
             roundMaxRate[slot] = Math.max(roundMaxRate[slot], rate);
             bottleneckRate = Math.max(bottleneckRate, rate);
             if (!appLimited) {

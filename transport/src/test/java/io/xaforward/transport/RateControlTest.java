@@ -35,6 +35,11 @@ class RateControlTest {
     private record Single(double goodputBitsPerSecond, boolean exact, TransportStats sender, String peer) {}
 
     private static Single transfer(CongestionControl control, long bytes, double loss, long seed) {
+        return transfer(control, bytes, loss, seed, 0);
+    }
+
+    /** {@code smallFirst} four-byte messages go first, 200 ms apart (as barriers between training steps do). */
+    private static Single transfer(CongestionControl control, long bytes, double loss, long seed, int smallFirst) {
         var clock = new DelayedNetwork.SimulatedClock();
         var network = new DelayedNetwork(clock, RATE, ONE_WAY, BDP_BYTES, loss, seed);
         var e0 = network.newEndpoint();
@@ -44,6 +49,12 @@ class RateControlTest {
         MemorySegment dest = Arena.ofAuto().allocate(bytes);
         try (var t0 = new ReliableTransport(config(0, clock, control), book, e0);
              var t1 = new ReliableTransport(config(1, clock, control), book, e1)) {
+            MemorySegment small = Arena.ofAuto().allocate(4);
+            for (int i = 0; i < smallFirst; i++) {
+                network.transfer(t0, t1, new MessageId(7, 100 + i, 0), small, Arena.ofAuto().allocate(4), TICK,
+                        10_000_000_000L);
+                clock.advanceTo(clock.nanoTime() + 200_000_000L);
+            }
             double seconds = network.transfer(t0, t1, new MessageId(7, 1, 0), source, dest, TICK, 600_000_000_000L);
             return new Single(bytes * 8 / seconds, source.mismatch(dest) == -1, t0.stats(), t0.peerSummary());
         }
@@ -60,6 +71,18 @@ class RateControlTest {
         assertTrue(rate.goodputBitsPerSecond() >= 0.85 * RATE, String.format(
                 "64 MB at 40 ms and 0.1%% loss: %.1f Mbit/s of %d (%s; %s)", rate.goodputBitsPerSecond() / 1e6,
                 RATE / 1_000_000, rate.peer(), rate.sender()));
+    }
+
+    @Test
+    void smallMessagesBeforeATransferDoNotSetItsPace() {
+        long bytes = 16L << 20;
+        Single after = transfer(CongestionControl.RATE, bytes, 0.001, 12, 5);
+        System.out.printf("rate controller, 16 MB after five small messages: %.1f Mbit/s (%s)%n",
+                after.goodputBitsPerSecond() / 1e6, after.peer());
+        assertTrue(after.exact(), "every byte arrived, exactly once");
+        assertTrue(after.goodputBitsPerSecond() >= 0.6 * RATE, String.format(
+                "16 MB after five 4-byte messages: %.1f Mbit/s of %d (%s)", after.goodputBitsPerSecond() / 1e6,
+                RATE / 1_000_000, after.peer()));
     }
 
     @Test

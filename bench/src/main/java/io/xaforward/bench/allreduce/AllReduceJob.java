@@ -236,6 +236,10 @@ public final class AllReduceJob {
             }
         }
         Map<String, Long> counters = cluster.gatewayCounters();
+        Map<String, Long> delayLine = cluster.delayLineCounters();
+        if (!delayLine.isEmpty()) {
+            out.println("xaf: WAN delay line: " + delayLine); // losses on the WAN told from losses elsewhere
+        }
         double wall = (System.nanoTime() - start) / 1e9;
         if (!failures.isEmpty() || exited < started || mismatch != null) {
             StringBuilder m = new StringBuilder();
