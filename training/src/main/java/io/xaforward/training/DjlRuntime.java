@@ -3,6 +3,7 @@ package io.xaforward.training;
 import java.nio.file.Path;
 
 import ai.djl.engine.Engine;
+import ai.djl.pytorch.jni.JniUtils;
 
 /**
  * One place that puts DJL into the mode this project needs before the engine loads: offline (the libtorch native
@@ -32,6 +33,22 @@ public final class DjlRuntime {
             System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
         }
         return Engine.getEngine("PyTorch");
+    }
+
+    /**
+     * Changes libtorch's intra-op thread count of this process after the engine has loaded (a bench that measures
+     * several thread counts in one JVM), loading it first ({@link #load()}) if nothing has; the inter-op pool can
+     * only be sized once, at load.
+     */
+    public static void intraOpThreads(int threads) {
+        if (threads < 1) throw new IllegalArgumentException("intra-op threads must be >= 1, got " + threads);
+        load();
+        JniUtils.setNumThreads(threads);
+    }
+
+    /** libtorch's intra-op thread count in this process. */
+    public static int intraOpThreads() {
+        return JniUtils.getNumThreads();
     }
 
     /**
