@@ -8,7 +8,8 @@ import ai.djl.pytorch.jni.JniUtils;
 /**
  * One place that puts DJL into the mode this project needs before the engine loads: offline (the libtorch native
  * jar is on the class path, nothing may be downloaded), a cache directory inside the project instead of the home
- * directory, and a fixed intra-op thread count (bitwise determinism depends on it).
+ * directory, a fixed intra-op thread count (bitwise determinism depends on it), and a C heap that keeps the large
+ * blocks libtorch frees for the next step ({@link NativeHeap}).
  */
 public final class DjlRuntime {
 
@@ -32,6 +33,7 @@ public final class DjlRuntime {
         if (System.getProperty("ai.djl.pytorch.num_interop_threads") == null) {
             System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
         }
+        NativeHeap.keepLargeBlocks();
         return Engine.getEngine("PyTorch");
     }
 
