@@ -36,7 +36,7 @@ final class BenchComputeCommand implements Callable<Integer> {
             + " every core of this machine)")
     List<Integer> threads;
 
-    @Option(paramLabel = "LIST", names = "--trainers", split = ",", description = "among java, \"java overlap\", pytorch"
+    @Option(paramLabel = "LIST", names = "--trainers", split = ",", description = "among java, \"java overlap\", pytorch, \"pytorch default-heap\""
             + " (default: all)")
     List<String> trainers;
 

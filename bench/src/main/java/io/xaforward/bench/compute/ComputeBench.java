@@ -42,12 +42,18 @@ import java.util.concurrent.TimeUnit;
  * from XAF's initial weights ({@link DdpGlooPeer#writeInitialWeights}) on the very token windows XAF's sampler gives
  * ({@link DdpGlooPeer#writeBatches}), so the first step's losses of the Java trainer without overlap and of torch
  * must agree.
+ *
+ * <p>The {@code pytorch} row runs in this JVM's environment, so with the C heap settings the Java trainer gets
+ * (GLIBC_TUNABLES as {@code ./xaf} sets it for training, reported); {@code pytorch default-heap} runs without them,
+ * as torch runs by default: on models with large output tensors the heap decides more than either trainer does.
  */
 public final class ComputeBench {
     public static final String JAVA = "java";
     public static final String JAVA_OVERLAP = "java overlap";
     public static final String TORCH = "pytorch";
-    public static final List<String> TRAINERS = List.of(JAVA, JAVA_OVERLAP, TORCH);
+    /** torch with glibc's default heap: GLIBC_TUNABLES removed from its environment. */
+    public static final String TORCH_DEFAULT_HEAP = "pytorch default-heap";
+    public static final List<String> TRAINERS = List.of(JAVA, JAVA_OVERLAP, TORCH, TORCH_DEFAULT_HEAP);
     static final String PYTHON = "/usr/bin/python3";
     private static final long SEED = 4242;
 
@@ -116,7 +122,7 @@ public final class ComputeBench {
     public record Row(String preset, int batch, int threads, String trainer, double medianMs, double minMs, double maxMs,
                       double forwardBackwardMs, double optimizerMs, double firstLoss, int runs) {}
 
-    public record Result(String command, String machine, String loadBefore, String loadAfter, List<String> torchBlas,
+    public record Result(String command, String machine, String loadBefore, String loadAfter, String glibcTunables, List<String> torchBlas,
                          String torchVersion, Options options, List<Row> rows, List<Sample> samples) {
         /** The row of {@code trainer} in the cell, or null. */
         public Row row(Case cell, int threads, String trainer) {
@@ -136,12 +142,13 @@ public final class ComputeBench {
     }
 
     public Result run(String command) throws Exception {
-        List<String> blas = options.trainers().contains(TORCH) ? TorchBlas.requireOptimised(PYTHON) : List.of();
+        boolean torch = options.trainers().contains(TORCH) || options.trainers().contains(TORCH_DEFAULT_HEAP);
+        List<String> blas = torch ? TorchBlas.requireOptimised(PYTHON) : List.of();
         String loadBefore = loadAverage();
         Files.createDirectories(work);
         Path corpus = SyntheticCorpus.write(work.resolve("corpus.txt"), SEED, 400_000);
         TokenDataset train = TrainingData.open(corpus, Tokenizer.byName("bytes")).train();
-        Path script = options.trainers().contains(TORCH) ? DdpGlooPeer.copyScript(work) : null;
+        Path script = torch ? DdpGlooPeer.copyScript(work) : null;
         // Per cell: the torch run's inputs (batches and XAF's initial weights), written once.
         Map<String, List<String>> torchArguments = new LinkedHashMap<>();
         String torchVersion = null;
@@ -154,7 +161,7 @@ public final class ComputeBench {
                     for (String trainer : order) {
                         TrainerConfig config = config(cell, threads, trainer);
                         Sample s;
-                        if (trainer.equals(TORCH)) {
+                        if (trainer.startsWith(TORCH)) {
                             String key = cell.word() + "/" + threads;
                             List<String> args = torchArguments.get(key);
                             if (args == null) {
@@ -163,7 +170,7 @@ public final class ComputeBench {
                                 args = DdpGlooPeer.arguments(config, batches, init, 0, 4 << 20);
                                 torchArguments.put(key, args);
                             }
-                            TorchRun t = torch(script, args, cell, threads, run);
+                            TorchRun t = torch(script, args, cell, threads, run, trainer);
                             s = t.sample();
                             torchVersion = t.version();
                         } else {
@@ -176,7 +183,8 @@ public final class ComputeBench {
                 }
             }
         }
-        return new Result(command, Machine.describe(), loadBefore, loadAverage(), blas, torchVersion, options,
+        String tunables = System.getenv("GLIBC_TUNABLES");
+        return new Result(command, Machine.describe(), loadBefore, loadAverage(), tunables == null ? "" : tunables, blas, torchVersion, options,
                 rows(samples), samples);
     }
 
@@ -214,11 +222,15 @@ public final class ComputeBench {
 
     private record TorchRun(Sample sample, String version) {}
 
-    private TorchRun torch(Path script, List<String> args, Case cell, int threads, int run) throws IOException, InterruptedException {
+    private TorchRun torch(Path script, List<String> args, Case cell, int threads, int run, String trainer)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(PYTHON, "-u", script.toString(), "--rank", "0", "--world", "1"));
         command.addAll(args);
-        Path errors = work.resolve("torch-" + cell.preset() + "-" + cell.batch() + "-t" + threads + "-run" + run + ".log");
-        Process p = new ProcessBuilder(command).redirectError(errors.toFile()).start();
+        Path errors = work.resolve("torch-" + cell.preset() + "-" + cell.batch() + "-t" + threads + "-run" + run
+                + (trainer.equals(TORCH) ? "" : "-default-heap") + ".log");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(errors.toFile());
+        if (trainer.equals(TORCH_DEFAULT_HEAP)) builder.environment().remove("GLIBC_TUNABLES");
+        Process p = builder.start();
         List<String> out = p.inputReader().lines().toList();
         if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
             p.destroyForcibly();
@@ -240,7 +252,7 @@ public final class ComputeBench {
         if (steps.size() != total) throw new IllegalStateException("torch reported " + steps.size() + " steps of " + total + ": " + out);
         double[] step = new double[options.steps()];
         for (int k = 0; k < step.length; k++) step[k] = steps.get(options.warmupSteps() + k).number("ms");
-        return new TorchRun(new Sample(cell, threads, TORCH, run, step, new double[0], new double[0],
+        return new TorchRun(new Sample(cell, threads, trainer, run, step, new double[0], new double[0],
                 steps.getFirst().number("local_loss")), version);
     }
 

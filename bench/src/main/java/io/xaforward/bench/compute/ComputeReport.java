@@ -34,7 +34,8 @@ public final class ComputeReport {
         StringBuilder md = new StringBuilder("# Compute per training step: the Java trainer against PyTorch\n\n");
         md.append("Command: `").append(r.command()).append("`\n\n");
         md.append("Machine: ").append(r.machine()).append("; load average ").append(r.loadBefore()).append(" before, ")
-                .append(r.loadAfter()).append(" after.\n");
+                .append(r.loadAfter()).append(" after; GLIBC_TUNABLES ")
+                .append(r.glibcTunables().isEmpty() ? "unset" : "`" + r.glibcTunables() + "`").append(".\n");
         if (r.torchVersion() != null) {
             md.append("PyTorch ").append(r.torchVersion()).append(" on ").append(String.join(", ", r.torchBlas())).append(".\n");
         }
@@ -43,17 +44,20 @@ public final class ComputeReport {
                 .append(" run's median of ").append(r.options().steps()).append(" steps after ").append(r.options().warmupSteps())
                 .append(" warm-up step(s), [min-max over runs]. `java overlap` is the stage-by-stage backward of `--overlap on`")
                 .append(" (rank 0 of two, its all-reduce a no-op); `java` is the single backward call (`--overlap off`, or one")
-                .append(" rank). Java fwd+bwd / AdamW: the trainer's own split of its step (StepStats). Loss: step 1's loss of")
+                .append(" rank). `pytorch` runs with the environment above (the C heap settings the Java trainer gets);")
+                .append(" `pytorch default-heap` without GLIBC_TUNABLES, as torch runs by default. Java fwd+bwd / AdamW: the trainer's own split of its step (StepStats). Loss: step 1's loss of")
                 .append(" `java` and `pytorch` (same weights, same windows; they must agree).\n\n");
-        md.append("| preset | batch | threads | java ms | java overlap ms | pytorch ms | java / pytorch | java fwd+bwd / AdamW ms | loss java / pytorch |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| preset | batch | threads | java ms | java overlap ms | pytorch ms | pytorch default-heap ms | java / pytorch | java fwd+bwd / AdamW ms | loss java / pytorch |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Case cell : r.options().cases()) {
             for (int threads : r.options().threads()) {
                 Row java = r.row(cell, threads, ComputeBench.JAVA);
                 Row overlap = r.row(cell, threads, ComputeBench.JAVA_OVERLAP);
                 Row torch = r.row(cell, threads, ComputeBench.TORCH);
+                Row torchDefault = r.row(cell, threads, ComputeBench.TORCH_DEFAULT_HEAP);
                 md.append("| ").append(cell.preset()).append(" | ").append(cell.batch()).append(" | ").append(threads)
                         .append(" | ").append(figure(java)).append(" | ").append(figure(overlap)).append(" | ").append(figure(torch))
+                        .append(" | ").append(figure(torchDefault))
                         .append(" | ").append(java != null && torch != null ? String.format(Locale.ROOT, "%.2fx", java.medianMs() / torch.medianMs()) : "—")
                         .append(" | ").append(java != null ? String.format(Locale.ROOT, "%.1f / %.1f", java.forwardBackwardMs(), java.optimizerMs()) : "—")
                         .append(" | ").append(java != null ? String.format(Locale.ROOT, "%.5f", java.firstLoss()) : "—").append(" / ")
@@ -76,6 +80,7 @@ public final class ComputeReport {
         m.put("load_after", r.loadAfter());
         m.put("torch", r.torchVersion());
         m.put("torch_blas", r.torchBlas());
+        m.put("glibc_tunables", r.glibcTunables());
         m.put("runs", r.options().runs());
         m.put("warmup_steps", r.options().warmupSteps());
         m.put("steps", r.options().steps());
