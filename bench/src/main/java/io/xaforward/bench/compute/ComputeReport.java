@@ -7,6 +7,7 @@ import io.xaforward.common.Json;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.CategoryLabelPositions;
 import org.jfree.chart.axis.LogarithmicAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.renderer.category.BarRenderer;
@@ -16,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -27,7 +29,7 @@ public final class ComputeReport {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("compute.md"), markdown(r));
         Files.writeString(dir.resolve("compute.json"), Json.pretty(json(r)));
-        plot(r, dir.resolve("compute.png"));
+        plot(r.rows(), dir.resolve("compute.png"));
     }
 
     static String markdown(Result r) {
@@ -99,10 +101,11 @@ public final class ComputeReport {
         return m;
     }
 
-    static void plot(Result r, Path png) throws IOException {
+    /** The plot of {@code rows} (a report's, or read back from its compute.json). */
+    public static void plot(List<Row> rows, Path png) throws IOException {
         System.setProperty("java.awt.headless", "true");
         DefaultCategoryDataset data = new DefaultCategoryDataset();
-        for (Row row : r.rows()) {
+        for (Row row : rows) {
             data.addValue(row.medianMs(), row.trainer(), row.preset() + " b" + row.batch() + " t" + row.threads());
         }
         JFreeChart chart = ChartFactory.createBarChart("Training step on the CPU: Java trainer vs PyTorch (median)",
@@ -112,7 +115,8 @@ public final class ComputeReport {
         // bars start at the axis' lower end, not at zero, which a log axis cannot show
         ((BarRenderer) chart.getCategoryPlot().getRenderer()).setIncludeBaseInRange(false);
         chart.getCategoryPlot().setRangeAxis(axis);
+        chart.getCategoryPlot().getDomainAxis().setCategoryLabelPositions(CategoryLabelPositions.UP_45);
         int width = Math.max(900, 90 * data.getColumnCount());
-        ChartUtils.saveChartAsPNG(png.toFile(), chart, width, 480);
+        ChartUtils.saveChartAsPNG(png.toFile(), chart, width, 540);
     }
 }
