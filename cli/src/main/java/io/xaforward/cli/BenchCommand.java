@@ -16,13 +16,13 @@ import java.util.concurrent.Callable;
 
 /** {@code xaf bench}: benchmarks; {@code forward} compares the gateway modes on one emulated testbed. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time, a soak under faults.",
+        description = {"Benchmarks: forwarding per gateway mode, all-reduce bandwidth, training time, a soak under faults, compute per training step.",
                 "Each writes a Markdown table, JSON and PNG plots under --out DIR (default: a new directory"
                         + " xaf-bench/KIND-TIME in the working directory). Needs root."},
         footerHeading = "%nExample:%n",
         footer = {"  xaf bench forward --quick --out bench-results"},
         subcommands = {BenchCommand.Forward.class, AllReduceBenchCommand.class, BenchTrainCommand.class,
-                BenchWireSecurityCommand.class, BenchCommand.Fuzz.class, BenchSoakCommand.class})
+                BenchWireSecurityCommand.class, BenchCommand.Fuzz.class, BenchSoakCommand.class, BenchComputeCommand.class})
 public final class BenchCommand {
     /**
      * Where a benchmark writes: {@code given} (--out), else a new directory xaf-bench/KIND-TIME under the user's working

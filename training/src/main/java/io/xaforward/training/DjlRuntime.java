@@ -3,11 +3,13 @@ package io.xaforward.training;
 import java.nio.file.Path;
 
 import ai.djl.engine.Engine;
+import ai.djl.pytorch.jni.JniUtils;
 
 /**
  * One place that puts DJL into the mode this project needs before the engine loads: offline (the libtorch native
  * jar is on the class path, nothing may be downloaded), a cache directory inside the project instead of the home
- * directory, and a fixed intra-op thread count (bitwise determinism depends on it).
+ * directory, a fixed intra-op thread count (bitwise determinism depends on it), and a C heap that keeps the large
+ * blocks libtorch frees for the next step ({@link NativeHeap}).
  */
 public final class DjlRuntime {
 
@@ -31,7 +33,24 @@ public final class DjlRuntime {
         if (System.getProperty("ai.djl.pytorch.num_interop_threads") == null) {
             System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
         }
+        NativeHeap.keepLargeBlocks();
         return Engine.getEngine("PyTorch");
+    }
+
+    /**
+     * Changes libtorch's intra-op thread count of this process after the engine has loaded (a bench that measures
+     * several thread counts in one JVM), loading it first ({@link #load()}) if nothing has; the inter-op pool can
+     * only be sized once, at load.
+     */
+    public static void intraOpThreads(int threads) {
+        if (threads < 1) throw new IllegalArgumentException("intra-op threads must be >= 1, got " + threads);
+        load();
+        JniUtils.setNumThreads(threads);
+    }
+
+    /** libtorch's intra-op thread count in this process. */
+    public static int intraOpThreads() {
+        return JniUtils.getNumThreads();
     }
 
     /**
