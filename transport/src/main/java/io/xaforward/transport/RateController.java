@@ -43,6 +43,8 @@ final class RateController {
     static final int MIN_CONGESTION_LOSSES = 4;
     static final double LOSS_BACKOFF = 0.8;
     static final long MIN_SAMPLE_MICROS = 1_000;
+    /** Paths with a shorter minimum round trip are not paced ({@link #pacingRate()}). */
+    static final long PACED_MIN_RTT_MICROS = 1_000;
     /** Burst the pacer lets out at once after a pause: what one wake-up of the event loop sends. */
     static final long PACING_BURST_MICROS = 2_000;
 
@@ -111,9 +113,17 @@ final class RateController {
         return (int) window;
     }
 
-    /** The pacing rate in bytes per second; 0 while no bandwidth has been measured (sends are not paced). */
+    /**
+     * The pacing rate in bytes per second; 0 (not paced) while no bandwidth has been measured, and on paths shorter
+     * than {@value #PACED_MIN_RTT_MICROS} us: there a round is shorter than the event loop's wake-ups and the
+     * scheduling stalls of a busy host, so delivery-rate samples are noise, and the window alone (at least
+     * {@code minWindow} chunks, less than any switch buffers) keeps the queue short.
+     */
     long pacingRate() {
-        return bottleneckRate == 0 ? 0 : (long) (pacingGain * bottleneckRate);
+        if (bottleneckRate == 0 || minRttNanos < PACED_MIN_RTT_MICROS * 1_000) {
+            return 0;
+        }
+        return (long) (pacingGain * bottleneckRate);
     }
 
     /** Whether the pacer lets a chunk out at {@code now}. */
