@@ -1,5 +1,7 @@
 package io.xaforward.bench.model;
 
+import io.xaforward.transport.TransportConfig;
+
 import io.xaforward.transport.WireSecurity;
 import io.xaforward.cluster.TrainJobSpec;
 import io.xaforward.collective.Algorithm;
@@ -325,7 +327,7 @@ public record ClusterSpec(String name, int datacenters, int hostsPerDc, int rank
         Algorithm alg = word("allreduce.algorithm", ar.string("algorithm", Algorithm.HIERARCHICAL.configName()),
                 Algorithm::fromName);
         double bucketMb = ar.num("bucket_mb", 4.0, 0.001, 1 << 20);
-        int window = top.intAt("window_chunks", 512, 1, 4096);
+        int window = top.intAt("window_chunks", TransportConfig.JOB_WINDOW_CHUNKS, 1, 4096);
         // the default is xaf train's
         WireSecurity sec = word("wire_security", top.string("wire_security", TrainJobSpec.DEFAULT_WIRE_SECURITY),
                 WireSecurity::fromName);

@@ -43,7 +43,7 @@ class ClusterSpecTest {
         assertEquals(8L << 20, c.gradientBytes());
         assertEquals(Algorithm.RING, c.algorithm());
         assertEquals(2L << 20, c.bucketBytes());
-        assertEquals(512, c.windowChunks());
+        assertEquals(io.xaforward.transport.TransportConfig.JOB_WINDOW_CHUNKS, c.windowChunks(), "a job's window");
         assertEquals(0.5, c.gatewayCostScale().get("xdp"));
         assertEquals(Path.of("/tmp/x/f.json"), c.forwardJson(), "relative to the cluster file");
         assertEquals(null, c.allreduceJson(), "absent: the install's docs/bench");

@@ -106,7 +106,7 @@ class StepModelTest {
         assertEquals(Math.ceil(1 + (need - 1) / 0.9), relay.coresToFillWan());
 
         // 100 ms RTT: each of the 4 flows moves 25 MB at 512 x 1388 B per 100 ms.
-        StepModel.Prediction far = StepModel.predict(spec("wan_rtt_ms: 100\n"), cal(), "xdp");
+        StepModel.Prediction far = StepModel.predict(spec("wan_rtt_ms: 100\nwindow_chunks: 512\n"), cal(), "xdp");
         assertEquals("window", far.bound());
         assertEquals(25 * 1048576.0 / (512 * 1388 / 0.1), far.stage("window"), 1e-9);
         StepModel.Prediction bigWindow = StepModel.predict(spec("wan_rtt_ms: 100\nwindow_chunks: 4096\n"), cal(), "xdp");

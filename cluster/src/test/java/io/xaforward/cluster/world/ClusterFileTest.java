@@ -50,7 +50,7 @@ class ClusterFileTest {
         World w = ClusterFile.parse(GOOD, "c.yaml");
         var c = new WorldNetwork(w, 0, "eth1").transportConfig(0x77, java.time.Duration.ofSeconds(4)).build();
         assertEquals(1400, c.maxPayload());
-        assertEquals(512, c.windowChunks());
+        assertEquals(io.xaforward.transport.TransportConfig.JOB_WINDOW_CHUNKS, c.windowChunks());
         assertEquals(1L << 30, c.maxMessageBytes());
         assertEquals(java.time.Duration.ofSeconds(4), c.ackTimeout());
         assertEquals(3, c.jobId());
