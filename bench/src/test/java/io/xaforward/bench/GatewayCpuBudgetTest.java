@@ -69,7 +69,8 @@ class GatewayCpuBudgetTest {
             String what = h.mode() + " " + h.sender() + "\n" + table + progress;
             // never more than the budget, in the kernel or in a process
             assertTrue(h.gatewayCpuShare() <= BUDGET + 0.05, what);
-            if (f.gatewayCpuShare() >= BUDGET + 0.15) {
+            // 10 points over the budget: a CI run's free skb samples used 34-39% against 17-21% with the budget
+            if (f.gatewayCpuShare() >= BUDGET + 0.10) {
                 // the gateway used more than its budget without one; with it, it uses its budget: a process gateway
                 // all of it over the whole sample (its socket buffers keep what arrived while the budget thread held
                 // the CPU, and it drains them after the senders stop); a kernel gateway a quarter at least in every
