@@ -21,7 +21,7 @@ import java.util.concurrent.Callable;
                 + " token windows, at each intra-op thread count; interleaved runs, medians. Writes compute.md,"
                 + " compute.json and compute.png."},
         footerHeading = "%nExample:%n",
-        footer = {"  xaf bench compute --cases wide:2,gpt2-tiny:4 --threads 1 --runs 3 --out bench-results",
+        footer = {"  xaf bench compute --cases wide:2,gpt2-tiny:4 --threads 1 --out bench-results",
                 "  xaf bench compute --quick"})
 final class BenchComputeCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "one run of three steps, tiny:2, one thread: a check that the bench works")
@@ -36,7 +36,7 @@ final class BenchComputeCommand implements Callable<Integer> {
             + " every core of this machine)")
     List<Integer> threads;
 
-    @Option(paramLabel = "LIST", names = "--trainers", split = ",", description = "among java, \"java overlap\", pytorch, \"pytorch default-heap\""
+    @Option(paramLabel = "LIST", names = "--trainers", split = ",", description = "among java, \"java overlap\", pytorch, \"pytorch stock-heap\""
             + " (default: all)")
     List<String> trainers;
 

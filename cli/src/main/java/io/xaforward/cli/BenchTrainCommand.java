@@ -94,7 +94,7 @@ final class BenchTrainCommand implements Callable<Integer> {
             description = "run every cell over each of these WANs, interleaved run by run, each set on the topologies' wan: "
                     + "section (rate, delay, loss): lan (0.1 ms round trip, no loss), metro (10 ms, 0.01%% loss), continental "
                     + "(50 ms, 0.1%% loss), all 200 Mbit/s; adds a table per profile and a plot of step time against round "
-                    + "trip. Runs comm-bound only (the default then), whose WAN rate the profiles share (default: none, the files' WAN)")
+                    + "trip. Runs comm-bound only (chosen when --configs is not given), whose WAN rate the profiles share (default: none, the files' WAN)")
     String wanProfile;
 
     @Option(paramLabel = "DIR", names = "--out", description = "output directory (default: xaf-bench/train-TIME in the working directory; docs/bench holds the shipped reports)")

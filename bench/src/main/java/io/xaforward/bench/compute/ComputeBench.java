@@ -44,7 +44,7 @@ import java.util.concurrent.TimeUnit;
  * must agree.
  *
  * <p>The {@code pytorch} row runs in this JVM's environment, so with the C heap settings the Java trainer gets
- * (GLIBC_TUNABLES as {@code ./xaf} sets it for training, reported); {@code pytorch default-heap} runs without them,
+ * (GLIBC_TUNABLES as {@code ./xaf} sets it for training, reported); {@code pytorch stock-heap} runs without them,
  * as torch runs by default: on models with large output tensors the heap decides more than either trainer does.
  */
 public final class ComputeBench {
@@ -52,8 +52,8 @@ public final class ComputeBench {
     public static final String JAVA_OVERLAP = "java overlap";
     public static final String TORCH = "pytorch";
     /** torch with glibc's default heap: GLIBC_TUNABLES removed from its environment. */
-    public static final String TORCH_DEFAULT_HEAP = "pytorch default-heap";
-    public static final List<String> TRAINERS = List.of(JAVA, JAVA_OVERLAP, TORCH, TORCH_DEFAULT_HEAP);
+    public static final String TORCH_STOCK_HEAP = "pytorch stock-heap";
+    public static final List<String> TRAINERS = List.of(JAVA, JAVA_OVERLAP, TORCH, TORCH_STOCK_HEAP);
     static final String PYTHON = "/usr/bin/python3";
     private static final long SEED = 4242;
 
@@ -142,7 +142,7 @@ public final class ComputeBench {
     }
 
     public Result run(String command) throws Exception {
-        boolean torch = options.trainers().contains(TORCH) || options.trainers().contains(TORCH_DEFAULT_HEAP);
+        boolean torch = options.trainers().contains(TORCH) || options.trainers().contains(TORCH_STOCK_HEAP);
         List<String> blas = torch ? TorchBlas.requireOptimised(PYTHON) : List.of();
         String loadBefore = loadAverage();
         Files.createDirectories(work);
@@ -227,9 +227,9 @@ public final class ComputeBench {
         List<String> command = new ArrayList<>(List.of(PYTHON, "-u", script.toString(), "--rank", "0", "--world", "1"));
         command.addAll(args);
         Path errors = work.resolve("torch-" + cell.preset() + "-" + cell.batch() + "-t" + threads + "-run" + run
-                + (trainer.equals(TORCH) ? "" : "-default-heap") + ".log");
+                + (trainer.equals(TORCH) ? "" : "-stock-heap") + ".log");
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(errors.toFile());
-        if (trainer.equals(TORCH_DEFAULT_HEAP)) builder.environment().remove("GLIBC_TUNABLES");
+        if (trainer.equals(TORCH_STOCK_HEAP)) builder.environment().remove("GLIBC_TUNABLES");
         Process p = builder.start();
         List<String> out = p.inputReader().lines().toList();
         if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {

@@ -47,16 +47,16 @@ public final class ComputeReport {
                 .append(" warm-up step(s), [min-max over runs]. `java overlap` is the stage-by-stage backward of `--overlap on`")
                 .append(" (rank 0 of two, its all-reduce a no-op); `java` is the single backward call (`--overlap off`, or one")
                 .append(" rank). `pytorch` runs with the environment above (the C heap settings the Java trainer gets);")
-                .append(" `pytorch default-heap` without GLIBC_TUNABLES, as torch runs by default. Java fwd+bwd / AdamW: the trainer's own split of its step (StepStats). Loss: step 1's loss of")
+                .append(" `pytorch stock-heap` without GLIBC_TUNABLES, as torch runs by default. Java fwd+bwd / AdamW: the trainer's own split of its step (StepStats). Loss: step 1's loss of")
                 .append(" `java` and `pytorch` (same weights, same windows; they must agree).\n\n");
-        md.append("| preset | batch | threads | java ms | java overlap ms | pytorch ms | pytorch default-heap ms | java / pytorch | java fwd+bwd / AdamW ms | loss java / pytorch |\n");
+        md.append("| preset | batch | threads | java ms | java overlap ms | pytorch ms | pytorch stock-heap ms | java / pytorch | java fwd+bwd / AdamW ms | loss java / pytorch |\n");
         md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Case cell : r.options().cases()) {
             for (int threads : r.options().threads()) {
                 Row java = r.row(cell, threads, ComputeBench.JAVA);
                 Row overlap = r.row(cell, threads, ComputeBench.JAVA_OVERLAP);
                 Row torch = r.row(cell, threads, ComputeBench.TORCH);
-                Row torchDefault = r.row(cell, threads, ComputeBench.TORCH_DEFAULT_HEAP);
+                Row torchDefault = r.row(cell, threads, ComputeBench.TORCH_STOCK_HEAP);
                 md.append("| ").append(cell.preset()).append(" | ").append(cell.batch()).append(" | ").append(threads)
                         .append(" | ").append(figure(java)).append(" | ").append(figure(overlap)).append(" | ").append(figure(torch))
                         .append(" | ").append(figure(torchDefault))
