@@ -35,6 +35,10 @@ final class OutboundMessage extends MessageState {
     boolean acked(int chunk) { return Bitmaps.get(bits, 0, chunk); }
     boolean inFlight(int chunk) { return Bitmaps.get(bits, words, chunk); }
     boolean queued(int chunk) { return Bitmaps.get(bits, 2 * words, chunk); }
+    /** Whether a first transmission is left that an ACK's SACK bitmap can still report (so every arrival can be). */
+    boolean hasNewChunkInReach() {
+        return nextNew < chunkCount && nextNew - lowestUnacked < AckPayload.SACK_SPAN_CHUNKS;
+    }
 
     long chunkOffset(int chunk) {
         return (long) chunk * chunkSize;

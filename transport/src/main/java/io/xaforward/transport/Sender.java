@@ -410,8 +410,7 @@ final class Sender {
             return true;
         }
         for (int i = 0, size = peer.outbound.size(); i < size; i++) {
-            OutboundMessage m = peer.outbound.get(i);
-            if (m.nextNew < m.chunkCount && m.nextNew - m.lowestUnacked < AckPayload.SACK_SPAN_CHUNKS) {
+            if (peer.outbound.get(i).hasNewChunkInReach()) {
                 return true;
             }
         }
@@ -455,8 +454,7 @@ final class Sender {
         }
         for (int i = 0, size = peer.outbound.size(); i < size; i++) {
             OutboundMessage m = peer.outbound.get(i);
-            // New chunks only within the reach of an ACK's SACK bitmap, so that every arrival can be reported.
-            if (m.nextNew < m.chunkCount && m.nextNew - m.lowestUnacked < AckPayload.SACK_SPAN_CHUNKS) {
+            if (m.hasNewChunkInReach()) {
                 if (m.progressNanos == 0) {
                     m.progressNanos = time.now; // the ack timeout runs from the first attempt, even a refused one
                 }
