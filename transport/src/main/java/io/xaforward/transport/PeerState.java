@@ -5,7 +5,7 @@ import java.util.Arrays;
 
 /**
  * Everything the transport keeps per remote rank: its messages in both directions, the in-flight window, the
- * retransmission queue and the round-trip estimate that sets the retransmission timeout.
+ * retransmission queue, the round-trip estimate that sets the retransmission timeout and the congestion controller.
  */
 final class PeerState {
     final int rank;
@@ -35,12 +35,6 @@ final class PeerState {
     /** Round trip of that chunk: a chunk sent before it is lost once outstanding this long plus the reordering window. */
     long newestDeliveredRttNanos;
 
-    /** Congestion window in chunks (fractional: congestion avoidance adds 1/cwnd per acknowledged chunk). */
-    double cwnd;
-    /** Slow-start threshold in chunks. */
-    double ssthresh;
-    /** Losses of chunks sent before this instant belong to the loss episode that already reduced the window. */
-    long recoveryStartNanos;
     /** The message whose chunks arrived before it was expected (receiver side; unexpectedBase -1: none). */
     int unexpectedStep;
     int unexpectedBucket;
@@ -49,117 +43,39 @@ final class PeerState {
     /** Bit i of word w: chunk unexpectedBase + 64w + i was dropped. */
     final long[] unexpectedDropped = new long[AckPayload.MAX_SACK_WORDS];
 
-    /** Window and threshold before the current reductions (0: nothing to undo). */
-    double undoCwnd;
-    double undoSsthresh;
+    /** The loss-based window or the rate controller: how much may be in flight, and when the next chunk may go. */
+    final CongestionController congestion;
 
-    /** The rate-based controller that replaces the window's loss response, or null for the loss-based window alone. */
-    final RateController rate;
-
+    /** A peer under the loss-based window ({@link LossWindow}). */
     PeerState(int rank, int networkId, Peer address, int window, int replayWindowSize) {
-        this(rank, networkId, address, window, replayWindowSize, null);
+        this(rank, networkId, address, window, replayWindowSize, new LossWindow(window));
     }
 
-    PeerState(int rank, int networkId, Peer address, int window, int replayWindowSize, RateController rate) {
+    PeerState(int rank, int networkId, Peer address, int window, int replayWindowSize,
+              CongestionController congestion) {
         this.rank = rank;
-        this.rate = rate;
+        this.congestion = congestion;
         this.replayWindow = new ReplayWindow(replayWindowSize);
         this.networkId = networkId;
         this.address = address;
         this.inFlightQueue = new ChunkRing(2 * window);
         this.retransmitQueue = new ChunkRing(window);
-        this.cwnd = Math.min(window, INITIAL_CWND);
-        this.ssthresh = window;
     }
 
-    /** Chunks in flight at the start, as TCP's initial window (RFC 6928 has 10 segments; a LAN path takes more). */
-    static final int INITIAL_CWND = 32;
-    /** The window never shrinks below this many chunks, so that SACK keeps detecting losses after a timeout. */
-    static final int MIN_CWND = 2;
-
-    /** Chunks that may be in flight now: the congestion window, at most the configured window. */
+    /** Chunks that may be in flight now: the controller's window, at most the configured window. */
     int sendWindow(int configuredWindow) {
-        if (rate != null) {
-            return Math.min(configuredWindow, rate.windowChunks());
-        }
-        return (int) Math.min(configuredWindow, cwnd);
-    }
-
-    /** Slow start below ssthresh (one chunk per chunk acknowledged), else additive increase (one per window). */
-    void onAcked(int chunks, int configuredWindow) {
-        if (rate != null) {
-            return; // the rate controller sizes its window from its own ACK accounting (Sender#onAck)
-        }
-        if (cwnd >= undoCwnd) {
-            undoCwnd = 0; // grown back: nothing left to undo
-        }
-        for (int i = 0; i < chunks && cwnd < configuredWindow; i++) {
-            cwnd += cwnd < ssthresh ? 1 : 1 / cwnd;
-        }
-        cwnd = Math.min(cwnd, configuredWindow);
-    }
-
-    /**
-     * A chunk sent at {@code sentNanos} was lost: halve the window once per loss episode (multiplicative decrease),
-     * i.e. only for losses of chunks sent after the previous reduction. Returns whether the window was reduced.
-     */
-    boolean onLoss(long sentNanos, long nowNanos) {
-        if (rate != null) {
-            rate.onLoss(); // counted; the controller decides from the round's loss rate whether it was congestion
-            return false;
-        }
-        if (sentNanos < recoveryStartNanos) {
-            return false;
-        }
-        rememberForUndo();
-        ssthresh = Math.max(MIN_CWND, cwnd / 2);
-        cwnd = ssthresh;
-        recoveryStartNanos = nowNanos;
-        return true;
-    }
-
-    /**
-     * The retransmission timer expired: nothing is known to be getting through, so start again from the minimum
-     * window (as TCP does). On these paths a timeout is more often a receiver that was briefly descheduled than a
-     * congested link; then the late ACKs of the first copies undo the reduction ({@link #undoSpuriousReduction}).
-     */
-    void onTimeout(long nowNanos) {
-        if (rate != null) {
-            rate.onTimeout();
-            return;
-        }
-        rememberForUndo();
-        ssthresh = Math.max(MIN_CWND, cwnd / 2);
-        cwnd = MIN_CWND;
-        recoveryStartNanos = nowNanos;
-    }
-
-    private void rememberForUndo() {
-        if (undoCwnd == 0) {
-            undoCwnd = cwnd;
-            undoSsthresh = ssthresh;
-        }
+        return Math.min(configuredWindow, congestion.windowChunks());
     }
 
     /**
      * A chunk declared lost was acknowledged before it was sent again: its only copy arrived, so the loss (most
-     * often a timeout during a scheduling stall of the receiver) was spurious. Restore the window it cost (as
-     * Linux undoes a reduction on F-RTO/DSACK evidence); returns whether there was anything to undo.
+     * often a timeout during a scheduling stall of the receiver) was spurious. Undo what it cost, the timer's
+     * backoff included; returns whether there was anything to undo.
      */
     boolean undoSpuriousReduction() {
-        if (rate != null) {
-            if (!rate.undoTimeout()) {
-                return false;
-            }
-            backoff = 0;
-            return true;
-        }
-        if (undoCwnd == 0) {
+        if (!congestion.undoSpuriousReduction()) {
             return false;
         }
-        cwnd = Math.max(cwnd, undoCwnd);
-        ssthresh = Math.max(ssthresh, undoSsthresh);
-        undoCwnd = 0;
         backoff = 0;
         return true;
     }

@@ -1,5 +1,7 @@
 package io.xaforward.transport;
 
+import java.util.Locale;
+
 /**
  * Rate-based congestion control for one peer, after BBR (Cardwell et al., "BBR: Congestion-Based Congestion
  * Control", ACM Queue 2016, and draft-cardwell-iccrg-bbr): the sender models the path by its bottleneck bandwidth
@@ -27,7 +29,7 @@ package io.xaforward.transport;
  *
  * <p>Event-loop thread only; allocates nothing after construction.
  */
-final class RateController {
+final class RateController implements CongestionController {
     enum Mode { STARTUP, DRAIN, PROBE_BW, PROBE_RTT }
 
     static final double STARTUP_GAIN = 2.885; // 2 / ln 2: doubles the delivery rate every round trip
@@ -106,7 +108,8 @@ final class RateController {
     // ---------------------------------------------------------------- what the sender asks
 
     /** Chunks that may be in flight now. */
-    int windowChunks() {
+    @Override
+    public int windowChunks() {
         if (mode == Mode.PROBE_RTT || afterTimeout) {
             return Math.min(PROBE_RTT_WINDOW_CHUNKS, maxWindow);
         }
@@ -127,13 +130,15 @@ final class RateController {
     }
 
     /** Whether the pacer lets a chunk out at {@code now}. */
-    boolean pacingAllows(long now) {
+    @Override
+    public boolean pacingAllows(long now) {
         long rate = pacingRate();
         return rate == 0 || now - (nextSendNanos - burstNanos(rate)) >= 0;
     }
 
     /** Nanoseconds until half a burst of pacing credit is back (0: may send now; Long.MAX_VALUE: not paced). */
-    long nanosUntilPacingCredit(long now) {
+    @Override
+    public long nanosUntilPacingCredit(long now) {
         long rate = pacingRate();
         if (rate == 0) {
             return Long.MAX_VALUE;
@@ -142,7 +147,8 @@ final class RateController {
     }
 
     /** A datagram of {@code bytes} left for this peer at {@code now}. */
-    void onSent(long now, int bytes) {
+    @Override
+    public void onSent(long now, int bytes) {
         long rate = pacingRate();
         if (rate == 0) {
             return;
@@ -156,7 +162,8 @@ final class RateController {
     }
 
     /** The sender had room in the window and nothing to send: the current delivery-rate sample is app-limited. */
-    void markAppLimited() {
+    @Override
+    public void markAppLimited() {
         appLimitedNow = true;
         sampleAppLimited = true;
     }
@@ -167,7 +174,8 @@ final class RateController {
      * New chunks were acknowledged at {@code now}: {@code bytes} in {@code chunks}; {@code rttSampleNanos} is the
      * round trip of the newest of them sent once (Karn), or negative if none; {@code inFlightChunks} remain.
      */
-    void onAck(long now, long bytes, int chunks, long rttSampleNanos, int inFlightChunks) {
+    @Override
+    public void onAck(long now, long bytes, int chunks, long rttSampleNanos, int inFlightChunks) {
         afterTimeout = false;
         deliveredBytes += bytes;
         roundDeliveries += chunks;
@@ -194,21 +202,29 @@ final class RateController {
         updateWindow(chunks);
     }
 
-    /** A chunk sent to this peer was declared lost (SACK, NACK-free loss detection or timer). */
-    void onLoss() {
+    /**
+     * A chunk sent to this peer was declared lost (SACK, NACK-free loss detection or timer): counted, never a cut by
+     * itself; the round's loss rate decides whether it was congestion ({@link #endRound}).
+     */
+    @Override
+    public boolean onLoss(long sentNanos, long nowNanos) {
         roundLosses++;
+        return false;
     }
 
     /**
      * The retransmission timer fired: nothing is known to get through. Keep the path model (a receiver descheduled
      * for a moment does not change the path) but send only a few chunks until an ACK shows the peer alive.
      */
-    void onTimeout() {
+    @Override
+    public boolean onTimeout(long nowNanos) {
         afterTimeout = true;
+        return false;
     }
 
     /** The timeout was spurious (a chunk declared lost was acknowledged): back to the full window; whether it was on. */
-    boolean undoTimeout() {
+    @Override
+    public boolean undoSpuriousReduction() {
         boolean was = afterTimeout;
         afterTimeout = false;
         return was;
@@ -353,6 +369,14 @@ final class RateController {
     }
 
     // ---------------------------------------------------------------- diagnostics
+
+    @Override
+    public String summary() {
+        return String.format(Locale.ROOT,
+                "%s, bottleneck %.1f Mbit/s, pacing %.1f Mbit/s, min rtt %.2f ms, window %d, backoffs %d",
+                mode.name().toLowerCase(Locale.ROOT), bottleneckRate * 8 / 1e6, pacingRate() * 8 / 1e6,
+                minRttNanos() / 1e6, windowChunks(), congestionBackoffs);
+    }
 
     Mode mode() { return mode; }
     long bottleneckRate() { return bottleneckRate; }

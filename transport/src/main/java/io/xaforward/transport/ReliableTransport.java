@@ -106,12 +106,12 @@ public final class ReliableTransport implements AutoCloseable {
         int chunkWireBytes = XafHeader.LENGTH + config.maxPayload();
         for (int rank = 0; rank < peers.length; rank++) {
             if (addressBook.contains(rank) && rank != config.localRank()) {
-                RateController rate = config.congestionControl() == CongestionControl.RATE
-                        ? new RateController(chunkWireBytes, PeerState.INITIAL_CWND, RATE_MIN_WINDOW, window,
+                CongestionController congestion = config.congestionControl() == CongestionControl.RATE
+                        ? new RateController(chunkWireBytes, LossWindow.INITIAL_CWND, RATE_MIN_WINDOW, window,
                         config.localRank() * 31 + rank)
-                        : null;
+                        : new LossWindow(window);
                 peers[rank] = new PeerState(rank, addressBook.networkId(rank), addressBook.peer(rank),
-                        window, replayWindow, rate);
+                        window, replayWindow, congestion);
                 // AES-GCM nonces and replay checks use these: a random salt plus a counter, never the clock.
                 peers[rank].txSequence = WireSeal.initialSequence(salts);
             }
@@ -150,15 +150,7 @@ public final class ReliableTransport implements AutoCloseable {
             sb.append(String.format(Locale.ROOT,
                     "rank %d: srtt %.2f ms, rttvar %.2f ms, max %.2f ms, rto %.2f ms, ",
                     p.rank, p.srttNanos / 1e6, p.rttVarNanos / 1e6, p.maxRttNanos / 1e6, sender.rtoNanos(p) / 1e6));
-            RateController r = p.rate;
-            if (r == null) {
-                sb.append(String.format(Locale.ROOT, "cwnd %.1f, ssthresh %.1f", p.cwnd, p.ssthresh));
-            } else {
-                sb.append(String.format(Locale.ROOT,
-                        "%s, bottleneck %.1f Mbit/s, pacing %.1f Mbit/s, min rtt %.2f ms, window %d, backoffs %d",
-                        r.mode().name().toLowerCase(Locale.ROOT), r.bottleneckRate() * 8 / 1e6,
-                        r.pacingRate() * 8 / 1e6, r.minRttNanos() / 1e6, r.windowChunks(), r.congestionBackoffs()));
-            }
+            sb.append(p.congestion.summary());
         }
         return sb.toString();
     }

@@ -146,11 +146,8 @@ final class Sender {
             // Any progress ends the backoff: a pair that only ever exchanges retransmitted one-chunk messages (a
             // barrier posted late) has no clean RTT sample, and a backoff kept until one would stall it at maxRto.
             peer.backoff = 0;
-            peer.onAcked(newlyAcked, window);
-            if (peer.rate != null) {
-                peer.rate.onAck(time.now, ackedBytes, newlyAcked, bestSample == NO_RTT_SAMPLE ? -1 : bestSample,
-                        peer.inFlight);
-            }
+            peer.congestion.onAck(time.now, ackedBytes, newlyAcked, bestSample == NO_RTT_SAMPLE ? -1 : bestSample,
+                    peer.inFlight);
         }
         if (message.ackedCount == count) {
             finish(message);
@@ -344,7 +341,7 @@ final class Sender {
                     continue;
                 }
                 if (sentAt < peer.newestDeliveredSentNanos && time.now - sentAt >= lostAge) {
-                    if (peer.onLoss(sentAt, time.now)) {
+                    if (peer.congestion.onLoss(sentAt, time.now)) {
                         stats.increment(Counter.CWND_REDUCTIONS);
                     }
                     stats.increment(Counter.SACK_LOSSES);
@@ -360,8 +357,7 @@ final class Sender {
             }
             if (expired) {
                 stats.increment(Counter.TIMEOUT_EVENTS);
-                peer.onTimeout(time.now);
-                if (peer.rate == null) {
+                if (peer.congestion.onTimeout(time.now)) {
                     stats.increment(Counter.CWND_REDUCTIONS);
                 }
                 // The timer restarts for what remains in flight; the backoff doubles it until a clean RTT sample.
@@ -389,14 +385,14 @@ final class Sender {
                 }
                 PeerState peer = peers[(peerCursor + i) % n];
                 if (peer == null || peer.inFlight >= peer.sendWindow(window)
-                        || (peer.rate != null && !peer.rate.pacingAllows(time.now))) {
+                        || !peer.congestion.pacingAllows(time.now)) {
                     continue;
                 }
                 if (sendOne(peer)) {
                     sent++;
                     progress = true;
-                } else if (peer.rate != null && !hasChunkToSend(peer)) {
-                    peer.rate.markAppLimited(); // room in the window and nothing to send
+                } else if (!hasChunkToSend(peer)) {
+                    peer.congestion.markAppLimited(); // room in the window and nothing to send
                 }
             }
             peerCursor = n == 0 ? 0 : (peerCursor + 1) % n;
@@ -424,9 +420,8 @@ final class Sender {
     long nanosUntilPacedSend() {
         long wait = Long.MAX_VALUE;
         for (PeerState peer : peers) {
-            if (peer != null && peer.rate != null && peer.inFlight < peer.sendWindow(window)
-                    && hasChunkToSend(peer)) {
-                wait = Math.min(wait, peer.rate.nanosUntilPacingCredit(time.now));
+            if (peer != null && peer.inFlight < peer.sendWindow(window) && hasChunkToSend(peer)) {
+                wait = Math.min(wait, peer.congestion.nanosUntilPacingCredit(time.now));
             }
         }
         return wait;
@@ -487,9 +482,7 @@ final class Sender {
             return false;
         }
         stats.increment(Counter.DATA_CHUNKS_SENT);
-        if (m.peer.rate != null) {
-            m.peer.rate.onSent(time.now, XafHeader.LENGTH + m.chunkLength(c));
-        }
+        m.peer.congestion.onSent(time.now, XafHeader.LENGTH + m.chunkLength(c));
         markInFlight(m.peer, m, c, time.now);
         return true;
     }

@@ -6,9 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The per-peer congestion window and retransmission timeout of {@link PeerState}, step by step. */
+/** The loss-based congestion window ({@link LossWindow}) and the retransmission timeout of {@link PeerState}, step by step. */
 class CongestionControlTest {
     private static final int WINDOW = 512;
+
+    private static void acked(PeerState p, int chunks) {
+        p.congestion.onAck(0, 0, chunks, -1, 0);
+    }
+
+    private static LossWindow window(PeerState p) {
+        return (LossWindow) p.congestion;
+    }
 
     private static PeerState peer() {
         return new PeerState(1, 2, new LoopbackNetwork.Address(1), WINDOW, ReplayWindow.MIN_SIZE);
@@ -17,13 +25,13 @@ class CongestionControlTest {
     @Test
     void slowStartDoublesPerWindowThenAdditiveIncreaseAddsOnePerWindow() {
         PeerState p = peer();
-        assertEquals(PeerState.INITIAL_CWND, p.sendWindow(WINDOW));
-        p.onAcked(PeerState.INITIAL_CWND, WINDOW); // one window acknowledged: doubled
-        assertEquals(2 * PeerState.INITIAL_CWND, p.sendWindow(WINDOW));
-        p.ssthresh = 64;
-        p.onAcked(64, WINDOW); // a whole window in congestion avoidance: one more chunk
-        assertEquals(65.0, p.cwnd, 0.02);
-        p.onAcked(1_000_000, WINDOW);
+        assertEquals(LossWindow.INITIAL_CWND, p.sendWindow(WINDOW));
+        acked(p, LossWindow.INITIAL_CWND); // one window acknowledged: doubled
+        assertEquals(2 * LossWindow.INITIAL_CWND, p.sendWindow(WINDOW));
+        window(p).ssthresh = 64;
+        acked(p, 64); // a whole window in congestion avoidance: one more chunk
+        assertEquals(65.0, window(p).cwnd, 0.02);
+        acked(p, 1_000_000);
         assertEquals(WINDOW, p.sendWindow(WINDOW), "never beyond the configured window");
         assertEquals(100, p.sendWindow(100), "the configured window caps the congestion window");
     }
@@ -31,27 +39,27 @@ class CongestionControlTest {
     @Test
     void lossHalvesTheWindowOncePerEpisode() {
         PeerState p = peer();
-        p.onAcked(1000, WINDOW);
+        acked(p, 1000);
         assertEquals(WINDOW, p.sendWindow(WINDOW));
-        assertTrue(p.onLoss(100, 1_000));
+        assertTrue(p.congestion.onLoss(100, 1_000));
         assertEquals(WINDOW / 2, p.sendWindow(WINDOW));
         // More chunks of the same flight (sent before the reduction) are lost: no second halving.
-        assertFalse(p.onLoss(500, 2_000));
-        assertFalse(p.onLoss(999, 3_000));
+        assertFalse(p.congestion.onLoss(500, 2_000));
+        assertFalse(p.congestion.onLoss(999, 3_000));
         assertEquals(WINDOW / 2, p.sendWindow(WINDOW));
         // A chunk sent after the reduction is lost: a new episode.
-        assertTrue(p.onLoss(1_500, 4_000));
+        assertTrue(p.congestion.onLoss(1_500, 4_000));
         assertEquals(WINDOW / 4, p.sendWindow(WINDOW));
     }
 
     @Test
     void timeoutCollapsesTheWindowAndASpuriousLossRestoresIt() {
         PeerState p = peer();
-        p.onAcked(1000, WINDOW);
+        acked(p, 1000);
         p.backoff = 3;
-        p.onTimeout(1_000);
-        assertEquals(PeerState.MIN_CWND, p.sendWindow(WINDOW));
-        assertEquals(WINDOW / 2, p.ssthresh);
+        assertTrue(p.congestion.onTimeout(1_000));
+        assertEquals(LossWindow.MIN_CWND, p.sendWindow(WINDOW));
+        assertEquals(WINDOW / 2, window(p).ssthresh);
         assertTrue(p.undoSpuriousReduction(), "the window before the timeout is remembered");
         assertEquals(WINDOW, p.sendWindow(WINDOW));
         assertEquals(0, p.backoff);
