@@ -662,7 +662,11 @@ def _create(store, rank, size, timeout):
 def _register():
     if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
         return
-    dist.Backend.register_backend(BACKEND, _create)
+    import inspect
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:  # torch 2.x
+        dist.Backend.register_backend(BACKEND, _create, devices=["cpu", "cuda"])
+    else:
+        dist.Backend.register_backend(BACKEND, _create)
     _install_rendezvous()
 
 
