@@ -183,6 +183,20 @@ def _scratch(state):
     return start, words
 
 
+def _through_scratch(state, nbytes, name, fill, send, drain):
+    """The chunking loop of the synchronous collectives: `nbytes` bytes in pieces that fit the scratch region, one
+    request each, waited for before the next. fill(offset, first, n) writes bytes first..first+n into the segment at
+    offset, send(offset, words, piece_name) sends the request for ceil(n/4) words, drain(offset, first, n) reads the
+    result back. An empty tensor still sends one empty request, so every rank issues the same requests."""
+    start, words = _scratch(state)
+    step = words * 4
+    for i, first in enumerate(range(0, max(nbytes, 1), step)):
+        n = min(step, nbytes - first)
+        fill(start, first, n)
+        state.client.wait(send(start, (n + 3) // 4, "%s[%d]" % (name, i)))
+        drain(start, first, n)
+
+
 def _next_name(state, kind, name):
     state.calls += 1
     return name if name is not None else "%s.%d" % (kind, state.calls)
@@ -200,14 +214,16 @@ def allreduce_(tensor, op=Average, name=None):
     with torch.no_grad(), state.lock:
         host = _to_host(tensor)
         flat = host.reshape(-1)  # a view when contiguous, else a copy written back below
-        start, words = _scratch(state)
         n = flat.numel()
-        for i, first in enumerate(range(0, max(n, 1), words)):
-            count = min(words, n - first)
-            region = state.shm[start // 4:start // 4 + count]
-            region.copy_(flat[first:first + count])
-            state.client.wait(state.client.allreduce_async(start, count, op, "%s[%d]" % (name, i)))
-            flat[first:first + count].copy_(region)
+
+        def fill(offset, first, nbytes):
+            state.shm[offset // 4:(offset + nbytes) // 4].copy_(flat[first // 4:(first + nbytes) // 4])
+
+        def drain(offset, first, nbytes):
+            flat[first // 4:(first + nbytes) // 4].copy_(state.shm[offset // 4:(offset + nbytes) // 4])
+
+        _through_scratch(state, n * 4, name, fill,
+                         lambda offset, words, piece: state.client.allreduce_async(offset, words, op, piece), drain)
         if n > 0 and flat.data_ptr() != host.data_ptr():
             host.copy_(flat.view(host.shape))
         _from_host(tensor, host)
@@ -228,18 +244,19 @@ def broadcast_(tensor, root_rank, name=None):
     with torch.no_grad(), state.lock:
         host = _to_host(tensor).contiguous()
         raw = host.reshape(-1).view(torch.uint8) if host.numel() > 0 else torch.empty(0, dtype=torch.uint8)
-        start, words = _scratch(state)
-        total = raw.numel()
-        step = words * 4
-        for i, first in enumerate(range(0, max(total, 1), step)):
-            n = min(step, total - first)
-            padded = (n + 3) // 4 * 4
-            region = state.shm_bytes[start:start + padded]
-            if state.hello.rank == root_rank:
-                region[:n].copy_(raw[first:first + n])
-            state.client.wait(state.client.broadcast_async(start, padded // 4, root_rank, "%s[%d]" % (name, i)))
-            if state.hello.rank != root_rank:
-                raw[first:first + n].copy_(region[:n])
+        me = state.hello.rank
+
+        def fill(offset, first, nbytes):
+            if me == root_rank:
+                state.shm_bytes[offset:offset + nbytes].copy_(raw[first:first + nbytes])
+
+        def drain(offset, first, nbytes):
+            if me != root_rank:
+                raw[first:first + nbytes].copy_(state.shm_bytes[offset:offset + nbytes])
+
+        _through_scratch(state, raw.numel(), name, fill,
+                         lambda offset, words, piece: state.client.broadcast_async(offset, words, root_rank, piece),
+                         drain)
         if tensor.is_cuda:
             _from_host(tensor, host)
         elif host.data_ptr() != tensor.data_ptr():
