@@ -2,8 +2,9 @@
 `DistributedOptimizer`. Each rank's training process talks to its own `xaf agent` (a Java process that joined the
 job); tensors travel through a shared-memory segment the agent created, commands through its Unix socket.
 
-Every rank must call the collectives in the same order with the same sizes (as with Horovod): the agent checks it
-before each one and answers a mismatch with an error naming the ranks, rather than hanging.
+Collectives are matched by their order, as in torch.distributed (not by name, as in Horovod): every rank must call
+them in the same order with the same sizes. The agent checks it before each one and answers a mismatch with an
+error naming the ranks, rather than hanging.
 """
 
 import atexit
@@ -453,7 +454,7 @@ def broadcast_optimizer_state(optimizer, root_rank=0):
 # -- DistributedOptimizer ---------------------------------------------------------------------------------------------
 
 class _Bucket:
-    __slots__ = ("index", "params", "offset", "count", "ready", "request", "name")
+    __slots__ = ("index", "params", "offset", "count", "ready", "request", "name", "staging", "staged", "stream")
 
     def __init__(self, index, offset):
         self.index = index
@@ -463,6 +464,9 @@ class _Bucket:
         self.ready = 0
         self.request = None
         self.name = ""
+        self.staging = None  # pinned float32 copy of the bucket, for gradients on a GPU
+        self.staged = []  # parameters whose GPU gradient is being copied into staging
+        self.stream = None  # the CUDA stream those copies were queued on
 
 
 class _DistributedMixin:
@@ -523,11 +527,13 @@ class _DistributedMixin:
         self._xaf_buckets = buckets
         self._xaf_slot = {}
         self._xaf_bucket_of = {}
+        self._xaf_place = {}  # parameter -> its first float within its bucket
         for b in buckets:
             first = b.offset // 4
             for p in b.params:
                 self._xaf_slot[p] = state.shm[first:first + p.numel()]
                 self._xaf_bucket_of[p] = b
+                self._xaf_place[p] = first - b.offset // 4
                 first += p.numel()
             b.name = "grad.bucket%d[%s..%s]" % (b.index, names.get(b.params[0], "?"), names.get(b.params[-1], "?"))
         self._xaf_names = names
@@ -535,9 +541,14 @@ class _DistributedMixin:
         self._xaf_lock = threading.Lock()
         self._xaf_synced = False
         self._xaf_accumulators = []
+        self._xaf_handles = []
         with torch.enable_grad():
             for p in unique:
-                # the parameter's gradient accumulator: its hook runs once .grad holds this pass's gradient
+                if hasattr(p, "register_post_accumulate_grad_hook"):  # torch 2.1 and later
+                    self._xaf_handles.append(p.register_post_accumulate_grad_hook(self._xaf_hook(p)))
+                    continue
+                # Older torch: a hook on the parameter's gradient accumulator, reached through the graph of a
+                # no-op expand; it runs once .grad holds this pass's gradient.
                 accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
                 accumulator.register_hook(self._xaf_hook(p))
                 self._xaf_accumulators.append(accumulator)  # the hook lives as long as its node
@@ -564,10 +575,26 @@ class _DistributedMixin:
         slot = self._xaf_slot[p]
         if p.grad is None:
             slot.zero_()
+        elif p.grad.is_cuda:
+            # Queued on the GPU into the bucket's pinned staging buffer; the bucket waits for all of its copies at
+            # once before it starts (one stream synchronize per bucket, not per parameter).
+            bucket = self._xaf_bucket_of[p]
+            if bucket.staging is None:
+                bucket.staging = torch.empty(bucket.count, dtype=torch.float32, pin_memory=True)
+            first = self._xaf_place[p]
+            bucket.staging[first:first + p.numel()].copy_(p.grad.detach().reshape(-1), non_blocking=True)
+            bucket.staged.append(p)
+            bucket.stream = torch.cuda.current_stream(p.grad.device)
         else:
-            slot.copy_(_to_host(p.grad.detach()).reshape(-1))
+            slot.copy_(p.grad.detach().reshape(-1))
 
     def _xaf_start(self, bucket):
+        if bucket.staged:
+            bucket.stream.synchronize()
+            for p in bucket.staged:
+                first = self._xaf_place[p]
+                self._xaf_slot[p].copy_(bucket.staging[first:first + p.numel()])
+            bucket.staged = []
         state = _get()
         bucket.request = state.client.allreduce_async(bucket.offset, bucket.count, self._xaf_op, bucket.name)
 
@@ -588,14 +615,24 @@ class _DistributedMixin:
                 state.client.wait(bucket.request)
                 bucket.request = None
                 bucket.ready = 0
+                on_gpu = None
                 for p in bucket.params:
                     slot = self._xaf_slot[p].view(p.shape)
-                    if p.grad is None:
+                    if p.grad is not None and p.grad.is_cuda:
+                        # through the bucket's pinned staging buffer, waited for once per bucket below
+                        if bucket.staging is None:
+                            bucket.staging = torch.empty(bucket.count, dtype=torch.float32, pin_memory=True)
+                        first = self._xaf_place[p]
+                        staged = bucket.staging[first:first + p.numel()]
+                        staged.copy_(slot.reshape(-1))
+                        p.grad.copy_(staged.view(p.shape), non_blocking=True)
+                        on_gpu = p.grad.device
+                    elif p.grad is None:
                         p.grad = slot.to(device=p.device, dtype=p.dtype).clone()
-                    elif p.grad.is_cuda:
-                        _from_host(p.grad, slot)  # through a pinned buffer of the gradient's dtype
                     else:
                         p.grad.copy_(slot)
+                if on_gpu is not None:
+                    torch.cuda.current_stream(on_gpu).synchronize()  # staging is reused by the next step
         for p in self._xaf_passes_left:
             self._xaf_passes_left[p] = self._xaf_passes
         self._xaf_synced = True
