@@ -78,8 +78,12 @@ class AgentClient:
         """Starts a broadcast of `count` 4-byte words at byte `offset` from rank `root`; returns the request id."""
         return self._send(BROADCAST, struct.pack("<QIi", offset, count, root) + _name(name))
 
+    def barrier_async(self):
+        """Starts a barrier; returns the request id. The agent runs it in order with the collectives before it."""
+        return self._send(BARRIER, b"")
+
     def barrier(self):
-        self.wait(self._send(BARRIER, b""))
+        self.wait(self.barrier_async())
 
     def bye(self):
         """Ends this rank's part: returns once every rank said bye (the agent's final barrier)."""

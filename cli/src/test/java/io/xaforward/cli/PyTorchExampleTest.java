@@ -60,6 +60,36 @@ class PyTorchExampleTest {
         assertTrue(added.stream().anyMatch(l -> l.strip().equals("import xaforward.torch as xaf")), added.toString());
     }
 
+    /**
+     * train_ddp.py runs over Gloo and over XAForward from the same text: the backend is the argument's word, used only
+     * by init_process_group and to import the package that registers "xaf". No other line of code names a backend.
+     */
+    /** A backend's name as a string, the word backend, or XAForward's package: what could select a backend. */
+    static final java.util.regex.Pattern BACKEND_WORD = java.util.regex.Pattern.compile("[\"'](gloo|xaf|nccl|mpi)[\"']|backend|xaforward");
+
+    @Test
+    void theDdpExampleTakesItsBackendFromTheArgumentOnly() throws Exception {
+        String text = Files.readString(EXAMPLES.resolve("train_ddp.py"));
+        String code = text.substring(text.indexOf("\"\"\"", 3) + 3); // after the module docstring
+        List<String> naming = new ArrayList<>();
+        for (String line : code.lines().toList()) {
+            String stripped = line.replaceAll("\\s+#.*$", "").strip();
+            if (stripped.startsWith("#")) continue;
+            if (BACKEND_WORD.matcher(stripped).find()) naming.add(stripped);
+        }
+        assertEquals(List.of(
+                "parser.add_argument(\"--backend\", choices=[\"gloo\", \"xaf\"], default=\"gloo\", help=\"torch.distributed backend\")",
+                "if args.backend == \"xaf\":",
+                "import xaforward.torch.distributed",
+                "dist.init_process_group(backend=args.backend)"), naming);
+        // and, apart from that, it is train_gpt.py with DistributedDataParallel
+        List<List<String>> changed = changedLines(Files.readAllLines(EXAMPLES.resolve("train_gpt.py")),
+                code.lines().toList());
+        List<String> added = changed.get(1).stream().filter(l -> !l.isBlank()).toList();
+        assertTrue(added.contains("    ddp = DDP(model)  # starts from rank 0's weights; averages the gradients across ranks during backward"), added.toString());
+        assertTrue(added.size() <= 10, "code lines added to train_gpt.py: " + added);
+    }
+
     @Test
     void theLineCountSeesAReplacedLineAndAnInsertion() {
         List<List<String>> c = changedLines(List.of("a", "b", "c"), List.of("a", "B", "x", "c"));

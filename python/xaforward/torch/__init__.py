@@ -2,8 +2,9 @@
 `DistributedOptimizer`. Each rank's training process talks to its own `xaf agent` (a Java process that joined the
 job); tensors travel through a shared-memory segment the agent created, commands through its Unix socket.
 
-Every rank must call the collectives in the same order with the same sizes (as with Horovod): the agent checks it
-before each one and answers a mismatch with an error naming the ranks, rather than hanging.
+Collectives are matched by their order, as in torch.distributed (not by name, as in Horovod): every rank must call
+them in the same order with the same sizes. The agent checks it before each one and answers a mismatch with an
+error naming the ranks, rather than hanging.
 """
 
 import atexit
@@ -183,6 +184,20 @@ def _scratch(state):
     return start, words
 
 
+def _through_scratch(state, nbytes, name, fill, send, drain):
+    """The chunking loop of the synchronous collectives: `nbytes` bytes in pieces that fit the scratch region, one
+    request each, waited for before the next. fill(offset, first, n) writes bytes first..first+n into the segment at
+    offset, send(offset, words, piece_name) sends the request for ceil(n/4) words, drain(offset, first, n) reads the
+    result back. An empty tensor still sends one empty request, so every rank issues the same requests."""
+    start, words = _scratch(state)
+    step = words * 4
+    for i, first in enumerate(range(0, max(nbytes, 1), step)):
+        n = min(step, nbytes - first)
+        fill(start, first, n)
+        state.client.wait(send(start, (n + 3) // 4, "%s[%d]" % (name, i)))
+        drain(start, first, n)
+
+
 def _next_name(state, kind, name):
     state.calls += 1
     return name if name is not None else "%s.%d" % (kind, state.calls)
@@ -200,14 +215,16 @@ def allreduce_(tensor, op=Average, name=None):
     with torch.no_grad(), state.lock:
         host = _to_host(tensor)
         flat = host.reshape(-1)  # a view when contiguous, else a copy written back below
-        start, words = _scratch(state)
         n = flat.numel()
-        for i, first in enumerate(range(0, max(n, 1), words)):
-            count = min(words, n - first)
-            region = state.shm[start // 4:start // 4 + count]
-            region.copy_(flat[first:first + count])
-            state.client.wait(state.client.allreduce_async(start, count, op, "%s[%d]" % (name, i)))
-            flat[first:first + count].copy_(region)
+
+        def fill(offset, first, nbytes):
+            state.shm[offset // 4:(offset + nbytes) // 4].copy_(flat[first // 4:(first + nbytes) // 4])
+
+        def drain(offset, first, nbytes):
+            flat[first // 4:(first + nbytes) // 4].copy_(state.shm[offset // 4:(offset + nbytes) // 4])
+
+        _through_scratch(state, n * 4, name, fill,
+                         lambda offset, words, piece: state.client.allreduce_async(offset, words, op, piece), drain)
         if n > 0 and flat.data_ptr() != host.data_ptr():
             host.copy_(flat.view(host.shape))
         _from_host(tensor, host)
@@ -228,18 +245,19 @@ def broadcast_(tensor, root_rank, name=None):
     with torch.no_grad(), state.lock:
         host = _to_host(tensor).contiguous()
         raw = host.reshape(-1).view(torch.uint8) if host.numel() > 0 else torch.empty(0, dtype=torch.uint8)
-        start, words = _scratch(state)
-        total = raw.numel()
-        step = words * 4
-        for i, first in enumerate(range(0, max(total, 1), step)):
-            n = min(step, total - first)
-            padded = (n + 3) // 4 * 4
-            region = state.shm_bytes[start:start + padded]
-            if state.hello.rank == root_rank:
-                region[:n].copy_(raw[first:first + n])
-            state.client.wait(state.client.broadcast_async(start, padded // 4, root_rank, "%s[%d]" % (name, i)))
-            if state.hello.rank != root_rank:
-                raw[first:first + n].copy_(region[:n])
+        me = state.hello.rank
+
+        def fill(offset, first, nbytes):
+            if me == root_rank:
+                state.shm_bytes[offset:offset + nbytes].copy_(raw[first:first + nbytes])
+
+        def drain(offset, first, nbytes):
+            if me != root_rank:
+                raw[first:first + nbytes].copy_(state.shm_bytes[offset:offset + nbytes])
+
+        _through_scratch(state, raw.numel(), name, fill,
+                         lambda offset, words, piece: state.client.broadcast_async(offset, words, root_rank, piece),
+                         drain)
         if tensor.is_cuda:
             _from_host(tensor, host)
         elif host.data_ptr() != tensor.data_ptr():
@@ -436,7 +454,7 @@ def broadcast_optimizer_state(optimizer, root_rank=0):
 # -- DistributedOptimizer ---------------------------------------------------------------------------------------------
 
 class _Bucket:
-    __slots__ = ("index", "params", "offset", "count", "ready", "request", "name")
+    __slots__ = ("index", "params", "offset", "count", "ready", "request", "name", "staging", "staged", "stream")
 
     def __init__(self, index, offset):
         self.index = index
@@ -446,6 +464,9 @@ class _Bucket:
         self.ready = 0
         self.request = None
         self.name = ""
+        self.staging = None  # pinned float32 copy of the bucket, for gradients on a GPU
+        self.staged = []  # parameters whose GPU gradient is being copied into staging
+        self.stream = None  # the CUDA stream those copies were queued on
 
 
 class _DistributedMixin:
@@ -506,11 +527,13 @@ class _DistributedMixin:
         self._xaf_buckets = buckets
         self._xaf_slot = {}
         self._xaf_bucket_of = {}
+        self._xaf_place = {}  # parameter -> its first float within its bucket
         for b in buckets:
             first = b.offset // 4
             for p in b.params:
                 self._xaf_slot[p] = state.shm[first:first + p.numel()]
                 self._xaf_bucket_of[p] = b
+                self._xaf_place[p] = first - b.offset // 4
                 first += p.numel()
             b.name = "grad.bucket%d[%s..%s]" % (b.index, names.get(b.params[0], "?"), names.get(b.params[-1], "?"))
         self._xaf_names = names
@@ -518,9 +541,14 @@ class _DistributedMixin:
         self._xaf_lock = threading.Lock()
         self._xaf_synced = False
         self._xaf_accumulators = []
+        self._xaf_handles = []
         with torch.enable_grad():
             for p in unique:
-                # the parameter's gradient accumulator: its hook runs once .grad holds this pass's gradient
+                if hasattr(p, "register_post_accumulate_grad_hook"):  # torch 2.1 and later
+                    self._xaf_handles.append(p.register_post_accumulate_grad_hook(self._xaf_hook(p)))
+                    continue
+                # Older torch: a hook on the parameter's gradient accumulator, reached through the graph of a
+                # no-op expand; it runs once .grad holds this pass's gradient.
                 accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
                 accumulator.register_hook(self._xaf_hook(p))
                 self._xaf_accumulators.append(accumulator)  # the hook lives as long as its node
@@ -547,10 +575,26 @@ class _DistributedMixin:
         slot = self._xaf_slot[p]
         if p.grad is None:
             slot.zero_()
+        elif p.grad.is_cuda:
+            # Queued on the GPU into the bucket's pinned staging buffer; the bucket waits for all of its copies at
+            # once before it starts (one stream synchronize per bucket, not per parameter).
+            bucket = self._xaf_bucket_of[p]
+            if bucket.staging is None:
+                bucket.staging = torch.empty(bucket.count, dtype=torch.float32, pin_memory=True)
+            first = self._xaf_place[p]
+            bucket.staging[first:first + p.numel()].copy_(p.grad.detach().reshape(-1), non_blocking=True)
+            bucket.staged.append(p)
+            bucket.stream = torch.cuda.current_stream(p.grad.device)
         else:
-            slot.copy_(_to_host(p.grad.detach()).reshape(-1))
+            slot.copy_(p.grad.detach().reshape(-1))
 
     def _xaf_start(self, bucket):
+        if bucket.staged:
+            bucket.stream.synchronize()
+            for p in bucket.staged:
+                first = self._xaf_place[p]
+                self._xaf_slot[p].copy_(bucket.staging[first:first + p.numel()])
+            bucket.staged = []
         state = _get()
         bucket.request = state.client.allreduce_async(bucket.offset, bucket.count, self._xaf_op, bucket.name)
 
@@ -571,14 +615,24 @@ class _DistributedMixin:
                 state.client.wait(bucket.request)
                 bucket.request = None
                 bucket.ready = 0
+                on_gpu = None
                 for p in bucket.params:
                     slot = self._xaf_slot[p].view(p.shape)
-                    if p.grad is None:
+                    if p.grad is not None and p.grad.is_cuda:
+                        # through the bucket's pinned staging buffer, waited for once per bucket below
+                        if bucket.staging is None:
+                            bucket.staging = torch.empty(bucket.count, dtype=torch.float32, pin_memory=True)
+                        first = self._xaf_place[p]
+                        staged = bucket.staging[first:first + p.numel()]
+                        staged.copy_(slot.reshape(-1))
+                        p.grad.copy_(staged.view(p.shape), non_blocking=True)
+                        on_gpu = p.grad.device
+                    elif p.grad is None:
                         p.grad = slot.to(device=p.device, dtype=p.dtype).clone()
-                    elif p.grad.is_cuda:
-                        _from_host(p.grad, slot)  # through a pinned buffer of the gradient's dtype
                     else:
                         p.grad.copy_(slot)
+                if on_gpu is not None:
+                    torch.cuda.current_stream(on_gpu).synchronize()  # staging is reused by the next step
         for p in self._xaf_passes_left:
             self._xaf_passes_left[p] = self._xaf_passes
         self._xaf_synced = True
