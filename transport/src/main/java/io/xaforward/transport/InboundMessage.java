@@ -8,6 +8,8 @@ import java.lang.foreign.MemorySegment;
  */
 final class InboundMessage extends MessageState {
     final MemorySegment dest;
+    /** {@code dest.byteSize()}, read once (as {@link OutboundMessage#byteSize}: no interface call per chunk). */
+    final long byteSize;
     final ChunkSink sink;
 
     long chunkSize;
@@ -25,6 +27,7 @@ final class InboundMessage extends MessageState {
     InboundMessage(PeerState peer, MessageId id, MemorySegment dest, ChunkSink sink) {
         super(peer, id);
         this.dest = dest;
+        this.byteSize = dest.byteSize();
         this.sink = sink;
     }
 
@@ -33,6 +36,6 @@ final class InboundMessage extends MessageState {
     }
 
     int expectedLength(int index) {
-        return (int) (index < chunkCount - 1 ? chunkSize : dest.byteSize() - chunkSize * (chunkCount - 1));
+        return (int) (index < chunkCount - 1 ? chunkSize : byteSize - chunkSize * (chunkCount - 1));
     }
 }

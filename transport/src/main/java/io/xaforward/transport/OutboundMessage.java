@@ -8,6 +8,11 @@ import java.lang.foreign.MemorySegment;
  */
 final class OutboundMessage extends MessageState {
     final MemorySegment data;
+    /**
+     * {@code data.byteSize()}, read once: the segment's class differs between callers (heap, native, mapped), and an
+     * interface call per chunk made the JIT deoptimise the send and ACK paths each time it met another class.
+     */
+    final long byteSize;
     final int elemType;
 
     int chunkSize;
@@ -24,6 +29,7 @@ final class OutboundMessage extends MessageState {
     OutboundMessage(PeerState peer, MessageId id, MemorySegment data, int elemType) {
         super(peer, id);
         this.data = data;
+        this.byteSize = data.byteSize();
         this.elemType = elemType;
     }
 
@@ -45,6 +51,6 @@ final class OutboundMessage extends MessageState {
     }
 
     int chunkLength(int chunk) {
-        return (int) Math.min(chunkSize, data.byteSize() - chunkOffset(chunk));
+        return (int) Math.min(chunkSize, byteSize - chunkOffset(chunk));
     }
 }
