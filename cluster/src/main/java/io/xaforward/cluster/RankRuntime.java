@@ -1,9 +1,5 @@
 package io.xaforward.cluster;
 
-import java.lang.foreign.MemorySegment;
-
-import java.lang.foreign.Arena;
-
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
 import io.xaforward.training.StepStats;
@@ -13,6 +9,9 @@ import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.TransportStats;
 
 import java.io.PrintStream;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -22,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.LongUnaryOperator;
 import java.util.function.ToLongFunction;
@@ -91,22 +91,72 @@ public final class RankRuntime implements AutoCloseable {
     static final int WARM_UP_SPACE = Collectives.MAX_STEP_SPACE;
     /** The warm-up all-reduces at most this many floats (16 MB): enough for the JIT and a few round trips of data. */
     public static final int WARM_UP_MAX_FLOATS = 4 << 20;
+    /** Warm-up all-reduces at most, however long some rank's JIT keeps compiling. */
+    static final int WARM_UP_MAX_ROUNDS = 5;
 
     /**
      * Readies every path before the first step that counts: an empty message to and from every other rank
-     * ({@link Collectives#greetPeers}), then one all-reduce of {@code floats} zeros (at most 16 MB) in a step space of
-     * its own. Why: in the first all-reduce of a job the four JVMs of a host compile their transport and reduction
-     * code while they run it, and each peer's rate controller has yet to measure its path; the first step took 5-9 s
-     * where the later ones took under one. Nothing of the model is touched, so the steps and their losses are those
+     * ({@link Collectives#greetPeers}), then all-reduces of {@code floats} zeros (at most 16 MB) in a step space of
+     * their own, at least two and at most {@value #WARM_UP_MAX_ROUNDS}, until no rank's JIT compiler was busy during
+     * the previous one ({@link CompilerActivity}). Returns the number of all-reduces, the same on every rank.
+     *
+     * <p>Why: in the first all-reduces of a job the four JVMs of a host compile their transport and reduction code
+     * while they run it, and each peer's rate controller has yet to measure its path. One warm-up all-reduce cut the
+     * first step from 9 s to 3 s, but the compiler went on for another 20-30 s: on a 40 ms, 0.1% loss WAN the C2
+     * compiler threads took 37% of the workers' CPU during the first 64 MB exchange, which crossed at 75 Mbit/s where
+     * the same JVMs' third exchange crossed at 117-138 Mbit/s ({@code WanRateControlTest}). Compiling belongs before
+     * the steps that count, as it does for any JVM service before it takes traffic.
+     *
+     * <p>How the ranks agree without another message: each all-reduce carries in its first element whether this
+     * rank's compiler was busy during the previous one (1) or not (0); the sum is the same on every rank, so every
+     * rank stops after the same all-reduce. Nothing of the model is touched, so the steps and their losses are those
      * of a run without it. Every rank calls it once, after the start-up agreement (when every rank is up).
      */
-    public void warmUp(int floats) {
+    public int warmUp(int floats) {
+        return warmUp(floats, new CompilerActivity());
+    }
+
+    /** {@link #warmUp(int)} with {@code compiling} telling whether this rank's JIT was busy since it was last asked. */
+    int warmUp(int floats, BooleanSupplier compiling) {
         collectives.greetPeers();
         int n = Math.clamp(floats, 1, WARM_UP_MAX_FLOATS);
         try (Arena arena = Arena.ofShared(); // the transport thread reads and writes it
              Collectives warm = collectives.withStepSpace(WARM_UP_SPACE, collectives.config())) {
-            MemorySegment zeros = arena.allocate((long) n * Float.BYTES, 64);
-            warm.allReduce(zeros, n, Collectives.Op.SUM, 0);
+            MemorySegment buffer = arena.allocate((long) n * Float.BYTES, 64);
+            compiling.getAsBoolean(); // from here on
+            for (int round = 1; ; round++) {
+                buffer.fill((byte) 0);
+                // Round 1 has no previous all-reduce to report on: it asks for a second one.
+                buffer.set(ValueLayout.JAVA_FLOAT, 0, round == 1 || compiling.getAsBoolean() ? 1f : 0f);
+                warm.allReduce(buffer, n, Collectives.Op.SUM, round);
+                if (round == WARM_UP_MAX_ROUNDS || buffer.get(ValueLayout.JAVA_FLOAT, 0) == 0f) {
+                    return round;
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether HotSpot's JIT compiled for more than {@value #BUSY_SHARE} of the wall time since the last call (its
+     * total compilation time, summed over the compiler threads). False where the JVM does not report it.
+     */
+    static final class CompilerActivity implements BooleanSupplier {
+        static final double BUSY_SHARE = 0.1;
+        private final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        private final boolean measured = jit != null && jit.isCompilationTimeMonitoringSupported();
+        private long lastCompileMillis = measured ? jit.getTotalCompilationTime() : 0;
+        private long lastNanos = System.nanoTime();
+
+        @Override
+        public boolean getAsBoolean() {
+            if (!measured) {
+                return false;
+            }
+            long compileMillis = jit.getTotalCompilationTime(), now = System.nanoTime();
+            boolean busy = (compileMillis - lastCompileMillis) * 1e6 > BUSY_SHARE * (now - lastNanos);
+            lastCompileMillis = compileMillis;
+            lastNanos = now;
+            return busy;
         }
     }
 

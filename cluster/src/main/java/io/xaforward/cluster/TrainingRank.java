@@ -55,7 +55,10 @@ public final class TrainingRank {
             if (settings != null) trainer.recordSettings(settings);
             List<Object> start = new ArrayList<>(List.of("rank", rank, "params", trainer.parameterCount()));
             start.addAll(List.of(checkpoints.start(trainer)));
-            runtime.warmUp(Math.toIntExact(Math.min(Integer.MAX_VALUE, trainer.parameterCount())));
+            long warmUpStart = System.nanoTime();
+            int warmUpRounds = runtime.warmUp(Math.toIntExact(Math.min(Integer.MAX_VALUE, trainer.parameterCount())));
+            start.addAll(List.of("warmup_allreduces", warmUpRounds,
+                    "warmup_ms", Math.round((System.nanoTime() - warmUpStart) / 1e6)));
             runtime.report("start", start.toArray());
             trainer.train(s -> {
                 if (trainer.diloco()) {

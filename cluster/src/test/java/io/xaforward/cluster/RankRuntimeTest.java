@@ -115,6 +115,50 @@ class RankRuntimeTest {
         return bytes.toString(StandardCharsets.UTF_8);
     }
 
+    /**
+     * The warm-up goes on while any rank's compiler is busy, at least two and at most five all-reduces, and every rank
+     * stops after the same one: the ranks agree through the all-reduce itself.
+     */
+    @Test
+    void warmUpRunsUntilNoRanksCompilerIsBusyAndEveryRankStopsTogether() throws Exception {
+        // Asks after the first: rank 1's compiler is busy during warm-up all-reduces 1 and 2, then quiet.
+        assertEquals(List.of(4, 4, 4), warmUpRounds(r -> r == 1 ? List.of(true, true, false) : List.of(false)));
+        assertEquals(List.of(2, 2, 2), warmUpRounds(r -> List.of(false)), "never busy: the two all-reduces at least");
+        assertEquals(List.of(RankRuntime.WARM_UP_MAX_ROUNDS, RankRuntime.WARM_UP_MAX_ROUNDS, RankRuntime.WARM_UP_MAX_ROUNDS),
+                warmUpRounds(r -> r == 2 ? List.of(true) : List.of(false)), "always busy somewhere: the cap");
+    }
+
+    /** Each rank's warm-up rounds, its compiler answering from {@code busy} (the last answer repeats). */
+    private static List<Integer> warmUpRounds(java.util.function.IntFunction<List<Boolean>> busy) throws Exception {
+        LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 3);
+        List<LoopbackNetwork.Endpoint> ports = new ArrayList<>();
+        for (int r = 0; r < DATACENTER_OF_RANK.length; r++) ports.add(network.newEndpoint());
+        ExecutorService pool = Executors.newFixedThreadPool(ports.size());
+        try {
+            List<Future<Integer>> rounds = new ArrayList<>();
+            for (int r = 0; r < ports.size(); r++) {
+                LoopbackWiring wiring = new LoopbackWiring(r, ports);
+                List<Boolean> answers = busy.apply(r);
+                rounds.add(pool.submit(() -> {
+                    int[] asked = {-1}; // the first ask starts the measurement; its answer is not used
+                    try (RankRuntime runtime = RankRuntime.start(wiring, wiring.transportConfig(TOKEN, Duration.ofSeconds(20)).build(),
+                            wiring.ports().get(wiring.rank()), CollectiveConfig.defaults().withOperationTimeout(Duration.ofSeconds(20)),
+                            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+                        return runtime.warmUp(5_000, () -> {
+                            int i = asked[0]++;
+                            return i >= 0 && answers.get(Math.min(i, answers.size() - 1));
+                        });
+                    }
+                }));
+            }
+            List<Integer> result = new ArrayList<>();
+            for (Future<Integer> f : rounds) result.add(f.get(60, TimeUnit.SECONDS));
+            return result;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void aRankThatCannotStartClosesItsPort() {
         LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 2);
