@@ -20,15 +20,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The transport's rate controller on the testbed's WAN (the delay line: 20 ms each way, 0.1% random loss, 200 Mbit/s,
  * through the XDP gateway from the IPv4 data center to the IPv6 one): 64 MB sent each way at once, unpaced by any
- * configured rate, cross without stalling, the payload checked. A stall detector, not a speed claim (the bench
- * measures the rate: docs/bench/README.md): at least a quarter of the WAN's rate in both directions, where the
- * loss-based window with a job's 2048-chunk window carried 12 Mbit/s (6%) on this path, and a first version of the
- * controller, paced at the rate of the barrier messages before the transfer, did not finish in 120 s.
+ * configured rate, three times in the same JVMs, cross without stalling, the payload checked. A stall detector, not a
+ * speed claim (the bench measures the rate: docs/bench/README.md): every exchange at least a quarter of the WAN's
+ * rate in both directions, where the loss-based window with a job's 2048-chunk window carried 12 Mbit/s (6%) on this
+ * path, and a first version of the controller, paced at the rate of the barrier messages before the transfer, did not
+ * finish in 120 s. The first exchange runs while the JVMs' JIT still compiles the transport (75-79 Mbit/s measured,
+ * the later ones 117-138 Mbit/s on a shared machine); the rate controller must not learn that slow start as the
+ * path's rate.
  */
 class WanRateControlTest {
     private static final WanProfile LONG_LOSSY = new WanProfile("long-lossy", "200mbit", "20ms", "0.1%",
             "40 ms round trip, 0.1% random loss");
     private static final long BYTES = 64L << 20;
+    /** Exchanges in the same JVMs: the first runs while the JIT still compiles the transport, the later ones after. */
+    private static final int EXCHANGES = 3;
 
     @Test
     void sixtyFourMegabytesEachWayCrossALongLossyWanWithoutStalling() throws Exception {
@@ -38,7 +43,7 @@ class WanRateControlTest {
         String prefix = "q" + HexFormat.of().toHexDigits((short) new Random().nextInt(0x1000, 0x10000)).substring(1);
         ClusterRun.Spec cluster = new ClusterRun.Spec(topology, prefix, GatewayMode.XDP, 4, 0x5eed0004, dir);
         AllReduceSpec spec = new AllReduceSpec(cluster, List.of(), List.of(), 0, 1, 1, 0, InputPattern.Kind.RANDOM, 7,
-                4L << 20, Duration.ofSeconds(120), 0, BYTES, 1);
+                4L << 20, Duration.ofSeconds(120), 0, BYTES, EXCHANGES);
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         AllReduceJob.Outcome o;
         try {
@@ -47,7 +52,7 @@ class WanRateControlTest {
             throw new AssertionError(e.getMessage() + "\nconsole:\n" + console, e);
         }
         // Rank 0 times its transfer from the start until it has received 64 MB and its own 64 MB were acknowledged.
-        assertEquals(1, o.goodput().size(), "one exchange: " + o.goodput());
+        assertEquals(EXCHANGES, o.goodput().size(), "three exchanges: " + o.goodput());
         long rate = LONG_LOSSY.bitsPerSecond();
         long retransmits = 0;
         for (AllReduceJob.Goodput g : o.goodput()) {
