@@ -10,6 +10,7 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -31,9 +32,14 @@ import java.util.Objects;
  * @param checksumEvery every rank's weight checksum every N steps, compared across the ranks (0 = never)
  * @param resume        checkpoint file every rank starts from (its step, weights and optimizer state), or null
  * @param rateLimit     informational: the inter-DC link rate of the topology, or "none"
+ * @param opTimeout     how long a worker's all-reduce waits for a peer before the job fails
  */
 public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, CollectiveSettings collective,
-                           WireSecurity wireSecurity, Path data, long checksumEvery, Path resume, String rateLimit) {
+                           WireSecurity wireSecurity, Path data, long checksumEvery, Path resume, String rateLimit,
+                           Duration opTimeout) {
+
+    /** How long an all-reduce waits for a peer unless --op-timeout says otherwise. */
+    public static final long DEFAULT_OP_TIMEOUT_SECONDS = 120;
 
     public TrainJobSpec {
         Objects.requireNonNull(cluster, "cluster");
@@ -42,6 +48,10 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         Objects.requireNonNull(wireSecurity, "wireSecurity");
         Objects.requireNonNull(data, "data");
         Objects.requireNonNull(rateLimit, "rateLimit");
+        Objects.requireNonNull(opTimeout, "opTimeout");
+        if (opTimeout.toSeconds() < 1) {
+            throw new IllegalArgumentException("--op-timeout must be at least 1 second, was " + opTimeout.toSeconds());
+        }
         if (trainer.checkpointEvery() > 0 && !CheckpointNames.jobDirectory(cluster.workDir()).equals(trainer.checkpointDir())) {
             throw new IllegalArgumentException("a job's checkpoints go to checkpoints/ in its work directory, not "
                     + trainer.checkpointDir());
@@ -102,7 +112,7 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
     /** A builder holding this spec's values, to derive a spec that differs in a few. */
     public Builder toBuilder() {
         return new Builder().cluster(cluster).trainer(trainer).collective(collective).wireSecurity(wireSecurity)
-                .data(data).checksumEvery(checksumEvery).resume(resume).rateLimit(rateLimit);
+                .data(data).checksumEvery(checksumEvery).resume(resume).rateLimit(rateLimit).opTimeout(opTimeout);
     }
 
     /** Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. */
@@ -138,6 +148,7 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         private SyncMode sync = SyncMode.DDP;
         private DilocoConfig diloco;
         private OuterDtype outerDtype = OuterDtype.DEFAULT;
+        private Duration opTimeout = Duration.ofSeconds(DEFAULT_OP_TIMEOUT_SECONDS);
 
         /** Where the trainer's settings that have no setter here come from. */
         private TrainerConfig trainerDefaults;
@@ -204,6 +215,7 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         public Builder sync(SyncMode v) { sync = v; return this; }
         public Builder diloco(DilocoConfig v) { diloco = v; return this; }
         public Builder outerDtype(OuterDtype v) { outerDtype = v; return this; }
+        public Builder opTimeout(Duration v) { opTimeout = v; return this; }
 
         public TrainJobSpec build() {
             Objects.requireNonNull(preset, "preset");
@@ -223,7 +235,8 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
                     .overlap(overlap).checkpointEvery(checkpointEvery)
                     .checkpointDir(checkpointEvery > 0 ? CheckpointNames.jobDirectory(workDir) : null).diloco(diloco)
                     .build();
-            return new TrainJobSpec(cluster, trainer, collective, wireSecurity, data, checksumEvery, resume, rateLimit);
+            return new TrainJobSpec(cluster, trainer, collective, wireSecurity, data, checksumEvery, resume, rateLimit,
+                    opTimeout);
         }
     }
 
