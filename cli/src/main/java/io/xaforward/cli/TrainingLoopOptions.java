@@ -106,7 +106,7 @@ final class TrainingLoopOptions {
 
     /** Every synchronisation setting checked together, before anything starts. */
     void checkSync() {
-        TrainJobSpec.checkSync(sync, diloco(), outerDtype, preset);
+        TrainJobSpec.checkSync(diloco(), preset);
     }
 
     /**
