@@ -41,7 +41,7 @@ final class DemoCommand implements Callable<Integer> {
         TrainCommand t = new TrainCommand();
         t.topology = TrainCommand.shippedTopology("two-dc.yaml");
         t.gatewayMode = GatewayMode.XDP;
-        t.loop.algorithm = Algorithm.HIERARCHICAL;
+        t.collective.algorithm = Algorithm.HIERARCHICAL;
         t.loop.preset = "gpt2-tiny"; // GPT-2 tokenizer; trains on the shipped Europarl text
         t.loop.steps = steps;
         t.loop.batch = 16;
@@ -51,7 +51,7 @@ final class DemoCommand implements Callable<Integer> {
         t.loop.evalEvery = Math.max(1, steps / 10);
         t.loop.checksumEvery = Math.max(1, steps / 20);
         t.loop.threads = 1;
-        t.loop.bucketMb = 4;
+        t.collective.bucketMb = 4;
         t.out = out;
         t.keepWorkDir = keepWorkDir;
         t.commandName = "xaf demo";

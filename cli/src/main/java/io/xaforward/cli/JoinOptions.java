@@ -1,6 +1,8 @@
 package io.xaforward.cli;
 
+import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.TrainJobSpec;
+import io.xaforward.cluster.deploy.JoinSpec;
 import io.xaforward.cluster.deploy.RankIdentity;
 import io.xaforward.cluster.deploy.SchedulerEnvironment;
 import io.xaforward.cluster.deploy.WorldSource;
@@ -25,10 +27,12 @@ import java.util.concurrent.Callable;
 
 /**
  * How one rank joins a job on real hosts, the options {@code xaf worker} and {@code xaf agent} share (a picocli
- * mixin of both, so they cannot drift apart): who the rank is (job, world, rank, interface, form; resolved by
+ * mixin of both, each option declared here once, so they cannot drift apart; {@code xaf launch} reads those it needs
+ * through the same declarations): who the rank is (job, world, rank, interface, form; resolved by
  * {@link RankIdentity} with the scheduler's variables and the cluster file), the job token, where the peers come from
- * (a cluster file, or an etcd rendezvous with etcd's TLS options and this host's site), and the wire security with
- * its secret.
+ * (a cluster file, or an etcd rendezvous with etcd's TLS options and this host's site), the wire security with its
+ * secret, the timeouts, the flows and the collective settings ({@link CollectiveOptions}). {@link #spec} makes them
+ * one {@link JoinSpec}.
  */
 final class JoinOptions {
     @Option(paramLabel = "ID", names = "--job", description = "job id, 1..65535 (default: the cluster file's job, else under Slurm $SLURM_JOB_ID folded into 1..65535; with --etcd, one of them is required)")
@@ -100,6 +104,37 @@ final class JoinOptions {
             description = "the job secret (64 hex digits, mode 600), the same file on every host; xaf launch writes one")
     Path secretFile;
 
+    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "seconds a collective"
+            + " (an all-reduce of a training step) waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
+    long opTimeoutSeconds = 120;
+
+    @Option(paramLabel = "SECONDS", names = "--start-timeout", defaultValue = "300", description = "seconds to wait for"
+            + " every rank to come up (and xaf agent, then for its training process to say hello) (default: ${DEFAULT-VALUE})")
+    long startTimeoutSeconds = 300;
+
+    @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows this rank sends from (its"
+            + " port and the ones after it); the same on every rank, with src-port-span N on the gateways' routes (IP"
+            + " forms; the id form has no ports) (default: ${DEFAULT-VALUE})")
+    int flows = 1;
+
+    /** How the collectives run: --algorithm, --bucket-mb, --wire-dtype, --pacing-mbps. */
+    @Mixin
+    CollectiveOptions collective = new CollectiveOptions();
+
+    /**
+     * How the rank {@code id} joins the job: these options made one spec (the token and secret read, every limit
+     * checked there). {@code collective} is the collective settings (a training rank's, with its outer format).
+     */
+    JoinSpec spec(RankIdentity id, CollectiveSettings collective) throws IOException {
+        return new JoinSpec(id, token.resolve(), wireSecurity, secret(), Duration.ofSeconds(opTimeoutSeconds),
+                Duration.ofSeconds(startTimeoutSeconds), flows, collective);
+    }
+
+    /** {@link #spec(RankIdentity, CollectiveSettings)} with the collective options as they are. */
+    JoinSpec spec(RankIdentity id) throws IOException {
+        return spec(id, collective.settings());
+    }
+
     /** Who this rank is: {@link RankIdentity#resolve} of these options, the scheduler's variables and the cluster file. */
     RankIdentity identity(Map<String, String> environment) {
         return RankIdentity.resolve(new RankIdentity.Given(job, world, rank, iface, form), peers.cluster,
@@ -145,7 +180,7 @@ final class JoinOptions {
      * its peers; a rank the rendezvous assigns ({@link RankIdentity#ASSIGNED}) only after every option was checked (as
      * rank 0), claiming one with {@code ranBefore} (the ranks this host ran, read only then) asked for first.
      */
-    <O> int join(RankIdentity id, RankOptions<O> options, int flows, Callable<Set<Integer>> ranBefore,
+    <O> int join(RankIdentity id, RankOptions<O> options, Callable<Set<Integer>> ranBefore,
                  JoinedRank<O> rank) throws Exception {
         if (id.rank() != RankIdentity.ASSIGNED) {
             O known = options.of(id);

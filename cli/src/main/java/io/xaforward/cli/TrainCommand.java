@@ -42,6 +42,9 @@ final class TrainCommand implements Callable<Integer> {
     @Mixin
     TrainingLoopOptions loop = new TrainingLoopOptions();
 
+    @Mixin
+    CollectiveOptions collective = new CollectiveOptions();
+
     @Option(paramLabel = "FILE", names = "--topology", description = "topology file (default: topologies/two-dc.yaml, shipped with xaf)")
     Path topology;
 
@@ -96,9 +99,10 @@ final class TrainCommand implements Callable<Integer> {
     @CommandLine.Parameters(paramLabel = "SCRIPT-ARGS", description = "with --python, after --: the script's arguments")
     List<String> scriptArgs = new ArrayList<>();
 
-    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "with --python: seconds an agent's"
-            + " all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
-    long opTimeoutSeconds = 120;
+    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "" + TrainJobSpec.DEFAULT_OP_TIMEOUT_SECONDS,
+            description = "seconds a worker's (with --python, an agent's) all-reduce waits for a peer before the job"
+                    + " fails (default: ${DEFAULT-VALUE})")
+    long opTimeoutSeconds = TrainJobSpec.DEFAULT_OP_TIMEOUT_SECONDS;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec commandSpec;
@@ -229,7 +233,7 @@ final class TrainCommand implements Callable<Integer> {
         // The trainer and collective parts as xaf worker fills them; built (and so checked) before the work directory
         // is made.
         TrainerConfig trainer = loop.trainer().build();
-        CollectiveSettings collective = loop.collective();
+        CollectiveSettings collective = loop.collective(this.collective.settings());
         createdWorkDir = workDir == null;
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("xaf-train-");
         Path dataPath;
@@ -245,6 +249,7 @@ final class TrainCommand implements Callable<Integer> {
                 .trainer(trainer).collective(collective)
                 .data(dataPath).checksumEvery(loop.checksumEvery).checkpointEvery(checkpointEvery).resume(resume)
                 .jobId(1).jobToken(new SecureRandom().nextInt()).flows(flows).wireSecurity(wireSecurity)
+                .opTimeout(Duration.ofSeconds(opTimeoutSeconds))
                 .build();
     }
 

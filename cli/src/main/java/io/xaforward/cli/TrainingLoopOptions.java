@@ -3,9 +3,7 @@ package io.xaforward.cli;
 import io.xaforward.cluster.CollectiveSettings;
 import io.xaforward.cluster.SyncMode;
 import io.xaforward.cluster.TrainJobSpec;
-import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.OuterDtype;
-import io.xaforward.collective.WireDtype;
 import io.xaforward.training.DilocoConfig;
 import io.xaforward.training.TrainerConfig;
 import picocli.CommandLine.Option;
@@ -13,7 +11,8 @@ import picocli.CommandLine.Option;
 /**
  * The options that shape the training job itself, with one set of defaults: {@code xaf train} (all ranks in one
  * testbed), {@code xaf worker} (one rank of a real deployment) and {@code xaf launch} (which passes its options on to
- * xaf worker) must agree on them, so they are declared once, here.
+ * xaf worker) must agree on them, so they are declared once, here. How the collectives run is
+ * {@link CollectiveOptions}, which {@code xaf agent} shares too.
  */
 final class TrainingLoopOptions {
     /** The model of a job unless --preset says otherwise: GPT-2's vocabulary, small enough for two cores. */
@@ -53,13 +52,6 @@ final class TrainingLoopOptions {
             + " (default: ${DEFAULT-VALUE})")
     double gradClip = 1.0;
 
-    @Option(paramLabel = "MB", names = "--bucket-mb", defaultValue = "4", description = "all-reduce bucket size in MB (default: ${DEFAULT-VALUE})")
-    long bucketMb = 4;
-
-    @Option(paramLabel = "ALGORITHM", names = "--algorithm", defaultValue = "hierarchical", converter = Words.AlgorithmWord.class,
-            description = "hierarchical, ring or ps (default: ${DEFAULT-VALUE})")
-    Algorithm algorithm = Algorithm.HIERARCHICAL;
-
     @Option(paramLabel = "N", names = "--eval-every", defaultValue = "50", description = "validation loss every N steps, 0 = never (default: ${DEFAULT-VALUE})")
     long evalEvery = 50;
 
@@ -72,14 +64,6 @@ final class TrainingLoopOptions {
             + "finished block's gradients are all-reduced while earlier blocks are still in backward; off: one "
             + "all-reduce after the whole backward pass (default: ${DEFAULT-VALUE})")
     boolean overlap = true;
-
-    @Option(paramLabel = "fp32|bf16|int8|int4", names = "--wire-dtype", defaultValue = "fp32", converter = Words.WireDtypeWord.class, description = "gradient format on the wire: fp32, "
-            + "bf16 (half the bytes; rounded before sending, summed in fp32), or int8/int4 (blocks of 128 with one "
-            + "scale, ~0.26/0.13 of fp32's bytes; coarse, made for DiLoCo's outer sync) (default: ${DEFAULT-VALUE})")
-    WireDtype wireDtype = WireDtype.FP32;
-
-    @Option(paramLabel = "MBPS", names = "--pacing-mbps", defaultValue = "0", description = "pace each worker's sending to this many Mbit/s (default: ${DEFAULT-VALUE}, off)")
-    long pacingMbps = 0;
 
     @Option(paramLabel = "ddp|diloco", names = "--sync", defaultValue = "ddp", converter = Words.SyncModeWord.class, description = "ddp: every step's gradient"
             + " is all-reduced over all ranks, through the gateways; diloco: every step's gradient is all-reduced inside"
@@ -122,7 +106,7 @@ final class TrainingLoopOptions {
 
     /** Every synchronisation setting checked together, before anything starts. */
     void checkSync() {
-        TrainJobSpec.checkSync(sync, diloco(), outerDtype, preset);
+        TrainJobSpec.checkSync(diloco(), preset);
     }
 
     /**
@@ -139,12 +123,8 @@ final class TrainingLoopOptions {
                 .evalWindows(evalWindows).overlap(overlap).diloco(diloco());
     }
 
-    /** The collective part of the job these options describe. */
-    CollectiveSettings collective() {
-        if (wireDtype != WireDtype.FP32 && algorithm == Algorithm.PARAMETER_SERVER) {
-            throw new IllegalArgumentException("--wire-dtype " + wireDtype.configName() + " needs --algorithm hierarchical or ring");
-        }
-        return CollectiveSettings.of(algorithm, bucketMb << 20).withOuterDtype(outerDtype).withWireDtype(wireDtype)
-                .withPacing(pacingMbps * 1_000_000 / 8);
+    /** {@code shared} (the collective options every rank command has) with DiLoCo's outer format. */
+    CollectiveSettings collective(CollectiveSettings shared) {
+        return shared.withOuterDtype(outerDtype);
     }
 }

@@ -19,7 +19,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -84,17 +83,6 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--resume", description = "continue from the newest checkpoint that every rank has")
     boolean resume;
 
-    @Option(paramLabel = "SECONDS", names = "--op-timeout", defaultValue = "120", description = "seconds an all-reduce waits for a peer before the job fails (default: ${DEFAULT-VALUE})")
-    long opTimeoutSeconds;
-
-    @Option(paramLabel = "SECONDS", names = "--start-timeout", defaultValue = "300", description = "seconds to wait for every rank to come up (default: ${DEFAULT-VALUE})")
-    long startTimeoutSeconds;
-
-    @Option(paramLabel = "N", names = "--flows", defaultValue = "1", description = "UDP flows this rank sends from (its"
-            + " port and the ones after it); the same on every rank, with src-port-span N on the gateways' routes (IP"
-            + " forms; the id form has no ports) (default: ${DEFAULT-VALUE})")
-    int flows = 1;
-
     @Spec
     CommandSpec commandSpec;
 
@@ -137,10 +125,9 @@ final class WorkerCommand implements Callable<Integer> {
         if (loop.steps < 1) throw new IllegalArgumentException("--steps must be at least 1");
         // The trainer and collective parts as xaf train fills them; this rank's checkpoints go to its own directory.
         TrainerConfig trainer = loop.trainer().checkpointEvery(checkpointEvery).checkpointDir(checkpointDir).build();
-        return new WorkerOptions(id.job(), id.world(), join.token.resolve(), id.rank(), id.iface(), id.form(), trainer,
-                loop.collective(), join.wireSecurity, join.secret(), flows, data,
+        return new WorkerOptions(join.spec(id, loop.collective(join.collective.settings())), trainer, data,
                 Tokenizer.byName(loop.tokenizer != null ? loop.tokenizer : TrainData.defaultTokenizer(loop.preset)),
-                loop.checksumEvery, resume, Duration.ofSeconds(opTimeoutSeconds), Duration.ofSeconds(startTimeoutSeconds));
+                loop.checksumEvery, resume);
     }
 
     @Override
@@ -152,7 +139,7 @@ final class WorkerCommand implements Callable<Integer> {
         // unnecessary, since they may raise the wire security but never lower it (InheritedSettings).
         join.secret();
         applyEtcdTraining();
-        return join.join(identity(), this::options, flows, () -> CheckpointNames.ranksWithSettings(checkpointDir),
+        return join.join(identity(), this::options, () -> CheckpointNames.ranksWithSettings(checkpointDir),
                 (o, peers) -> {
                     run(o, peers);
                     return 0;
@@ -162,10 +149,10 @@ final class WorkerCommand implements Callable<Integer> {
     private void run(WorkerOptions o, WorldSource source) throws Exception {
         // The settings record what this worker resolved (from options, torchrun's variables, the cluster file or the
         // rendezvous); they are written once the rank has joined (a rank that never joins leaves no directory behind).
-        join.job = o.jobId();
-        join.world = o.worldSize();
+        join.job = o.join().jobId();
+        join.world = o.join().worldSize();
         join.rank = o.rank();
-        join.form = o.form();
+        join.form = o.join().form();
         new ClusterWorker(o, System.out, RunSettings.json("xaf worker", this)).run(source);
     }
 

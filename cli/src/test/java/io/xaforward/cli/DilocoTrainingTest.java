@@ -40,7 +40,7 @@ class DilocoTrainingTest {
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
         cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
-        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
+        cmd.collective.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
@@ -50,7 +50,7 @@ class DilocoTrainingTest {
         cmd.loop.evalEvery = 0;
         cmd.loop.checksumEvery = 1; // the global parameters' checksum, compared across the four ranks every step
         cmd.loop.threads = 1;
-        cmd.loop.bucketMb = 1;
+        cmd.collective.bucketMb = 1;
         cmd.loop.sync = io.xaforward.cluster.SyncMode.DILOCO;
         cmd.checkpointEvery = checkpointEvery;
         cmd.workDir = workDir;

@@ -42,7 +42,7 @@ class DistributedTrainingTest {
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
         cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
-        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
+        cmd.collective.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;
@@ -53,7 +53,7 @@ class DistributedTrainingTest {
         cmd.loop.evalWindows = 300;
         cmd.loop.checksumEvery = 1;
         cmd.loop.threads = 1;
-        cmd.loop.bucketMb = 1; // several buckets, so the pipelining path is exercised
+        cmd.collective.bucketMb = 1; // several buckets, so the pipelining path is exercised
         cmd.workDir = dir;
         cmd.endpoint = io.xaforward.cluster.Endpoint.fromName(endpoint);
         TrainJobSpec spec = cmd.spec();

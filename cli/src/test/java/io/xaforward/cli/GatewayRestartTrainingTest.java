@@ -34,7 +34,7 @@ class GatewayRestartTrainingTest {
         TrainCommand cmd = new TrainCommand();
         cmd.topology = TrainCommand.shippedTopology("two-dc.yaml");
         cmd.gatewayMode = io.xaforward.testbed.mode.GatewayMode.XDP;
-        cmd.loop.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
+        cmd.collective.algorithm = io.xaforward.collective.Algorithm.HIERARCHICAL;
         cmd.loop.preset = "tiny";
         cmd.loop.steps = STEPS;
         cmd.loop.batch = 8;

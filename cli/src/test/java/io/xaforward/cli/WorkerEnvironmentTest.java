@@ -66,14 +66,14 @@ class WorkerEnvironmentTest {
         WorkerOptions o = options(Map.of("RANK", "2", "WORLD_SIZE", "4", "LOCAL_RANK", "0", "MASTER_ADDR", "10.0.1.1",
                 "MASTER_PORT", "29500"), "--interface", "eth1", "--cluster", cluster.toString());
         assertEquals(2, o.rank());
-        assertEquals(4, o.worldSize());
-        assertEquals(7, o.jobId(), "the cluster file's job");
-        assertEquals(NetworkForm.IPV6, o.form(), "rank 2's data center is on ipv6 in the cluster file");
-        assertEquals("eth1", o.iface());
+        assertEquals(4, o.join().worldSize());
+        assertEquals(7, o.join().jobId(), "the cluster file's job");
+        assertEquals(NetworkForm.IPV6, o.join().form(), "rank 2's data center is on ipv6 in the cluster file");
+        assertEquals("eth1", o.join().iface());
 
         o = options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString());
-        assertEquals(4, o.worldSize(), "the cluster file's number of ranks");
-        assertEquals(NetworkForm.IPV4, o.form());
+        assertEquals(4, o.join().worldSize(), "the cluster file's number of ranks");
+        assertEquals(NetworkForm.IPV4, o.join().form());
     }
 
     @Test
@@ -81,15 +81,15 @@ class WorkerEnvironmentTest {
         WorkerOptions o = options(Map.of("RANK", "2", "WORLD_SIZE", "8"), "--rank", "1", "--world", "4", "--job", "7",
                 "--form", "ipv4", "--interface", "eth1", "--cluster", cluster.toString());
         assertEquals(1, o.rank());
-        assertEquals(4, o.worldSize());
-        assertEquals(NetworkForm.IPV4, o.form());
+        assertEquals(4, o.join().worldSize());
+        assertEquals(NetworkForm.IPV4, o.join().form());
     }
 
     @Test
     void flowsDefaultToOneAndABadCountIsRefused() throws Exception {
-        assertEquals(1, options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString()).flows());
+        assertEquals(1, options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString()).join().flows());
         assertEquals(4, options(Map.of("RANK", "1"), "--interface", "eth1", "--cluster", cluster.toString(),
-                "--flows", "4").flows());
+                "--flows", "4").join().flows());
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "1"), "--interface", "eth1",
                 "--cluster", cluster.toString(), "--flows", "0"));
         assertEquals("--flows must be 1 to 64, was 0", e.getMessage());
@@ -99,7 +99,7 @@ class WorkerEnvironmentTest {
     void localRankPicksTheInterfaceOfAList() throws Exception {
         WorkerOptions o = options(Map.of("RANK", "3", "LOCAL_RANK", "1"), "--interface", "eth1,eth2",
                 "--cluster", cluster.toString());
-        assertEquals("eth2", o.iface());
+        assertEquals("eth2", o.join().iface());
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("RANK", "3"), "--interface", "eth1,eth2",
                 "--cluster", cluster.toString()));
         assertTrue(e.getMessage().contains("LOCAL_RANK"), e.getMessage());
@@ -129,7 +129,7 @@ class WorkerEnvironmentTest {
         assertEquals(4, o.trainer().globalBatch());
         assertEquals(3, o.checksumEvery());
         assertEquals(dir.resolve("corpus.txt"), o.data());
-        assertEquals("encrypt", o.wireSecurity().configName(), "a stronger mode than the default is taken");
+        assertEquals("encrypt", o.join().wireSecurity().configName(), "a stronger mode than the default is taken");
         assertEquals(1234, o.trainer().seed(), "not in the file: the default");
 
         Path typo = dir.resolve("cluster-typo.yaml");
@@ -241,27 +241,27 @@ class WorkerEnvironmentTest {
         w.jobFromSlurm();
         WorkerOptions o = w.options(w.identity());
         assertEquals(2, o.rank(), "SLURM_PROCID");
-        assertEquals(4, o.worldSize(), "SLURM_NTASKS");
-        assertEquals("eth2", o.iface(), "SLURM_LOCALID picks the interface");
-        assertEquals(70001 - 65535, o.jobId(), "SLURM_JOB_ID folded into 1..65535");
+        assertEquals(4, o.join().worldSize(), "SLURM_NTASKS");
+        assertEquals("eth2", o.join().iface(), "SLURM_LOCALID picks the interface");
+        assertEquals(70001 - 65535, o.join().jobId(), "SLURM_JOB_ID folded into 1..65535");
 
         // torchrun inside an allocation: its variables describe the worker, Slurm's the torchrun task
         Map<String, String> both = new java.util.HashMap<>(SRUN);
         both.putAll(Map.of("RANK", "5", "WORLD_SIZE", "8", "LOCAL_RANK", "0"));
         o = options(both, "--job", "7", "--interface", "eth1,eth2", "--etcd", "http://127.0.0.1:1", "--form", "ipv4");
         assertEquals(5, o.rank());
-        assertEquals(8, o.worldSize());
-        assertEquals("eth1", o.iface());
+        assertEquals(8, o.join().worldSize());
+        assertEquals("eth1", o.join().iface());
 
         // options win; a cluster file's job wins over Slurm's (its gateways' routes are written for it)
         o = options(SRUN, "--rank", "1", "--world", "2", "--job", "9", "--interface", "eth1", "--etcd",
                 "http://127.0.0.1:1", "--form", "ipv4");
-        assertEquals(List.of(1, 2, 9), List.of(o.rank(), o.worldSize(), o.jobId()));
+        assertEquals(List.of(1, 2, 9), List.of(o.rank(), o.join().worldSize(), o.join().jobId()));
         w = worker(SRUN, "--interface", "eth1", "--cluster", cluster.toString());
         w.jobFromSlurm();
         o = w.options(w.identity());
-        assertEquals(List.of(2, 4, 7), List.of(o.rank(), o.worldSize(), o.jobId()));
-        assertEquals(NetworkForm.IPV6, o.form(), "rank 2's data center in the cluster file");
+        assertEquals(List.of(2, 4, 7), List.of(o.rank(), o.join().worldSize(), o.join().jobId()));
+        assertEquals(NetworkForm.IPV6, o.join().form(), "rank 2's data center in the cluster file");
 
         var e = assertThrows(IllegalArgumentException.class, () -> options(Map.of("SLURM_PROCID", "4", "SLURM_NTASKS", "4"),
                 "--job", "7", "--interface", "eth1", "--etcd", "http://127.0.0.1:1", "--form", "ipv4"));

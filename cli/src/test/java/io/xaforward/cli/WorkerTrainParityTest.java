@@ -9,6 +9,7 @@ import picocli.CommandLine;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,8 +30,8 @@ class WorkerTrainParityTest {
     @Test
     void everySharedTrainingOptionIsASettingOfATrainingSection() {
         Set<String> shared = new TreeSet<>();
-        for (var o : new CommandLine(new TrainingLoopOptions()).getCommandSpec().options()) {
-            shared.add(o.longestName().substring(2));
+        for (Object options : List.of(new TrainingLoopOptions(), new CollectiveOptions())) {
+            for (var o : new CommandLine(options).getCommandSpec().options()) shared.add(o.longestName().substring(2));
         }
         assertTrue(shared.containsAll(Set.of("overlap", "wire-dtype", "eval-every", "eval-windows", "pacing-mbps",
                 "grad-clip")), shared.toString());
@@ -53,7 +54,7 @@ class WorkerTrainParityTest {
         assertFalse(o.trainer().overlap());
         assertEquals(5, o.trainer().evalEvery());
         assertEquals(7, o.trainer().evalWindows());
-        assertEquals(WireDtype.BF16, o.collective().wireDtype());
-        assertEquals(100_000_000 / 8, o.collective().pacingBytesPerSecond());
+        assertEquals(WireDtype.BF16, o.join().collective().wireDtype());
+        assertEquals(100_000_000 / 8, o.join().collective().pacingBytesPerSecond());
     }
 }

@@ -9,10 +9,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The collective part of a training job ({@link TrainJobSpec}, {@link io.xaforward.cluster.deploy.WorkerOptions}): how
- * a rank's gradients are reduced and put on the wire, the same on every rank. What only one kind of rank knows (the
- * operation timeout, which xaf worker takes as an option and xaf train fixes) is given when the rank's
- * {@link CollectiveConfig} is made ({@link #config}).
+ * The collective part of a job ({@link TrainJobSpec}, {@link io.xaforward.cluster.deploy.JoinSpec}): how a rank's
+ * gradients are reduced and put on the wire, the same on every rank. The operation timeout, which each spec holds
+ * beside its start-up timeout, is given when the rank's {@link CollectiveConfig} is made ({@link #config}).
  *
  * @param algorithm            all-reduce algorithm: hierarchical, ring or ps
  * @param bucketBytes          gradient bytes per all-reduce bucket

@@ -1,19 +1,24 @@
 package io.xaforward.cluster;
 
+import io.xaforward.cluster.deploy.JoinSpec;
+import io.xaforward.cluster.deploy.RunAgreement;
+import io.xaforward.cluster.world.WorldNetwork;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
 import io.xaforward.training.StepStats;
 import io.xaforward.transport.DatagramPort;
 import io.xaforward.transport.ReliableTransport;
+import io.xaforward.transport.RunNonce;
 import io.xaforward.transport.TransportConfig;
 import io.xaforward.transport.TransportStats;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +27,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.LongUnaryOperator;
 import java.util.function.ToLongFunction;
@@ -44,12 +50,16 @@ public final class RankRuntime implements AutoCloseable {
     private final ReliableTransport transport;
     private final Collectives collectives;
     private final PrintStream out;
+    /** The run's nonce the ranks agreed at start-up ({@link #join}); null: none (unauthenticated, or keys issued). */
+    private final RunNonce runNonce;
 
-    private RankRuntime(RankWiring wiring, ReliableTransport transport, Collectives collectives, PrintStream out) {
+    private RankRuntime(RankWiring wiring, ReliableTransport transport, Collectives collectives, PrintStream out,
+                        RunNonce runNonce) {
         this.wiring = wiring;
         this.transport = transport;
         this.collectives = collectives;
         this.out = out;
+        this.runNonce = runNonce;
     }
 
     /**
@@ -58,6 +68,37 @@ public final class RankRuntime implements AutoCloseable {
      */
     public static RankRuntime start(RankWiring wiring, TransportConfig transportConfig, DatagramPort port,
                                     CollectiveConfig collectiveConfig, PrintStream out) {
+        return start(wiring, transportConfig, port, collectiveConfig, out, null);
+    }
+
+    /**
+     * How a rank on a real host joins its job once it knows its world, the same for {@code xaf worker} and
+     * {@code xaf agent}: opens its port with the spec's flows; under an authenticated wire security agrees the run's
+     * nonce with every other rank ({@link RunAgreement}, waiting up to the start timeout), from which this run's
+     * keys derive; then starts the transport (the job's settings, the wire security, the spec's pacing) and the
+     * collectives (the spec's settings, its operation timeout).
+     */
+    public static RankRuntime join(WorldNetwork net, JoinSpec spec, PrintStream out) throws IOException {
+        DatagramPort port = net.openPort(spec.flows());
+        RunNonce run;
+        try {
+            // Every run (a start or a restart) gets keys of its own: the ranks agree its nonce first, on the wire.
+            run = spec.wireSecurity().authenticated() ? RunAgreement.agree(net.group(),
+                    () -> net.transportConfig(spec.token(), TransportConfig.JOB_ACK_TIMEOUT), spec.wireSecurity(),
+                    spec.secret(), net.addressBook(), port, spec.startTimeout()) : null;
+        } catch (RuntimeException e) {
+            port.close();
+            throw e;
+        }
+        TransportConfig.Builder tc = net.transportConfig(spec.token(), TransportConfig.JOB_ACK_TIMEOUT)
+                .wireSecurity(spec.wireSecurity(), spec.secret(), run);
+        long pacing = spec.collective().pacingBytesPerSecond();
+        if (pacing > 0) tc.pacing(pacing, 0);
+        return start(net, tc.build(), port, spec.collective().config(spec.opTimeout()), out, run);
+    }
+
+    private static RankRuntime start(RankWiring wiring, TransportConfig transportConfig, DatagramPort port,
+                                     CollectiveConfig collectiveConfig, PrintStream out, RunNonce runNonce) {
         Objects.requireNonNull(out, "out");
         ReliableTransport transport;
         try {
@@ -67,7 +108,8 @@ public final class RankRuntime implements AutoCloseable {
             throw e;
         }
         try {
-            return new RankRuntime(wiring, transport, new Collectives(wiring.group(), transport, collectiveConfig), out);
+            return new RankRuntime(wiring, transport, new Collectives(wiring.group(), transport, collectiveConfig), out,
+                    runNonce);
         } catch (RuntimeException e) {
             transport.close();
             throw e;
@@ -85,6 +127,33 @@ public final class RankRuntime implements AutoCloseable {
      */
     public Collectives collectives(Duration operationTimeout) {
         return new Collectives(wiring.group(), transport, collectives.config().withOperationTimeout(operationTimeout));
+    }
+
+    /** The run nonce the ranks agreed when they joined ({@link #join}); null: none was agreed. */
+    public RunNonce runNonce() { return runNonce; }
+
+    /**
+     * Runs a rank's first collective, which waits for every rank to be up (ranks, restarted ones above all, come up
+     * at different times): {@code agreement} gets collectives whose operations wait up to {@code startTimeout},
+     * closed after it. A peer with another secret or wire security mode looks like a silent peer, its datagrams
+     * dropped; when the agreement fails and any datagram failed authentication, the error says so instead of only
+     * "timed out".
+     */
+    public <T> T startUp(Duration startTimeout, Function<Collectives, T> agreement) {
+        try (Collectives start = collectives(startTimeout)) {
+            return agreement.apply(start);
+        } catch (RuntimeException e) {
+            throw explainAuthFailures(e);
+        }
+    }
+
+    private RuntimeException explainAuthFailures(RuntimeException e) {
+        long failures = transport.stats().authFailures();
+        if (failures == 0) return e;
+        return new IllegalStateException(e.getMessage() + "; " + failures + " datagrams failed authentication"
+                + " (wire security " + transport.config().wireSecurity().configName() + "): the peers use another job"
+                + " secret or --wire-security (every rank needs the same --secret-file and mode), or belong to another"
+                + " run (datagrams of an earlier run, or a start-up exchange disturbed on the wire)", e);
     }
 
     /** Step space of the warm-up all-reduce: apart from the training's own (0, and SyncGroups' 1 and 2). */

@@ -9,6 +9,7 @@ import io.xaforward.transport.WireSecurity;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
@@ -69,6 +70,7 @@ public final class TrainJobCodec {
         p.setProperty("bucketBytes", Long.toString(c.bucketBytes()));
         p.setProperty("pacingBytesPerSecond", Long.toString(c.pacingBytesPerSecond()));
         p.setProperty("rateLimit", spec.rateLimit());
+        p.setProperty("opTimeoutSeconds", Long.toString(spec.opTimeout().toSeconds()));
         p.setProperty("checkpointEvery", Long.toString(t.checkpointEvery()));
         if (spec.resume() != null) p.setProperty("resume", spec.resume().toAbsolutePath().toString());
         p.setProperty("overlap", Boolean.toString(t.overlap()));
@@ -122,6 +124,8 @@ public final class TrainJobCodec {
                 .checksumEvery(Long.parseLong(p.getProperty("checksumEvery")))
                 .resume(p.getProperty("resume") == null ? null : Path.of(p.getProperty("resume")))
                 .rateLimit(p.getProperty("rateLimit"))
+                .opTimeout(Duration.ofSeconds(Long.parseLong(p.getProperty("opTimeoutSeconds",
+                        Long.toString(TrainJobSpec.DEFAULT_OP_TIMEOUT_SECONDS)))))
                 .build();
     }
 

@@ -10,6 +10,7 @@ import io.xaforward.training.TrainerConfig;
 import io.xaforward.transport.WireSecurity;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -31,9 +32,14 @@ import java.util.Objects;
  * @param checksumEvery every rank's weight checksum every N steps, compared across the ranks (0 = never)
  * @param resume        checkpoint file every rank starts from (its step, weights and optimizer state), or null
  * @param rateLimit     informational: the inter-DC link rate of the topology, or "none"
+ * @param opTimeout     how long a worker's all-reduce waits for a peer before the job fails
  */
 public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, CollectiveSettings collective,
-                           WireSecurity wireSecurity, Path data, long checksumEvery, Path resume, String rateLimit) {
+                           WireSecurity wireSecurity, Path data, long checksumEvery, Path resume, String rateLimit,
+                           Duration opTimeout) {
+
+    /** How long an all-reduce waits for a peer unless --op-timeout says otherwise. */
+    public static final long DEFAULT_OP_TIMEOUT_SECONDS = 120;
 
     public TrainJobSpec {
         Objects.requireNonNull(cluster, "cluster");
@@ -42,15 +48,19 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         Objects.requireNonNull(wireSecurity, "wireSecurity");
         Objects.requireNonNull(data, "data");
         Objects.requireNonNull(rateLimit, "rateLimit");
+        Objects.requireNonNull(opTimeout, "opTimeout");
+        if (opTimeout.toSeconds() < 1) {
+            throw new IllegalArgumentException("--op-timeout must be at least 1 second, was " + opTimeout.toSeconds());
+        }
         if (trainer.checkpointEvery() > 0 && !CheckpointNames.jobDirectory(cluster.workDir()).equals(trainer.checkpointDir())) {
             throw new IllegalArgumentException("a job's checkpoints go to checkpoints/ in its work directory, not "
                     + trainer.checkpointDir());
         }
     }
 
-    /** ddp or diloco: diloco exactly when the trainer has DiLoCo's outer loop. */
+    /** ddp or diloco, as the trainer's outer loop says ({@link SyncMode#of}). */
     public SyncMode sync() {
-        return trainer.diloco() == null ? SyncMode.DDP : SyncMode.DILOCO;
+        return SyncMode.of(trainer.diloco());
     }
 
     public Path workDir() {
@@ -58,18 +68,11 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
     }
 
     /**
-     * The one check of the synchronisation settings, before anything starts: diloco needs its outer settings (and
-     * ddp has none), fragments must fit the model's layers, and the outer format must be one this build can send.
+     * The check of the synchronisation settings before anything starts (the trainer's own, made early): DiLoCo's
+     * fragments must fit the model's layers. ddp has no outer loop to check.
      */
-    public static void checkSync(SyncMode sync, DilocoConfig diloco, OuterDtype outerDtype, String preset) {
-        if (sync == SyncMode.DDP && diloco != null) {
-            throw new IllegalArgumentException("--sync ddp has no outer loop: --sync-every, --fragments and the outer"
-                    + " settings need --sync diloco");
-        }
-        if (sync == SyncMode.DILOCO) {
-            if (diloco == null) throw new IllegalArgumentException("--sync diloco needs its outer settings");
-            diloco.checkModel(ModelConfig.preset(preset));
-        }
+    public static void checkSync(DilocoConfig diloco, String preset) {
+        if (diloco != null) diloco.checkModel(ModelConfig.preset(preset));
     }
 
     /**
@@ -102,45 +105,41 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
     /** A builder holding this spec's values, to derive a spec that differs in a few. */
     public Builder toBuilder() {
         return new Builder().cluster(cluster).trainer(trainer).collective(collective).wireSecurity(wireSecurity)
-                .data(data).checksumEvery(checksumEvery).resume(resume).rateLimit(rateLimit);
+                .data(data).checksumEvery(checksumEvery).resume(resume).rateLimit(rateLimit).opTimeout(opTimeout);
     }
 
-    /** Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. */
+    /**
+     * Builds a {@link TrainJobSpec}; see {@link #builder()} for the defaults. The trainer part is held whole, as a
+     * {@link TrainerConfig.Builder}: {@link #trainer} takes one, and the trainer setters here change it in place
+     * (another preset keeps every other setting). Whether the job is ddp or diloco is the trainer's outer loop
+     * alone ({@link #diloco}; {@link SyncMode#of}).
+     */
     public static final class Builder {
         private Path topology;
         private String prefix;
         private GatewayMode gatewayMode;
         private Algorithm algorithm;
-        private String preset;
-        private long steps;
-        private int globalBatch;
-        private long seed;
-        private double learningRate;
-        private long warmupSteps;
-        private long evalEvery;
         private long checksumEvery;
         private Path data;
         private int jobId;
         private int jobToken;
-        private int threadsPerWorker;
         private long bucketBytes;
         private long pacingBytesPerSecond;
         private Path workDir;
         private String rateLimit = "none";
-        private long checkpointEvery;
         private Path resume;
-        private boolean overlap = true;
         private WireDtype wireDtype = WireDtype.FP32;
         private WireSecurity wireSecurity = DEFAULT_WIRE;
         private Endpoint endpoint;
-        private int evalWindows = TrainerConfig.DEFAULT_EVAL_WINDOWS;
         private int flows = 1;
-        private SyncMode sync = SyncMode.DDP;
-        private DilocoConfig diloco;
         private OuterDtype outerDtype = OuterDtype.DEFAULT;
-
-        /** Where the trainer's settings that have no setter here come from. */
-        private TrainerConfig trainerDefaults;
+        private Duration opTimeout = Duration.ofSeconds(DEFAULT_OP_TIMEOUT_SECONDS);
+        /**
+         * The trainer part; its preset is set by {@link #preset} or {@link #trainer}. What a job must say (steps,
+         * batch, seed, learning rate, warm-up, threads) starts unset, at 0, as the job's own fields always did.
+         */
+        private TrainerConfig.Builder trainer = TrainerConfig.builder(null).steps(0).globalBatch(0).seed(0)
+                .learningRate(0).warmupSteps(0).threads(0).evalEvery(0).overlap(true);
 
         private Builder() {}
 
@@ -151,17 +150,12 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         }
 
         /**
-         * The trainer's fields. Its checkpoint directory is not taken: a job's checkpoints always go to checkpoints/
-         * in its work directory. What the job file does not carry (minimum learning rate, weight decay, gradient
-         * clipping) is kept as given.
+         * The trainer part, whole (its outer loop, and so the job's sync mode, included). Its checkpoint directory
+         * is not taken: a job's checkpoints always go to checkpoints/ in its work directory.
          */
         public Builder trainer(TrainerConfig t) {
-            trainerDefaults = t;
-            return preset(t.preset()).steps(t.steps()).globalBatch(t.globalBatch()).seed(t.seed())
-                    .learningRate(t.learningRate()).warmupSteps(t.warmupSteps()).evalEvery(t.evalEvery())
-                    .evalWindows(t.evalWindows()).threadsPerWorker(t.threads()).overlap(t.overlap())
-                    .checkpointEvery(t.checkpointEvery()).sync(t.diloco() == null ? SyncMode.DDP : SyncMode.DILOCO)
-                    .diloco(t.diloco());
+            trainer = t.toBuilder();
+            return this;
         }
 
         /** The collective fields: algorithm, bucket bytes, wire format, pacing, outer format. */
@@ -174,56 +168,49 @@ public record TrainJobSpec(ClusterRun.Spec cluster, TrainerConfig trainer, Colle
         public Builder prefix(String v) { prefix = v; return this; }
         public Builder gatewayMode(GatewayMode v) { gatewayMode = v; return this; }
         public Builder algorithm(Algorithm v) { algorithm = v; return this; }
-        public Builder preset(String v) { preset = v; return this; }
-        public Builder steps(long v) { steps = v; return this; }
-        public Builder globalBatch(int v) { globalBatch = v; return this; }
-        public Builder seed(long v) { seed = v; return this; }
-        public Builder learningRate(double v) { learningRate = v; return this; }
-        public Builder warmupSteps(long v) { warmupSteps = v; return this; }
-        public Builder evalEvery(long v) { evalEvery = v; return this; }
+        /** Another preset for the trainer part; its other settings are kept. */
+        public Builder preset(String v) { trainer.preset(v); return this; }
+        public Builder steps(long v) { trainer.steps(v); return this; }
+        public Builder globalBatch(int v) { trainer.globalBatch(v); return this; }
+        public Builder seed(long v) { trainer.seed(v); return this; }
+        public Builder learningRate(double v) { trainer.learningRate(v); return this; }
+        public Builder warmupSteps(long v) { trainer.warmupSteps(v); return this; }
+        public Builder evalEvery(long v) { trainer.evalEvery(v); return this; }
         public Builder checksumEvery(long v) { checksumEvery = v; return this; }
         public Builder data(Path v) { data = v; return this; }
         public Builder jobId(int v) { jobId = v; return this; }
         public Builder jobToken(int v) { jobToken = v; return this; }
-        public Builder threadsPerWorker(int v) { threadsPerWorker = v; return this; }
+        public Builder threadsPerWorker(int v) { trainer.threads(v); return this; }
         public Builder bucketBytes(long v) { bucketBytes = v; return this; }
         public Builder pacingBytesPerSecond(long v) { pacingBytesPerSecond = v; return this; }
         public Builder workDir(Path v) { workDir = v; return this; }
         /** Informational: the inter-DC link rate of the topology ("none" by default). */
         public Builder rateLimit(String v) { rateLimit = v; return this; }
-        public Builder checkpointEvery(long v) { checkpointEvery = v; return this; }
+        public Builder checkpointEvery(long v) { trainer.checkpointEvery(v); return this; }
         public Builder resume(Path v) { resume = v; return this; }
-        public Builder overlap(boolean v) { overlap = v; return this; }
+        public Builder overlap(boolean v) { trainer.overlap(v); return this; }
         public Builder wireDtype(WireDtype v) { wireDtype = v; return this; }
         public Builder wireSecurity(WireSecurity v) { wireSecurity = v; return this; }
         /** null: the gateway mode's default. */
         public Builder endpoint(Endpoint v) { endpoint = v; return this; }
-        public Builder evalWindows(int v) { evalWindows = v; return this; }
+        public Builder evalWindows(int v) { trainer.evalWindows(v); return this; }
         public Builder flows(int v) { flows = v; return this; }
-        /** ddp (the default) or diloco; diloco also needs {@link #diloco(DilocoConfig)}. */
-        public Builder sync(SyncMode v) { sync = v; return this; }
-        public Builder diloco(DilocoConfig v) { diloco = v; return this; }
+        /** DiLoCo's outer loop (diloco), or null (ddp, the default): the trainer's, the one source of the mode. */
+        public Builder diloco(DilocoConfig v) { trainer.diloco(v); return this; }
         public Builder outerDtype(OuterDtype v) { outerDtype = v; return this; }
+        public Builder opTimeout(Duration v) { opTimeout = v; return this; }
 
         public TrainJobSpec build() {
-            Objects.requireNonNull(preset, "preset");
-            Objects.requireNonNull(sync, "sync");
             ClusterRun.Spec cluster = new ClusterRun.Spec(topology, prefix, gatewayMode, jobId, jobToken, workDir,
                     endpoint, flows);
-            if (evalWindows <= 0) {
-                throw new IllegalArgumentException("--eval-windows must be positive, was " + evalWindows);
-            }
             CollectiveSettings collective = new CollectiveSettings(algorithm, bucketBytes, wireDtype,
                     pacingBytesPerSecond, outerDtype);
-            checkSync(sync, diloco, outerDtype, preset);
-            TrainerConfig.Builder t = trainerDefaults != null && trainerDefaults.preset().equals(preset)
-                    ? trainerDefaults.toBuilder() : TrainerConfig.builder(preset);
-            TrainerConfig trainer = t.steps(steps).globalBatch(globalBatch).seed(seed).learningRate(learningRate)
-                    .warmupSteps(warmupSteps).evalEvery(evalEvery).evalWindows(evalWindows).threads(threadsPerWorker)
-                    .overlap(overlap).checkpointEvery(checkpointEvery)
-                    .checkpointDir(checkpointEvery > 0 ? CheckpointNames.jobDirectory(workDir) : null).diloco(diloco)
+            // A job's checkpoints go to checkpoints/ in its work directory, and a job without periodic ones names none.
+            TrainerConfig built = trainer.checkpointDir(workDir == null ? null : CheckpointNames.jobDirectory(workDir))
                     .build();
-            return new TrainJobSpec(cluster, trainer, collective, wireSecurity, data, checksumEvery, resume, rateLimit);
+            if (built.checkpointEvery() == 0) built = built.toBuilder().checkpointDir(null).build();
+            return new TrainJobSpec(cluster, built, collective, wireSecurity, data, checksumEvery, resume, rateLimit,
+                    opTimeout);
         }
     }
 

@@ -13,7 +13,6 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 
 /**
  * One rank of a distributed training job, run by {@link TrainingJob} as its own JVM inside the rank's host
@@ -47,7 +46,7 @@ public final class WorkerMain {
         spec.runKeys().apply(spec.wireSecurity(), tc);
         if (spec.collective().pacingBytesPerSecond() > 0) tc.pacing(spec.collective().pacingBytesPerSecond(), 0);
 
-        CollectiveConfig collectiveConfig = spec.collective().config(Duration.ofSeconds(120));
+        CollectiveConfig collectiveConfig = spec.collective().config(spec.opTimeout());
 
         try (RankRuntime runtime = RankRuntime.start(net, tc.build(), net.openPort(spec.cluster().jobToken()), collectiveConfig, System.out);
              SyncGroups sync = new SyncGroups(spec.sync(), spec.collective().outerDtype(), runtime.collectives())) {

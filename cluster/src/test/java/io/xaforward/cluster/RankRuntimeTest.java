@@ -4,6 +4,16 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.CollectiveGroup;
 import io.xaforward.collective.Collectives;
+import io.xaforward.collective.WireDtype;
+import io.xaforward.cluster.deploy.JoinSpec;
+import io.xaforward.cluster.deploy.RankIdentity;
+import io.xaforward.cluster.world.ClusterFile;
+import io.xaforward.cluster.world.World;
+import io.xaforward.cluster.world.WorldNetwork;
+import io.xaforward.protocol.NetworkForm;
+import io.xaforward.transport.JobSecret;
+import io.xaforward.transport.RunNonce;
+import io.xaforward.transport.WireSecurity;
 import io.xaforward.training.Evaluation;
 import io.xaforward.training.StepStats;
 import io.xaforward.transport.AddressBook;
@@ -177,5 +187,91 @@ class RankRuntimeTest {
         assertEquals("rank 1 is unreachable", e.getMessage());
         assertFalse(port.send(MemorySegment.ofArray(new byte[64]), 0, 64, peer.localPeer()),
                 "the port was closed");
+    }
+
+    /**
+     * The first collective of a rank whose peer keys its datagrams differently (another secret) fails, and the error
+     * says that datagrams failed authentication instead of only that it timed out: the hint xaf worker and xaf agent
+     * share through {@link RankRuntime#startUp}.
+     */
+    @Test
+    void aStartUpThatFailsOnAuthenticationSaysSo() throws Exception {
+        LoopbackNetwork network = new LoopbackNetwork(LoopbackNetwork.Impairments.NONE, 1);
+        List<LoopbackNetwork.Endpoint> ports = new ArrayList<>();
+        for (int r = 0; r < DATACENTER_OF_RANK.length; r++) ports.add(network.newEndpoint());
+        RunNonce run = RunNonce.generate();
+        List<RankRuntime> runtimes = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(ports.size());
+        try {
+            for (int r = 0; r < ports.size(); r++) {
+                LoopbackWiring wiring = new LoopbackWiring(r, ports);
+                TransportConfig transport = wiring.transportConfig(TOKEN, Duration.ofSeconds(1))
+                        .wireSecurity(WireSecurity.MAC, JobSecret.generate(), run).build(); // a secret each
+                runtimes.add(RankRuntime.start(wiring, transport, ports.get(r), CollectiveConfig.defaults(), System.out));
+            }
+            List<Future<Float>> sums = new ArrayList<>();
+            for (RankRuntime runtime : runtimes) {
+                sums.add(pool.submit(() -> runtime.startUp(Duration.ofSeconds(2), start -> {
+                    MemorySegment one = MemorySegment.ofArray(new float[]{1f});
+                    start.allReduce(one, 1, Collectives.Op.SUM, -1);
+                    return one.getAtIndex(ValueLayout.JAVA_FLOAT, 0);
+                })));
+            }
+            int explained = 0;
+            for (int r = 0; r < sums.size(); r++) {
+                Future<Float> sum = sums.get(r);
+                var e = assertThrows(java.util.concurrent.ExecutionException.class, () -> sum.get(60, TimeUnit.SECONDS));
+                String message = e.getCause().getMessage();
+                assertTrue(message.contains("within 1 s") || message.contains("timed out"), message);
+                // A rank that received nothing from a peer (only sent) has no failure to name: it timed out plainly.
+                if (message.contains("datagrams failed authentication (wire security mac): the peers use another job"
+                        + " secret")) {
+                    assertTrue(runtimes.get(r).transport().stats().authFailures() > 0, message);
+                    explained++;
+                }
+            }
+            assertTrue(explained > 0, "some rank received its peers' datagrams and said why they were dropped");
+        } finally {
+            pool.shutdownNow();
+            for (RankRuntime r : runtimes) r.close();
+        }
+    }
+
+    /**
+     * A rank on a real host joins through {@link RankRuntime#join}, the one bootstrap of xaf worker and xaf agent:
+     * its port opens on its address, its transport carries the spec's pacing and wire security, its collectives the
+     * spec's settings and operation timeout.
+     */
+    @Test
+    void aRankJoinsWithEverySettingOfItsSpec() throws Exception {
+        World world = ClusterFile.parse("""
+                job: 47
+                datacenters:
+                  - {name: a, form: ipv4}
+                ranks:
+                  - {rank: 0, datacenter: a, ip: 127.47.0.1}
+                """, "test");
+        CollectiveSettings collective = CollectiveSettings.of(Algorithm.RING, 1 << 20).withWireDtype(WireDtype.BF16)
+                .withPacing(12_500_000);
+        JoinSpec spec = new JoinSpec(new RankIdentity(47, 1, 0, "lo", NetworkForm.IPV4), 0x47, WireSecurity.CRC32C,
+                null, Duration.ofSeconds(33), Duration.ofSeconds(5), 1, collective);
+        try (RankRuntime runtime = RankRuntime.join(new WorldNetwork(world, 0, "lo"), spec, System.out)) {
+            TransportConfig transport = runtime.transport().config();
+            assertEquals(12_500_000, transport.pacingRateBytesPerSecond(), "the spec's pacing");
+            assertEquals(WireSecurity.CRC32C, transport.wireSecurity());
+            assertEquals(0x47, transport.jobToken());
+            CollectiveConfig c = runtime.collectives().config();
+            assertEquals(Algorithm.RING, c.algorithm());
+            assertEquals(WireDtype.BF16, c.wireDtype());
+            assertEquals(1 << 20, c.bucketBytes());
+            assertEquals(Duration.ofSeconds(33), c.operationTimeout());
+            assertEquals(null, runtime.runNonce(), "crc32c agrees no run nonce");
+            float sum = runtime.startUp(spec.startTimeout(), start -> {
+                MemorySegment one = MemorySegment.ofArray(new float[]{1f});
+                start.allReduce(one, 1, Collectives.Op.SUM, -1);
+                return one.getAtIndex(ValueLayout.JAVA_FLOAT, 0);
+            });
+            assertEquals(1f, sum);
+        }
     }
 }

@@ -4,6 +4,7 @@ import io.xaforward.collective.Algorithm;
 import io.xaforward.collective.OuterDtype;
 import io.xaforward.testbed.mode.GatewayMode;
 import io.xaforward.training.DilocoConfig;
+import io.xaforward.training.TrainerConfig;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -32,7 +33,7 @@ class SyncSpecTest {
         TrainJobCodec.write(plain, file);
         assertEquals(plain, TrainJobCodec.read(file));
 
-        TrainJobSpec diloco = spec(dir).sync(SyncMode.DILOCO).diloco(new DilocoConfig(8, 2, 3, 0.5, 0.8))
+        TrainJobSpec diloco = spec(dir).diloco(new DilocoConfig(8, 2, 3, 0.5, 0.8))
                 .outerDtype(OuterDtype.BF16).build();
         TrainJobCodec.write(diloco, file);
         assertEquals(diloco, TrainJobCodec.read(file));
@@ -46,17 +47,32 @@ class SyncSpecTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> SyncMode.fromName("fsdp")).getMessage()
                 .contains("unknown sync mode 'fsdp'"));
         Path dir = Path.of("/tmp");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO).build())
-                .getMessage().contains("needs its outer settings"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).diloco(DilocoConfig.of(4)).build())
-                .getMessage().contains("need --sync diloco"));
-        assertEquals(OuterDtype.INT4, spec(dir).sync(SyncMode.DILOCO).diloco(DilocoConfig.of(4)).outerDtype(OuterDtype.INT4)
+        // The mode is the trainer's outer loop: a job has one exactly when it is diloco.
+        assertEquals(SyncMode.DILOCO, spec(dir).diloco(DilocoConfig.of(4)).build().sync());
+        assertEquals(SyncMode.DDP, spec(dir).diloco(DilocoConfig.of(4)).diloco(null).build().sync());
+        assertEquals(OuterDtype.INT4, spec(dir).diloco(DilocoConfig.of(4)).outerDtype(OuterDtype.INT4)
                 .build().collective().outerDtype(), "the quantized outer formats are taken");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir).sync(SyncMode.DILOCO)
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> spec(dir)
                 .diloco(new DilocoConfig(4, 3, 0, 0.7, 0.9)).build()).getMessage().contains("2 layers"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> TrainJobSpec.checkDatacenters(SyncMode.DILOCO, 1))
                 .getMessage().contains("at least two data centers"));
         TrainJobSpec.checkDatacenters(SyncMode.DDP, 1);
+    }
+
+    /**
+     * The builder holds the trainer part whole: a preset set after the trainer keeps every other trainer setting,
+     * the ones the job's flat setters never had (gradient clipping, weight decay, the minimum learning rate) too.
+     */
+    @Test
+    void changingThePresetKeepsTheTrainersOtherSettings() {
+        TrainerConfig trainer = TrainerConfig.builder("tiny").steps(12).globalBatch(8).gradClipNorm(0.25)
+                .weightDecay(0.02).minLearningRate(5e-5).build();
+        TrainJobSpec spec = spec(Path.of("/tmp")).trainer(trainer).preset("gpt2-tiny").build();
+        assertEquals("gpt2-tiny", spec.trainer().preset());
+        assertEquals(0.25, spec.trainer().gradClipNorm(), "grad-clip kept");
+        assertEquals(0.02, spec.trainer().weightDecay(), "weight decay kept");
+        assertEquals(5e-5, spec.trainer().minLearningRate(), "minimum learning rate kept");
+        assertEquals(12, spec.trainer().steps());
     }
 
     @Test

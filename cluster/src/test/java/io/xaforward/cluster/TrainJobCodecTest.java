@@ -70,6 +70,7 @@ class TrainJobCodecTest {
                 spec.collective());
         assertEquals(WireSecurity.MAC, spec.wireSecurity(), "the default wire security");
         assertEquals(Path.of("/x/corpus.txt"), spec.data());
+        assertEquals(java.time.Duration.ofSeconds(120), spec.opTimeout(), "every worker waited 120 s before it was an option");
     }
 
     @Test
@@ -85,7 +86,7 @@ class TrainJobCodecTest {
                 "algorithm", "preset", "steps", "globalBatch", "seed", "learningRate", "warmupSteps", "evalEvery",
                 "checksumEvery", "data", "threadsPerWorker", "bucketBytes", "pacingBytesPerSecond", "rateLimit",
                 "checkpointEvery", "overlap", "wireDtype", "wireSecurity", "evalWindows", "sync", "outerDtype",
-                "gradClipNorm")), keys);
+                "gradClipNorm", "opTimeoutSeconds")), keys);
         assertEquals("0.002", p.getProperty("learningRate"));
         assertEquals(spec, TrainJobCodec.read(file));
 

@@ -95,7 +95,7 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
 
     /** Mutable builder with defaults. */
     public static final class Builder {
-        private final String preset;
+        private String preset;
         private long steps = 100;
         private int globalBatch = 8;
         private double learningRate = 1e-3;
@@ -116,6 +116,8 @@ public record TrainerConfig(String preset, long steps, int globalBatch, double l
             this.preset = preset;
         }
 
+        /** Another preset; every other setting is kept. */
+        public Builder preset(String v) { preset = v; return this; }
         public Builder steps(long v) { steps = v; return this; }
         public Builder globalBatch(int v) { globalBatch = v; return this; }
         public Builder learningRate(double v) { learningRate = v; return this; }

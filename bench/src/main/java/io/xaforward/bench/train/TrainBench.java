@@ -362,7 +362,7 @@ public final class TrainBench {
      * bench's H, outer learning rate, momentum and outer number format.
      */
     static TrainJobSpec.Builder xafDiloco(TrainJobSpec.Builder builder, DilocoGlooPeer.Settings s) {
-        return builder.sync(SyncMode.DILOCO).diloco(new DilocoConfig(s.syncEvery(), 1, 0, s.outerLr(), s.outerMomentum()))
+        return builder.diloco(new DilocoConfig(s.syncEvery(), 1, 0, s.outerLr(), s.outerMomentum()))
                 .outerDtype(OuterDtype.fromName(s.outerDtype()));
     }
 

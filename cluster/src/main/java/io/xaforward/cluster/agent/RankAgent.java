@@ -1,18 +1,12 @@
 package io.xaforward.cluster.agent;
 
 import io.xaforward.cluster.RankRuntime;
-import io.xaforward.cluster.deploy.RunAgreement;
-import io.xaforward.cluster.deploy.WorkerOptions;
+import io.xaforward.cluster.deploy.JoinSpec;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.world.RankAddress;
 import io.xaforward.cluster.world.World;
 import io.xaforward.cluster.world.WorldNetwork;
-import io.xaforward.collective.CollectiveConfig;
 import io.xaforward.collective.Collectives;
-import io.xaforward.collective.WireDtype;
-import io.xaforward.transport.DatagramPort;
-import io.xaforward.transport.RunNonce;
-import io.xaforward.transport.TransportConfig;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -24,8 +18,8 @@ import java.time.Duration;
 
 /**
  * {@code xaf agent}: one rank of a job whose training runs in another process (PyTorch through
- * {@code python/xaforward}). Joins the job as {@code xaf worker} does (its {@link WorldSource}, per-run keys, wire
- * security, its transport and collectives), waits until every rank is up, then creates the shared segment and the
+ * {@code python/xaforward}). Joins the job as {@code xaf worker} does (its {@link WorldSource}, then
+ * {@link RankRuntime#join}: per-run keys, wire security, pacing, its transport and collectives), waits until every rank is up, then creates the shared segment and the
  * socket and serves the one training process ({@link AgentServer}) until it says bye or goes away.
  *
  * <p>The socket appears only once the whole job has joined, and the {@code agent} line is printed once it accepts: a
@@ -34,24 +28,23 @@ import java.time.Duration;
  */
 public final class RankAgent {
     /**
-     * What the agent adds to a worker's options.
+     * What the agent adds to how it joins the job.
      *
      * @param socket    the Unix socket to listen on; null: {@link #defaultSocket}
      * @param shmBytes  size of the shared tensor segment
      * @param localRank this rank's index on its host; null: counted from the world (ranks before it at the same address)
-     * @param wireDtype number format of all-reduces on the wire (fp32 or bf16)
      */
-    public record Settings(Path socket, long shmBytes, Integer localRank, WireDtype wireDtype) {}
+    public record Settings(Path socket, long shmBytes, Integer localRank) {}
 
     /** Exit status of an agent whose training process went away without bye, or never said hello. */
     public static final int EXIT_CLIENT_LOST = 3;
 
-    private final WorkerOptions o;
+    private final JoinSpec o;
     private final Settings s;
     private final PrintStream out;
 
-    public RankAgent(WorkerOptions options, Settings settings, PrintStream out) {
-        this.o = options;
+    public RankAgent(JoinSpec join, Settings settings, PrintStream out) {
+        this.o = join;
         this.s = settings;
         this.out = out;
     }
@@ -71,19 +64,6 @@ public final class RankAgent {
         }
         World world = source.join(o);
         WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
-        CollectiveConfig collectiveConfig = o.collective().withWireDtype(s.wireDtype()).config(o.opTimeout());
-        DatagramPort port = net.openPort(o.flows());
-        RunNonce run;
-        try {
-            run = o.wireSecurity().authenticated() ? RunAgreement.agree(net.group(),
-                    () -> net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT), o.wireSecurity(), o.secret(),
-                    net.addressBook(), port, o.startTimeout()) : null;
-        } catch (RuntimeException e) {
-            port.close();
-            throw e;
-        }
-        TransportConfig transportConfig = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
-                .wireSecurity(o.wireSecurity(), o.secret(), run).build();
         int localRank = s.localRank() != null ? s.localRank() : localRank(world, o.rank());
         Path socket = s.socket() != null ? s.socket() : defaultSocket(o.jobId(), o.rank());
         Path madeDirectory = s.socket() != null ? null : socket.getParent();
@@ -100,7 +80,7 @@ public final class RankAgent {
             }
         }, "xaf-agent-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
-        try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out)) {
+        try (RankRuntime runtime = RankRuntime.join(net, o, out)) {
             awaitEveryRank(runtime, o.startTimeout());
             runtime.warmUp(RankRuntime.WARM_UP_MAX_FLOATS); // the script's tensors are not known yet
             return serve(runtime, new AgentServer.Identity(o.rank(), world.worldSize(), localRank), socket, shm,
@@ -145,14 +125,14 @@ public final class RankAgent {
      * the start timeout and a step number the served collectives never use.
      */
     static void awaitEveryRank(RankRuntime runtime, Duration startTimeout) {
-        try (Collectives start = runtime.collectives(startTimeout)) {
+        float ranks = runtime.startUp(startTimeout, start -> {
             MemorySegment one = MemorySegment.ofArray(new float[]{1f});
             start.allReduce(one, 1, Collectives.Op.SUM, -1);
-            float ranks = one.getAtIndex(ValueLayout.JAVA_FLOAT, 0);
-            if (ranks != runtime.collectives().group().worldSize()) {
-                throw new IllegalStateException("the start-up sum over all ranks came to " + ranks + ", not the world size "
-                        + runtime.collectives().group().worldSize());
-            }
+            return one.getAtIndex(ValueLayout.JAVA_FLOAT, 0);
+        });
+        if (ranks != runtime.collectives().group().worldSize()) {
+            throw new IllegalStateException("the start-up sum over all ranks came to " + ranks + ", not the world size "
+                    + runtime.collectives().group().worldSize());
         }
     }
 

@@ -8,18 +8,13 @@ import io.xaforward.cluster.TrainingRank;
 import io.xaforward.cluster.WorkerLine;
 import io.xaforward.cluster.world.World;
 import io.xaforward.cluster.world.WorldNetwork;
-import io.xaforward.collective.CollectiveConfig;
-import io.xaforward.collective.Collectives;
 import io.xaforward.training.DataParallelTrainer;
 import io.xaforward.training.DjlRuntime;
 import io.xaforward.training.ModelConfig;
 import io.xaforward.training.Tokenizer;
 import io.xaforward.training.TrainingData;
 import io.xaforward.training.TrainerConfig;
-import io.xaforward.transport.DatagramPort;
-import io.xaforward.transport.ReliableTransport;
 import io.xaforward.transport.RunNonce;
-import io.xaforward.transport.TransportConfig;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -28,8 +23,8 @@ import java.nio.file.Path;
 import java.util.Set;
 
 /**
- * One rank of a job on a real host ({@code xaf worker}): learns the world from its {@link WorldSource}, opens its
- * transport on its own address, agrees with the other ranks where to start (the newest common checkpoint with
+ * One rank of a job on a real host ({@code xaf worker}): learns the world from its {@link WorldSource}, joins the job
+ * on its own address ({@link RankRuntime#join}, as {@code xaf agent} does), agrees with the other ranks where to start (the newest common checkpoint with
  * {@code --resume}, else step 0), trains, checkpoints, and prints {@link WorkerLine}s on {@code out}: {@code start},
  * {@code resume}, {@code step}, {@code checkpoint}, {@code done} (with the weight checksum).
  */
@@ -72,48 +67,26 @@ public final class ClusterWorker {
 
     public void run(WorldSource source) throws Exception {
         TrainerConfig config = o.trainer();
+        JoinSpec join = o.join();
         TrainingData.Opened data = openData(o.data(), o.tokenizer(), config.preset());
-        World world = source.join(o);
+        World world = source.join(join);
         Files.createDirectories(o.checkpointDir());
         if (settingsJson != null) {
             Files.writeString(CheckpointNames.rankSettings(o.checkpointDir(), o.rank()), settingsJson.endsWith("\n") ? settingsJson : settingsJson + "\n");
         }
-        WorldNetwork net = new WorldNetwork(world, o.rank(), o.iface());
+        WorldNetwork net = new WorldNetwork(world, o.rank(), join.iface());
 
         DjlRuntime.load(DjlRuntime.CACHE_DIR, config.threads());
-        CollectiveConfig collectiveConfig = o.collective().config(o.opTimeout());
-
-        DatagramPort port = net.openPort(o.flows());
-        RunNonce run;
-        try {
-            // Every run (a start or a restart) gets keys of its own: the ranks agree its nonce first, on the wire.
-            run = o.wireSecurity().authenticated() ? RunAgreement.agree(net.group(),
-                    () -> net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT), o.wireSecurity(), o.secret(),
-                    net.addressBook(), port, o.startTimeout()) : null;
-        } catch (RuntimeException e) {
-            port.close();
-            throw e;
-        }
-        TransportConfig.Builder tc = net.transportConfig(o.token(), TransportConfig.JOB_ACK_TIMEOUT)
-                .wireSecurity(o.wireSecurity(), o.secret(), run);
-        if (o.collective().pacingBytesPerSecond() > 0) tc.pacing(o.collective().pacingBytesPerSecond(), 0);
-        TransportConfig transportConfig = tc.build();
-        RunNonce agreed = run;
-        try (RankRuntime runtime = RankRuntime.start(net, transportConfig, port, collectiveConfig, out);
-             SyncGroups sync = new SyncGroups(o.sync(), o.collective().outerDtype(), runtime.collectives())) {
+        try (RankRuntime runtime = RankRuntime.join(net, join, out);
+             SyncGroups sync = new SyncGroups(o.sync(), join.collective().outerDtype(), runtime.collectives())) {
+            RunNonce agreed = runtime.runNonce();
             TrainingRank.run(runtime, sync, config, data, new BroadcastSums(runtime.collectives()), settingsJson, o.checksumEvery(),
                     new TrainingRank.Checkpoints() {
                         @Override
                         public Object[] start(DataParallelTrainer trainer) throws Exception {
-                            long from;
-                            // The first collective waits for every rank to be up (restarted ranks come up at
-                            // different times).
-                            try (Collectives start = runtime.collectives(o.startTimeout())) {
-                                from = ResumePoint.agree(start, o.resume() ? CheckpointNames.rankSteps(o.checkpointDir(), o.rank())
-                                        : Set.of(), config.checkpointEvery(), config.steps());
-                            } catch (Exception e) {
-                                throw explainAuthFailures(e, runtime.transport());
-                            }
+                            Set<Long> have = o.resume() ? CheckpointNames.rankSteps(o.checkpointDir(), o.rank()) : Set.of();
+                            long from = runtime.startUp(join.startTimeout(),
+                                    start -> ResumePoint.agree(start, have, config.checkpointEvery(), config.steps()));
                             if (from > 0) trainer.loadCheckpoint(CheckpointNames.rankStepToRead(o.checkpointDir(), o.rank(), from));
                             return new Object[]{"form", net.self().form().configName(), "dc", net.self().datacenter(),
                                     "from_step", from, "run", agreed == null ? "none" : agreed.hex().substring(0, 8)};
@@ -130,18 +103,5 @@ public final class ClusterWorker {
                         }
                     });
         }
-    }
-
-    /**
-     * A peer with another secret (or wire security mode) looks like a silent peer: its datagrams are dropped. When
-     * any were dropped for failing authentication, say so instead of only "timed out".
-     */
-    private Exception explainAuthFailures(Exception e, ReliableTransport transport) {
-        long failures = transport.stats().authFailures();
-        if (failures == 0) return e;
-        return new IllegalStateException(e.getMessage() + "; " + failures + " datagrams failed authentication"
-                + " (wire security " + o.wireSecurity().configName() + "): the peers use another job secret or"
-                + " --wire-security (every rank needs the same --secret-file and mode), or belong to another run"
-                + " (datagrams of an earlier run, or a start-up exchange disturbed on the wire)", e);
     }
 }

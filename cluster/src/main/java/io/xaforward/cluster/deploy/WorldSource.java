@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * whole world is known; {@link #close} releases whatever the worker holds there (its lease).
  */
 public interface WorldSource extends AutoCloseable {
-    World join(WorkerOptions options) throws Exception;
+    World join(JoinSpec rank) throws Exception;
 
     @Override
     default void close() {}
@@ -26,7 +26,7 @@ public interface WorldSource extends AutoCloseable {
     }
 
     /** Fails when the world disagrees with the worker's own options (job, world size, its form). */
-    static void checkAgainst(World w, WorkerOptions o, String source) {
+    static void checkAgainst(World w, JoinSpec o, String source) {
         if (w.jobId() != o.jobId()) {
             throw new IllegalArgumentException(source + " describes job " + w.jobId() + ", this worker runs job " + o.jobId());
         }

@@ -1,7 +1,7 @@
 package io.xaforward.cluster.rendezvous;
 
 import io.xaforward.cluster.TrainJobCodec;
-import io.xaforward.cluster.deploy.WorkerOptions;
+import io.xaforward.cluster.deploy.JoinSpec;
 import io.xaforward.cluster.deploy.WorldSource;
 import io.xaforward.cluster.world.ClusterFile;
 import io.xaforward.cluster.world.World;
@@ -153,7 +153,7 @@ public final class EtcdRendezvous implements WorldSource {
     }
 
     @Override
-    public World join(WorkerOptions o) throws InterruptedException {
+    public World join(JoinSpec o) throws InterruptedException {
         LocalAddress self = LocalAddress.of(o.iface(), o.form());
         String registration = registration(o.form(), o.iface(), o.token(), o.worldSize(), o.flows(), self);
         String prefix = jobPrefix(o.jobId());
