@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * python/pyproject.toml: the package installs with Debian's pip from the checkout, offline (no index, no build
  * isolation: the system's setuptools builds it), and the installed copy, not the checkout, is what a script then
- * imports, the torch.distributed backend included. The build leaves nothing in the checkout.
+ * imports, the torch.distributed backend included. It installs from a copy of python/: pip builds in the source tree
+ * (build/ and xaforward.egg-info/, which .gitignore lists), and a test must not write into the checkout.
  */
 class PythonPackageTest {
     @TempDir
@@ -37,10 +38,12 @@ class PythonPackageTest {
         Path source = PythonSetup.packageRoot(System.getenv());
         Matcher declared = Pattern.compile("__version__ = \"([^\"]+)\"").matcher(Files.readString(source.resolve("xaforward/__init__.py")));
         assertTrue(declared.find());
-        boolean buildBefore = Files.exists(source.resolve("build")), eggBefore = Files.exists(source.resolve("xaforward.egg-info"));
+        // pip builds in the source tree (build/, xaforward.egg-info/: ignored by git); a copy keeps the checkout as it is.
+        Path copy = dir.resolve("python");
+        copyTree(source, copy);
         Path target = dir.resolve("site");
         run(List.of(PythonSetup.DEFAULT_INTERPRETER, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                "--target", target.toString(), source.toString()), dir, Map.of("PIP_NO_INDEX", "1", "PIP_DISABLE_PIP_VERSION_CHECK", "1"));
+                "--target", target.toString(), copy.toString()), dir, Map.of("PIP_NO_INDEX", "1", "PIP_DISABLE_PIP_VERSION_CHECK", "1"));
         String out = run(List.of(PythonSetup.DEFAULT_INTERPRETER, "-c", """
                 import xaforward, xaforward.agent, xaforward.torch, xaforward.torch.distributed as d
                 import torch.distributed as dist
@@ -54,7 +57,19 @@ class PythonPackageTest {
         for (int i = 1; i <= 3; i++) assertTrue(Path.of(files.group(i)).startsWith(target), "imported from the installed copy: " + out);
         assertTrue(out.contains("backend xaf XAF"), "importing it registers the backend: " + out);
         assertTrue(Files.isRegularFile(target.resolve("xaforward-" + declared.group(1) + ".dist-info/METADATA")), "pip recorded it");
-        assertEquals(buildBefore, Files.exists(source.resolve("build")), "no build directory left in the checkout");
-        assertEquals(eggBefore, Files.exists(source.resolve("xaforward.egg-info")), "no egg-info left in the checkout");
+    }
+
+    /** The package's sources (pyproject.toml, README.md, xaforward/), without build outputs or caches. */
+    private static void copyTree(Path from, Path to) throws java.io.IOException {
+        try (var paths = Files.walk(from)) {
+            for (Path p : paths.toList()) {
+                Path rel = from.relativize(p);
+                String first = rel.getNameCount() == 0 ? "" : rel.getName(0).toString();
+                if (first.equals("build") || first.endsWith(".egg-info") || rel.toString().contains("__pycache__")) continue;
+                Path dest = to.resolve(rel.toString());
+                if (Files.isDirectory(p)) Files.createDirectories(dest);
+                else Files.copy(p, dest);
+            }
+        }
     }
 }
